@@ -1,0 +1,134 @@
+/*
+** The analysis of ovl traces: what `ovl report` prints and exporters draw.
+**
+** ovl_analyze_file() reads one trace and returns one ovl_rank_result per CUDA device the
+** trace used (a process driving one GPU gives one). All times are integer ns on the trace's
+** clock; OVL_NONE marks an unknown integer, NAN an unknown bandwidth.
+**
+** Steps come from NVTX step ranges when the trace has them ("nvtx": projected onto the
+** GPU through the launch correlation of the api table when it has rows, else by time),
+** else from the repetition of the collective sequence ("periodic"), else the whole trace
+** is one step ("whole").
+*/
+#ifndef OVL_ANALYSIS_H
+#define OVL_ANALYSIS_H
+
+#include "../base/status.h"
+#include "../load/trace_reader.h"
+#include "classify.h"
+#include "nccl_ops.h"
+#include "sweep.h"
+
+#include <regex.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum ovl_step_method {
+  OVL_STEPS_NVTX,
+  OVL_STEPS_PERIODIC,
+  OVL_STEPS_WHOLE
+} ovl_step_method;
+
+typedef enum ovl_step_projection {
+  OVL_PROJECT_NONE,         /* periodic or whole */
+  OVL_PROJECT_CORRELATION,  /* host ranges -> GPU work launched inside them */
+  OVL_PROJECT_TIME          /* host ranges used as GPU time windows */
+} ovl_step_projection;
+
+typedef struct ovl_finding {
+  char code[32];           /* contract section 2 finding codes */
+  char *message;           /* evidence and a concrete suggestion */
+  int64_t recoverable_ns;
+  long step;               /* step index, or -1 for a rank- or job-level finding */
+} ovl_finding;
+
+typedef struct ovl_coll_result {
+  int64_t id;              /* collectives.id; OVL_NONE when inferred from a kernel name */
+  int order;               /* firing order within its step, from 0 */
+  ovl_op op;
+  int64_t comm, seq, nranks, rank, bytes, count, peer, group_id;
+  char dtype[16], redop[8];
+  int64_t device, stream;
+  long bucket;             /* from the `bucket <k>` NVTX range; -1 when unknown */
+  int64_t host_launch, host_end;  /* OVL_NONE when unknown */
+  int64_t gpu_start, gpu_end;
+  int64_t exposed;         /* ns of its GPU interval with no compute running */
+  int64_t ready, stall;    /* bucket readiness and launch - ready; OVL_NONE when unknown */
+  int64_t correlation;     /* of its first GPU work */
+  double algbw_gbps, busbw_gbps;
+  long step;               /* -1 when outside every step */
+} ovl_coll_result;
+
+/* A `grad_ready` mark (host time). */
+typedef struct ovl_grad_mark {
+  int64_t t;
+  long bucket;
+  int64_t bytes;
+  int64_t tid;
+  long step;
+} ovl_grad_mark;
+
+typedef struct ovl_step_result {
+  long index;
+  int64_t start, end;
+  ovl_totals totals;
+  ovl_coll_result *colls;  /* in firing order */
+  size_t ncolls;
+  ovl_finding *findings;
+  size_t nfindings;
+} ovl_step_result;
+
+typedef struct ovl_rank_result {
+  char *trace_path;
+  char *hostname;
+  int64_t rank, world_size, pid, device;
+  ovl_totals totals;
+  ovl_step_method step_detection;
+  ovl_step_projection step_projection;
+  size_t period;           /* periodic steps: collectives per step */
+  ovl_step_result *steps;
+  size_t nsteps;
+  ovl_grad_mark *marks;
+  size_t nmarks;
+  long n_kernels, n_comm_kernels, n_memops, n_comm_memops;
+  long colls_outside_steps, colls_without_gpu_work;
+  ovl_bad_rows bad;
+  ovl_finding *findings;
+  size_t nfindings;
+} ovl_rank_result;
+
+typedef struct ovl_analysis_options {
+  const char *comm_pattern;   /* extra communication kernel names (POSIX ERE), or NULL */
+  const char *step_pattern;   /* extra step range names (POSIX ERE), or NULL */
+  size_t reorder_window;      /* 0: OVL_DEFAULT_REORDER_WINDOW */
+  int launch_dims;            /* read kernel grid/block sizes */
+} ovl_analysis_options;
+
+/* Compiled options, shared read-only by concurrent analyses. */
+typedef struct ovl_analysis_ctx {
+  ovl_analysis_options opt;
+  ovl_classifier classifier;
+  int has_step_pattern;
+  regex_t step_pattern;
+} ovl_analysis_ctx;
+
+int ovl_analysis_ctx_init(ovl_analysis_ctx *ctx, const ovl_analysis_options *opt, ovl_err *err);
+void ovl_analysis_ctx_free(ovl_analysis_ctx *ctx);
+
+/* Analyses one ovl trace file. *ranks is an array of *nranks results (free each with
+** ovl_rank_result_free, then the array with free). */
+int ovl_analyze_file(const ovl_analysis_ctx *ctx, const char *path, ovl_rank_result **ranks, size_t *nranks,
+                     ovl_err *err);
+void ovl_rank_result_free(ovl_rank_result *r);
+
+/* 1 - exposed/comm, or NAN when there is no communication. */
+double ovl_overlap_efficiency(const ovl_totals *t);
+const char *ovl_step_method_name(ovl_step_method m);
+const char *ovl_step_projection_name(ovl_step_projection p);
+
+/* Appends a finding (message is copied). Returns 0 or -1 when memory runs out. */
+int ovl_add_finding(ovl_finding **list, size_t *n, const char *code, long step, int64_t recoverable_ns,
+                    const char *message);
+void ovl_free_findings(ovl_finding *list, size_t n);
+
+#endif

@@ -1,0 +1,64 @@
+/* Small helpers on analysis results: see analysis.h. */
+#include "analysis.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+double ovl_overlap_efficiency(const ovl_totals *t) {
+  if (t->comm <= 0) return NAN;
+  return 1.0 - (double)t->exposed / (double)t->comm;
+}
+
+const char *ovl_step_method_name(ovl_step_method m) {
+  switch (m) {
+    case OVL_STEPS_NVTX: return "nvtx";
+    case OVL_STEPS_PERIODIC: return "periodic";
+    case OVL_STEPS_WHOLE: return "whole";
+  }
+  return "whole";
+}
+
+const char *ovl_step_projection_name(ovl_step_projection p) {
+  switch (p) {
+    case OVL_PROJECT_CORRELATION: return "correlation";
+    case OVL_PROJECT_TIME: return "time";
+    case OVL_PROJECT_NONE: return "none";
+  }
+  return "none";
+}
+
+int ovl_add_finding(ovl_finding **list, size_t *n, const char *code, long step, int64_t recoverable_ns,
+                    const char *message) {
+  ovl_finding *grown = realloc(*list, (*n + 1) * sizeof *grown);
+  if (!grown) return -1;
+  *list = grown;
+  ovl_finding *f = &grown[*n];
+  snprintf(f->code, sizeof f->code, "%s", code);
+  f->message = strdup(message ? message : "");
+  if (!f->message) return -1;
+  f->recoverable_ns = recoverable_ns;
+  f->step = step;
+  (*n)++;
+  return 0;
+}
+
+void ovl_free_findings(ovl_finding *list, size_t n) {
+  for (size_t i = 0; i < n; i++) free(list[i].message);
+  free(list);
+}
+
+void ovl_rank_result_free(ovl_rank_result *r) {
+  if (!r) return;
+  for (size_t s = 0; s < r->nsteps; s++) {
+    free(r->steps[s].colls);
+    ovl_free_findings(r->steps[s].findings, r->steps[s].nfindings);
+  }
+  free(r->steps);
+  free(r->marks);
+  ovl_free_findings(r->findings, r->nfindings);
+  free(r->trace_path);
+  free(r->hostname);
+  memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,298 @@
+/*
+** Turns the state of a finished analysis pass into ovl_rank_result, one per device:
+** step windows become steps, collectives are assigned to steps, given their bucket,
+** readiness, stall and bandwidths, and ordered by firing time.
+*/
+#include "trace_analysis_internal.h"
+
+#include "../base/vec.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Kept steps of a device: windows that were opened (never-opened NVTX steps launched no
+** GPU work on this device and are left out). */
+typedef struct step_map {
+  long *new_of_old;  /* window index -> step index, or -1 */
+  size_t nkept;
+} step_map;
+
+static int map_steps(const ovl_device_pass *d, step_map *m) {
+  size_t n = d->windows.n;
+  m->new_of_old = malloc((n ? n : 1) * sizeof *m->new_of_old);
+  if (!m->new_of_old) return -1;
+  m->nkept = 0;
+  for (size_t i = 0; i < n; i++)
+    m->new_of_old[i] = d->windows.start[i] != INT64_MAX ? (long)m->nkept++ : -1;
+  return 0;
+}
+
+/* Window containing t, or -1. */
+static long window_at(const ovl_step_windows *w, int64_t t) {
+  size_t lo = 0, hi = w->n;  /* first window with start > t (unopened windows start at INT64_MAX) */
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (w->start[mid] <= t) lo = mid + 1;
+    else hi = mid;
+  }
+  while (lo > 0) {
+    size_t i = lo - 1;
+    if (t < w->end[i] || (w->start[i] == w->end[i] && t == w->start[i])) return (long)i;
+    if (w->start[i] != w->end[i]) break;
+    lo--;  /* skip empty windows sitting at the same instant */
+  }
+  return -1;
+}
+
+/* Window index of a collective on device d, or -1. */
+static long coll_window(const ovl_run *r, const ovl_device_pass *d, size_t c) {
+  const ovl_coll_track *t = &r->track[c];
+  const ovl_coll_rec *rec = &r->recs[c];
+  switch (d->method) {
+    case OVL_STEPS_PERIODIC: return t->step;
+    case OVL_STEPS_WHOLE: return 0;
+    case OVL_STEPS_NVTX:
+      if (r->hm.by_correlation) {
+        long ls = ovl_launch_step(&r->hm, t->correlation);
+        if (ls >= 0 && (size_t)ls < d->windows.n && d->windows.start[ls] != INT64_MAX) return ls;
+      } else if (rec->host_start != OVL_NONE) {
+        return ovl_host_step_at(&r->hm, rec->host_start);
+      }
+      return window_at(&d->windows, t->gpu_start);
+  }
+  return -1;
+}
+
+/* Innermost `bucket <k>` range around a host launch (same thread when both are known). */
+static long bucket_of(const ovl_host_markers *hm, int64_t host_start, int64_t tid) {
+  if (host_start == OVL_NONE) return -1;
+  size_t lo = 0, hi = hm->buckets.len;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (hm->buckets.items[mid].start <= host_start) lo = mid + 1;
+    else hi = mid;
+  }
+  for (size_t i = lo, checked = 0; i-- > 0 && checked < 256; checked++) {
+    const ovl_host_range *b = &hm->buckets.items[i];
+    if (host_start <= b->end && (tid == OVL_NONE || b->tid == OVL_NONE || tid == b->tid)) return b->bucket;
+  }
+  return -1;
+}
+
+static void fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out) {
+  const ovl_coll_rec *rec = &r->recs[c];
+  const ovl_coll_track *t = &r->track[c];
+  memset(out, 0, sizeof *out);
+  out->id = rec->id;
+  out->op = ovl_op_from_name(rec->op);
+  out->comm = rec->comm;
+  out->seq = rec->seq;
+  out->nranks = rec->nranks;
+  out->rank = rec->rank;
+  out->bytes = rec->bytes;
+  out->count = rec->count;
+  out->peer = rec->peer;
+  out->group_id = rec->group_id;
+  memcpy(out->dtype, rec->dtype, sizeof out->dtype);
+  memcpy(out->redop, rec->redop, sizeof out->redop);
+  out->device = t->device;
+  out->stream = rec->stream != OVL_NONE ? rec->stream : OVL_NONE;
+  out->host_launch = rec->host_start;
+  out->host_end = rec->host_end;
+  out->gpu_start = t->gpu_start;
+  out->gpu_end = t->gpu_end;
+  out->exposed = r->cstate.exposed[c];
+  out->correlation = t->correlation;
+  out->bucket = bucket_of(&r->hm, rec->host_start, rec->tid);
+  out->ready = out->stall = OVL_NONE;
+  out->step = step;
+  int64_t dur = t->gpu_end - t->gpu_start;
+  if (rec->bytes != OVL_NONE && rec->bytes >= 0 && dur > 0) {
+    out->algbw_gbps = ovl_algbw_bytes(out->op, rec->bytes, rec->nranks) / (double)dur;  /* bytes/ns = GB/s */
+    out->busbw_gbps = out->algbw_gbps * ovl_busbw_factor(out->op, rec->nranks);
+  } else {
+    out->algbw_gbps = out->busbw_gbps = NAN;
+  }
+}
+
+static int cmp_firing(const void *pa, const void *pb) {
+  const ovl_coll_result *a = pa, *b = pb;
+  int64_t ka = a->host_launch != OVL_NONE ? a->host_launch : a->gpu_start;
+  int64_t kb = b->host_launch != OVL_NONE ? b->host_launch : b->gpu_start;
+  if (ka != kb) return ka < kb ? -1 : 1;
+  if (a->gpu_start != b->gpu_start) return a->gpu_start < b->gpu_start ? -1 : 1;
+  return (a->id > b->id) - (a->id < b->id);
+}
+
+/* Sort key for matching marks to launches: bucket, then time. */
+typedef struct bucket_event {
+  long bucket;
+  int64_t t;
+  ovl_coll_result *coll;   /* NULL for a mark */
+  ovl_grad_mark *mark;
+} bucket_event;
+
+static int cmp_bucket_event(const void *pa, const void *pb) {
+  const bucket_event *a = pa, *b = pb;
+  if (a->bucket != b->bucket) return a->bucket < b->bucket ? -1 : 1;
+  if (a->t != b->t) return a->t < b->t ? -1 : 1;
+  return (a->coll != NULL) - (b->coll != NULL);  /* a mark at the launch instant counts */
+}
+
+/* ready = last grad_ready mark of the bucket since its previous launch. */
+static int assign_readiness(ovl_rank_result *res, int nvtx_steps) {
+  size_t n = res->nmarks;
+  for (size_t s = 0; s < res->nsteps; s++)
+    for (size_t i = 0; i < res->steps[s].ncolls; i++)
+      n += res->steps[s].colls[i].bucket >= 0 && res->steps[s].colls[i].host_launch != OVL_NONE;
+  if (res->nmarks == 0) return 0;
+  bucket_event *ev = malloc((n ? n : 1) * sizeof *ev);
+  if (!ev) return -1;
+  size_t k = 0;
+  for (size_t i = 0; i < res->nmarks; i++)
+    ev[k++] = (bucket_event){res->marks[i].bucket, res->marks[i].t, NULL, &res->marks[i]};
+  for (size_t s = 0; s < res->nsteps; s++)
+    for (size_t i = 0; i < res->steps[s].ncolls; i++) {
+      ovl_coll_result *c = &res->steps[s].colls[i];
+      if (c->bucket >= 0 && c->host_launch != OVL_NONE) ev[k++] = (bucket_event){c->bucket, c->host_launch, c, NULL};
+    }
+  ovl_qsort(ev, k, sizeof *ev, cmp_bucket_event);
+  size_t first_mark = 0;  /* marks since the previous launch of the bucket start here */
+  for (size_t i = 0; i < k; i++) {
+    if (i > 0 && ev[i].bucket != ev[i - 1].bucket) first_mark = i;
+    if (!ev[i].coll) continue;
+    int64_t ready = OVL_NONE;
+    for (size_t m = first_mark; m < i; m++) {
+      if (!ev[m].mark) continue;
+      ready = ev[m].t;
+      if (!nvtx_steps) ev[m].mark->step = ev[i].coll->step;
+    }
+    if (ready != OVL_NONE) {
+      ev[i].coll->ready = ready;
+      ev[i].coll->stall = ev[i].coll->host_launch - ready;
+    }
+    first_mark = i + 1;
+  }
+  free(ev);
+  return 0;
+}
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_rank_result *res, ovl_err *err) {
+  memset(res, 0, sizeof *res);
+  res->trace_path = strdup(ovl_trace_path(r->t));
+  res->hostname = dup_or_null(ovl_trace_meta(r->t, "hostname"));
+  res->rank = ovl_trace_meta_int(r->t, "rank", OVL_NONE);
+  res->world_size = ovl_trace_meta_int(r->t, "world_size", OVL_NONE);
+  res->pid = ovl_trace_meta_int(r->t, "pid", OVL_NONE);
+  res->device = d->device;
+  res->totals = d->sweep.total;
+  res->step_detection = d->method;
+  res->step_projection = d->method != OVL_STEPS_NVTX ? OVL_PROJECT_NONE
+                         : r->hm.by_correlation      ? OVL_PROJECT_CORRELATION
+                                                     : OVL_PROJECT_TIME;
+  for (size_t i = 0; i < r->nperiodic; i++)
+    if (r->periodic[i].device == d->device) res->period = r->periodic[i].period;
+  res->n_kernels = d->n_kernels;
+  res->n_comm_kernels = d->n_comm_kernels;
+  res->n_memops = d->n_memops;
+  res->n_comm_memops = d->n_comm_memops;
+  res->bad = *ovl_trace_bad_rows(r->t);
+  if (!res->trace_path) return ovl_oom(err, "results");
+
+  /* Rank and world size from the largest communicator when meta does not say. */
+  int64_t best_n = -1;
+  for (size_t c = 0; c < r->nrows; c++) {
+    if (r->recs[c].nranks != OVL_NONE && r->recs[c].nranks > best_n) {
+      best_n = r->recs[c].nranks;
+      if (res->rank == OVL_NONE && r->recs[c].rank != OVL_NONE) res->rank = r->recs[c].rank;
+    }
+  }
+  if (res->world_size == OVL_NONE && best_n > 0) res->world_size = best_n;
+
+  step_map map;
+  if (map_steps(d, &map)) return ovl_oom(err, "results");
+  res->nsteps = map.nkept;
+  res->steps = calloc(map.nkept ? map.nkept : 1, sizeof *res->steps);
+  size_t *fill = calloc(map.nkept ? map.nkept : 1, sizeof *fill);
+  long *window_of = malloc((r->ncolls ? r->ncolls : 1) * sizeof *window_of);
+  int rc = (!res->steps || !fill || !window_of) ? ovl_oom(err, "results") : OVL_OK;
+  for (size_t i = 0; !rc && i < d->windows.n; i++) {
+    long s = map.new_of_old[i];
+    if (s < 0) continue;
+    ovl_step_result *st = &res->steps[s];
+    st->index = s;
+    st->start = d->windows.start[i];
+    st->end = d->windows.end[i];
+    st->totals = d->sweep.steps[i];
+    if (st->end == INT64_MAX) st->end = st->totals.busy_end > st->start ? st->totals.busy_end : st->start;
+  }
+
+  /* Collectives of this device, counted per step, then placed. */
+  for (size_t c = 0; !rc && c < r->ncolls; c++) {
+    const ovl_coll_track *t = &r->track[c];
+    window_of[c] = -1;
+    if (t->gpu_start == OVL_NONE) {
+      int64_t dev = r->recs[c].device;
+      if (dev == d->device || (dev == OVL_NONE && first_device)) res->colls_without_gpu_work++;
+      continue;
+    }
+    if (t->device != d->device) continue;
+    long w = coll_window(r, d, c);
+    long s = (w >= 0 && (size_t)w < d->windows.n) ? map.new_of_old[w] : -1;
+    window_of[c] = s;
+    if (s < 0) res->colls_outside_steps++;
+    else res->steps[s].ncolls++;
+  }
+  for (size_t s = 0; !rc && s < res->nsteps; s++) {
+    res->steps[s].colls = calloc(res->steps[s].ncolls ? res->steps[s].ncolls : 1, sizeof *res->steps[s].colls);
+    if (!res->steps[s].colls) rc = ovl_oom(err, "results");
+  }
+  for (size_t c = 0; !rc && c < r->ncolls; c++) {
+    long s = window_of[c];
+    if (s < 0 || r->track[c].device != d->device || r->track[c].gpu_start == OVL_NONE) continue;
+    fill_coll(r, c, s, &res->steps[s].colls[fill[s]++]);
+  }
+  for (size_t s = 0; !rc && s < res->nsteps; s++) {
+    ovl_step_result *st = &res->steps[s];
+    ovl_qsort(st->colls, st->ncolls, sizeof *st->colls, cmp_firing);
+    for (size_t i = 0; i < st->ncolls; i++) st->colls[i].order = (int)i;
+  }
+
+  if (!rc && r->hm.marks.len) {
+    res->marks = malloc(r->hm.marks.len * sizeof *res->marks);
+    if (!res->marks) rc = ovl_oom(err, "results");
+    else {
+      memcpy(res->marks, r->hm.marks.items, r->hm.marks.len * sizeof *res->marks);
+      res->nmarks = r->hm.marks.len;
+      /* NVTX steps: marks belong to the step whose host range holds them (kept steps only). */
+      for (size_t i = 0; i < res->nmarks; i++) {
+        long w = res->marks[i].step;
+        res->marks[i].step = (d->method == OVL_STEPS_NVTX && w >= 0 && (size_t)w < d->windows.n) ? map.new_of_old[w] : -1;
+      }
+    }
+  }
+  if (!rc && assign_readiness(res, d->method == OVL_STEPS_NVTX)) rc = ovl_oom(err, "results");
+  free(map.new_of_old);
+  free(fill);
+  free(window_of);
+  return rc;
+}
+
+int ovl_build_results(ovl_run *r, ovl_rank_result **ranks, size_t *nranks, ovl_err *err) {
+  ovl_rank_result *res = calloc(r->ndevs, sizeof *res);
+  if (!res) return ovl_oom(err, "results");
+  int rc = OVL_OK;
+  size_t built = 0;
+  for (; !rc && built < r->ndevs; built++) rc = build_device(r, &r->devs[built], built == 0, &res[built], err);
+  if (rc) {
+    for (size_t i = 0; i < built; i++) ovl_rank_result_free(&res[i]);
+    free(res);
+    return rc;
+  }
+  *ranks = res;
+  *nranks = r->ndevs;
+  return OVL_OK;
+}

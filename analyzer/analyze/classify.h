@@ -1,0 +1,34 @@
+/*
+** Classification of GPU work (contract section 2):
+**   communication: kernels whose name contains "nccl" (any case, mangled or not), the
+**     reference workloads' emulated collectives (names containing "ovl_emulated_"), names
+**     matching the user's --comm-pattern, and any kernel or memop linked to a collectives row;
+**   memory: every other memop (never compute);
+**   compute: every other kernel.
+** Linking is decided by the caller; this module judges names.
+*/
+#ifndef OVL_CLASSIFY_H
+#define OVL_CLASSIFY_H
+
+#include "../base/status.h"
+
+#include <regex.h>
+
+typedef enum ovl_work_class {
+  OVL_CLASS_COMPUTE = 0,
+  OVL_CLASS_COMM = 1,
+  OVL_CLASS_MEMORY = 2
+} ovl_work_class;
+
+typedef struct ovl_classifier {
+  int has_pattern;
+  regex_t pattern;
+} ovl_classifier;
+
+/* comm_pattern may be NULL. A bad pattern is a user error naming it. */
+int ovl_classifier_init(ovl_classifier *c, const char *comm_pattern, ovl_err *err);
+void ovl_classifier_free(ovl_classifier *c);
+/* Judges a kernel by its name alone (NULL name: compute). */
+ovl_work_class ovl_classify_kernel_name(const ovl_classifier *c, const char *name);
+
+#endif

@@ -1,0 +1,43 @@
+/*
+** Host-side structure of a trace, from its NVTX rows (contract section 3) and api rows:
+** step ranges, bucket launch ranges and gradient-ready marks, and the projection of step
+** ranges onto GPU work through launch correlation ids.
+*/
+#ifndef OVL_HOST_MARKERS_H
+#define OVL_HOST_MARKERS_H
+
+#include "../base/vec.h"
+#include "analysis.h"
+
+typedef struct ovl_host_range {
+  int64_t start, end, tid;
+  long bucket;   /* bucket ranges: k */
+} ovl_host_range;
+
+typedef struct ovl_host_markers {
+  OVL_VEC(ovl_host_range) steps;    /* sorted by start, disjoint (nested/overlapping ones dropped) */
+  OVL_VEC(ovl_host_range) buckets;  /* sorted by start */
+  OVL_VEC(ovl_grad_mark) marks;     /* sorted by time */
+  /* Correlation projection: the api correlation ids launched inside each step range, for
+  ** the steps that launched anything, in step order (ids grow with launch time). */
+  int64_t *corr_min, *corr_max;     /* per step; OVL_NONE when the step launched nothing */
+  int64_t *ranged_min, *ranged_max; /* the same, steps without launches left out */
+  long *ranged_step;
+  size_t nranged;
+  int by_correlation;               /* 1 when launch_step() can be used */
+} ovl_host_markers;
+
+/* Scans the nvtx table. */
+int ovl_host_markers_collect(ovl_trace *t, const ovl_analysis_ctx *ctx, ovl_host_markers *hm, ovl_err *err);
+/* Scans the api table to map each step range to the correlation ids launched inside it.
+** Leaves by_correlation = 0 when there are no api rows or the ranges are not ordered. */
+int ovl_host_markers_project(ovl_trace *t, ovl_host_markers *hm, ovl_err *err);
+void ovl_host_markers_free(ovl_host_markers *hm);
+
+/* Step whose host range contains t, or -1. */
+long ovl_host_step_at(const ovl_host_markers *hm, int64_t t);
+/* Step that launched the work with this correlation id: its index, steps.len when it was
+** launched after the last step, or -1 (before the first step, between steps, unknown). */
+long ovl_launch_step(const ovl_host_markers *hm, int64_t correlation);
+
+#endif

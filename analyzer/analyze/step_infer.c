@@ -1,0 +1,92 @@
+/* Periodic step inference: see step_infer.h. */
+#include "step_infer.h"
+
+#include "../base/vec.h"
+
+#include <stdlib.h>
+
+static int cmp_i64(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* Smallest gap counted as long, or INT64_MAX when gaps do not split clearly in two. */
+static int64_t long_gap_threshold(const ovl_seq_item *items, size_t n) {
+  if (n < 3) return INT64_MAX;
+  int64_t *gaps = malloc((n - 1) * sizeof *gaps);
+  if (!gaps) return INT64_MAX;
+  for (size_t i = 1; i < n; i++) gaps[i - 1] = items[i].launch - items[i - 1].launch;
+  ovl_qsort(gaps, n - 1, sizeof *gaps, cmp_i64);
+  int64_t threshold = INT64_MAX;
+  double best = 2.0;
+  for (size_t k = 0; k + 1 < n - 1; k++) {
+    double lo = gaps[k] > 0 ? (double)gaps[k] : 1.0;
+    double ratio = (double)gaps[k + 1] / lo;
+    if (ratio >= best) {
+      best = ratio;
+      threshold = gaps[k + 1];
+    }
+  }
+  free(gaps);
+  return threshold;
+}
+
+static uint64_t mix(uint64_t sig, int long_gap) {
+  uint64_t x = sig ^ (long_gap ? 0x9e3779b97f4a7c15ULL : 0);
+  x ^= x >> 31;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  return x ^ (x >> 29);
+}
+
+size_t ovl_infer_periodic_steps(const ovl_seq_item *items, size_t n, long *step_of, size_t *period) {
+  *period = 0;
+  if (n < 2) return 0;
+  uint64_t *tok = malloc(n * sizeof *tok);
+  if (!tok) return 0;
+  int64_t threshold = long_gap_threshold(items, n);
+  for (size_t i = 0; i < n; i++) {
+    int long_gap = i > 0 && items[i].launch - items[i - 1].launch >= threshold;
+    tok[i] = mix(items[i].signature, long_gap);
+  }
+
+  /* Smallest period whose repetition covers a suffix of at least two periods. */
+  size_t p = 0, region = 0;
+  for (size_t cand = 1; cand <= n / 2 && !p; cand++) {
+    size_t s = n - cand;                 /* tok[i] == tok[i + cand] for i in [s, n - cand) */
+    while (s > 0 && tok[s - 1] == tok[s - 1 + cand]) s--;
+    if (n - s >= 2 * cand) {
+      p = cand;
+      region = s;
+    }
+  }
+  free(tok);
+  if (!p) return 0;
+
+  /* Phase: where in the period a step begins. Prefer a long gap; else the largest mean gap. */
+  size_t phase = 0;
+  double best = -1.0;
+  for (size_t ph = 0; ph < p; ph++) {
+    double sum = 0;
+    size_t cnt = 0, longs = 0;
+    for (size_t i = region + ph; i < n; i += p) {
+      if (i == 0) continue;
+      int64_t g = items[i].launch - items[i - 1].launch;
+      sum += (double)g;
+      cnt++;
+      if (g >= threshold) longs++;
+    }
+    double score = (cnt ? sum / (double)cnt : 0) + (longs == cnt && cnt ? 1e30 : 0);
+    if (score > best) {
+      best = score;
+      phase = ph;
+    }
+  }
+  size_t first = region + phase;         /* first step boundary inside the periodic region */
+  size_t step = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (i >= first && (i - first) % p == 0 && i > 0) step++;
+    step_of[i] = (long)step;
+  }
+  *period = p;
+  return (size_t)(step_of[n - 1] + 1);
+}

@@ -1,0 +1,162 @@
+/* Streaming overlap sweep: see sweep.h. */
+#include "sweep.h"
+
+#include <stdlib.h>
+
+void ovl_totals_init(ovl_totals *t) {
+  t->compute = t->comm = t->exposed = t->memory = 0;
+  t->busy_start = INT64_MAX;
+  t->busy_end = INT64_MIN;
+}
+
+int ovl_sweep_init(ovl_sweep *s, ovl_step_windows *windows, ovl_coll_state *colls) {
+  *s = (ovl_sweep){0};
+  s->windows = windows;
+  s->colls = colls;
+  ovl_totals_init(&s->total);
+  size_t n = windows ? windows->n : 0;
+  s->steps = malloc((n ? n : 1) * sizeof *s->steps);
+  if (!s->steps) return -1;
+  for (size_t i = 0; i < n; i++) ovl_totals_init(&s->steps[i]);
+  return 0;
+}
+
+void ovl_sweep_free(ovl_sweep *s) {
+  free(s->heap);
+  free(s->active_colls);
+  free(s->steps);
+  s->heap = NULL;
+  s->active_colls = NULL;
+  s->steps = NULL;
+}
+
+static void add_segment(ovl_totals *t, int64_t a, int64_t b, int comp, int comm, int mem) {
+  int64_t dt = b - a;
+  if (comp) t->compute += dt;
+  if (comm) t->comm += dt;
+  if (comm && !comp) t->exposed += dt;
+  if (mem) t->memory += dt;
+  if (a < t->busy_start) t->busy_start = a;
+  if (b > t->busy_end) t->busy_end = b;
+}
+
+/* Accounts [a, b), during which the running set does not change. */
+static void account(ovl_sweep *s, int64_t a, int64_t b) {
+  if (b <= a) return;
+  int comp = s->running[OVL_CLASS_COMPUTE] > 0;
+  int comm = s->running[OVL_CLASS_COMM] > 0;
+  int mem = s->running[OVL_CLASS_MEMORY] > 0;
+  if (!comp && !comm && !mem) return;
+  add_segment(&s->total, a, b, comp, comm, mem);
+  if (comm && !comp)
+    for (size_t i = 0; i < s->nactive; i++) s->colls->exposed[s->active_colls[i]] += b - a;
+  if (!s->windows || s->windows->n == 0) return;
+  while (a < b) {
+    long step;
+    int64_t next = ovl_windows_locate(s->windows, a, &step);
+    int64_t piece_end = next < b ? next : b;
+    if (step >= 0) add_segment(&s->steps[step], a, piece_end, comp, comm, mem);
+    a = piece_end;
+  }
+}
+
+static void heap_pop(ovl_sweep *s) {
+  ovl_sweep_entry last = s->heap[--s->heap_len];
+  size_t i = 0, n = s->heap_len;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && s->heap[c + 1].end < s->heap[c].end) c++;
+    if (last.end <= s->heap[c].end) break;
+    s->heap[i] = s->heap[c];
+    i = c;
+  }
+  if (n) s->heap[i] = last;
+}
+
+static int heap_push(ovl_sweep *s, ovl_sweep_entry e) {
+  if (s->heap_len == s->heap_cap) {
+    size_t ncap = s->heap_cap ? s->heap_cap * 2 : 64;
+    ovl_sweep_entry *h = realloc(s->heap, ncap * sizeof *h);
+    if (!h) return -1;
+    s->heap = h;
+    s->heap_cap = ncap;
+  }
+  size_t i = s->heap_len++;
+  while (i > 0) {
+    size_t parent = (i - 1) / 2;
+    if (s->heap[parent].end <= e.end) break;
+    s->heap[i] = s->heap[parent];
+    i = parent;
+  }
+  s->heap[i] = e;
+  return 0;
+}
+
+static int32_t entry_coll(const ovl_sweep_entry *e, uint32_t k) {
+  return e->colls ? e->colls[k] : e->coll;
+}
+
+static void retire(ovl_sweep *s, const ovl_sweep_entry *e) {
+  s->running[e->cls]--;
+  for (uint32_t k = 0; k < e->ncolls; k++) {
+    int32_t c = entry_coll(e, k);
+    if (--s->colls->running[c] > 0) continue;
+    for (size_t i = 0; i < s->nactive; i++) {
+      if (s->active_colls[i] == c) {
+        s->active_colls[i] = s->active_colls[--s->nactive];
+        break;
+      }
+    }
+  }
+  if (e->close_step >= 0 && s->windows) {
+    if ((size_t)e->close_step + 1 < s->windows->n) ovl_windows_open(s->windows, (size_t)e->close_step + 1, e->end);
+    else ovl_windows_close_all(s->windows, e->end);
+  }
+}
+
+int ovl_sweep_advance(ovl_sweep *s, int64_t t) {
+  if (!s->started) return 0;
+  while (s->heap_len > 0 && s->heap[0].end <= t) {
+    ovl_sweep_entry e = s->heap[0];
+    account(s, s->now, e.end);
+    if (e.end > s->now) s->now = e.end;
+    heap_pop(s);
+    retire(s, &e);
+  }
+  account(s, s->now, t);
+  if (t > s->now) s->now = t;
+  return 0;
+}
+
+int ovl_sweep_add(ovl_sweep *s, const ovl_sweep_item *item) {
+  if (!s->started) {
+    s->started = 1;
+    s->now = item->start;
+  }
+  ovl_sweep_advance(s, item->start);
+  ovl_sweep_entry e = {item->end, item->colls, item->ncolls, item->coll, (int32_t)item->cls, item->close_step};
+  if (heap_push(s, e)) return -1;
+  s->running[item->cls]++;
+  for (uint32_t k = 0; k < e.ncolls; k++) {
+    int32_t c = entry_coll(&e, k);
+    if (s->colls->running[c]++ > 0) continue;
+    if (s->nactive == s->active_cap) {
+      size_t ncap = s->active_cap ? s->active_cap * 2 : 16;
+      int32_t *a = realloc(s->active_colls, ncap * sizeof *a);
+      if (!a) return -1;
+      s->active_colls = a;
+      s->active_cap = ncap;
+    }
+    s->active_colls[s->nactive++] = c;
+  }
+  return 0;
+}
+
+int ovl_sweep_finish(ovl_sweep *s) {
+  if (!s->started || s->heap_len == 0) return 0;
+  int64_t last = s->heap[0].end;
+  for (size_t i = 1; i < s->heap_len; i++)
+    if (s->heap[i].end > last) last = s->heap[i].end;
+  return ovl_sweep_advance(s, last);
+}

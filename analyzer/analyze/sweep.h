@@ -1,0 +1,81 @@
+/*
+** The streaming sweep that turns one device's GPU work into overlap metrics.
+**
+** Work items arrive in non-decreasing start order. The sweep keeps only the items running
+** at the current time (a min-heap keyed by end), so memory depends on concurrency, not on
+** trace length. Between consecutive events the set of running classes is constant, and
+** each such segment [a, b) adds b - a to:
+**   compute  when any compute kernel runs,
+**   comm     when any communication runs,
+**   exposed  when communication runs and no compute does (also to every collective
+**            running then: its exposed_ns),
+**   memory   when a memop that is not communication runs,
+** for the whole device and for the step window containing the segment. All of these are
+** lengths of unions over every stream of the device, so overlapping communication on two
+** streams counts once, and zero-length or touching items add nothing.
+*/
+#ifndef OVL_SWEEP_H
+#define OVL_SWEEP_H
+
+#include "classify.h"
+#include "step_windows.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ovl_totals {
+  int64_t compute, comm, exposed, memory;
+  int64_t busy_start, busy_end;  /* first and last instant any work ran; INT64_MAX/INT64_MIN if none */
+} ovl_totals;
+
+/* Per-collective state shared by the sweeps of a trace; indexed by collective number. */
+typedef struct ovl_coll_state {
+  int64_t *exposed;
+  int32_t *running;  /* items of the collective running now */
+  size_t len;
+} ovl_coll_state;
+
+typedef struct ovl_sweep_item {
+  int64_t start, end;
+  ovl_work_class cls;
+  const int32_t *colls;  /* collectives this work executes; must outlive the item's run */
+  uint32_t ncolls;       /* entries in colls, or 1 with colls NULL to use coll */
+  int32_t coll;
+  long close_step;       /* >= 0: when this item ends, that step's window closes and the next opens */
+} ovl_sweep_item;
+
+typedef struct ovl_sweep_entry {
+  int64_t end;
+  const int32_t *colls;
+  uint32_t ncolls;
+  int32_t coll;
+  int32_t cls;
+  long close_step;
+} ovl_sweep_entry;
+
+typedef struct ovl_sweep {
+  int64_t now;
+  int started;
+  ovl_sweep_entry *heap;
+  size_t heap_len, heap_cap;
+  int running[3];           /* per ovl_work_class */
+  int32_t *active_colls;    /* distinct collectives with running > 0 */
+  size_t nactive, active_cap;
+  ovl_coll_state *colls;
+  ovl_step_windows *windows;
+  ovl_totals total;
+  ovl_totals *steps;        /* windows->n entries */
+} ovl_sweep;
+
+void ovl_totals_init(ovl_totals *t);
+/* windows may have n = 0. colls must cover every index items will name. */
+int ovl_sweep_init(ovl_sweep *s, ovl_step_windows *windows, ovl_coll_state *colls);
+void ovl_sweep_free(ovl_sweep *s);
+/* Accounts time up to t (>= the last item's start). */
+int ovl_sweep_advance(ovl_sweep *s, int64_t t);
+/* Adds an item starting at or after every earlier item. */
+int ovl_sweep_add(ovl_sweep *s, const ovl_sweep_item *item);
+/* Runs every remaining item to its end. */
+int ovl_sweep_finish(ovl_sweep *s);
+
+#endif

@@ -1,0 +1,520 @@
+/*
+** Analysis of one trace file: see analysis.h.
+**
+** Data flow:
+**   1. small tables into memory: collectives, their launch links (correlation -> collectives),
+**      NVTX markers (steps, buckets, gradient-ready marks);
+**   2. step plan: NVTX ranges (projected through api correlation ids, or by time), else the
+**      periodic structure of each device's collective sequence, else the whole trace;
+**   3. one streaming pass over GPU work in start order: classify each item, link it to its
+**      collectives (or infer a collective from an NCCL kernel name), drive the step windows
+**      and feed the device's sweep;
+**   4. results: per device totals, steps and their collectives (collective_results.c).
+** If the work cursor finds rows further out of order than its window, the pass is redone
+** with SQLite sorting (rare: only traces written far out of order).
+*/
+#include "trace_analysis_internal.h"
+
+#include "../base/i64map.h"
+#include "../base/vec.h"
+#include "step_infer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------------- */
+/* Collectives and links                                                               */
+/* ---------------------------------------------------------------------------------- */
+
+int ovl_run_reserve_colls(ovl_run *r, size_t n, ovl_err *err) {
+  if (n <= r->coll_cap) return OVL_OK;
+  size_t cap = r->coll_cap ? r->coll_cap : 64;
+  while (cap < n) cap *= 2;
+  ovl_coll_rec *recs = realloc(r->recs, cap * sizeof *recs);
+  if (recs) r->recs = recs;
+  ovl_coll_track *track = realloc(r->track, cap * sizeof *track);
+  if (track) r->track = track;
+  int64_t *exposed = realloc(r->cstate.exposed, cap * sizeof *exposed);
+  if (exposed) r->cstate.exposed = exposed;
+  int32_t *running = realloc(r->cstate.running, cap * sizeof *running);
+  if (running) r->cstate.running = running;
+  if (!recs || !track || !exposed || !running) return ovl_oom(err, "collectives");
+  r->coll_cap = cap;
+  return OVL_OK;
+}
+
+static void reset_track(ovl_run *r, size_t i) {
+  r->track[i].gpu_start = OVL_NONE;
+  r->track[i].gpu_end = OVL_NONE;
+  r->track[i].device = OVL_NONE;
+  r->track[i].correlation = OVL_NONE;
+  r->cstate.exposed[i] = 0;
+  r->cstate.running[i] = 0;
+}
+
+typedef struct link_pair {
+  int64_t correlation;
+  int32_t coll;
+} link_pair;
+
+static int cmp_link(const void *pa, const void *pb) {
+  const link_pair *a = pa, *b = pb;
+  if (a->correlation != b->correlation) return a->correlation < b->correlation ? -1 : 1;
+  return (a->coll > b->coll) - (a->coll < b->coll);
+}
+
+static int load_collectives(ovl_run *r, ovl_err *err) {
+  ovl_coll_rec *rows = NULL;
+  size_t nrows = 0;
+  int rc = ovl_trace_read_collectives(r->t, &rows, &nrows, err);
+  if (rc) return rc;
+  rc = ovl_run_reserve_colls(r, nrows + 1, err);
+  if (!rc) {
+    if (nrows) memcpy(r->recs, rows, nrows * sizeof *rows);
+    r->nrows = r->ncolls = nrows;
+    for (size_t i = 0; i < nrows; i++) {
+      reset_track(r, i);
+      r->track[i].step = -1;
+      r->track[i].close_step = -1;
+    }
+  }
+  free(rows);
+  if (rc) return rc;
+
+  /* collectives.id -> index, then the links sorted by correlation. */
+  ovl_i64map by_id = {0};
+  for (size_t i = 0; i < nrows; i++)
+    if (ovl_i64map_put(&by_id, r->recs[i].id, (int64_t)i)) rc = ovl_oom(err, "collectives");
+  ovl_launch_rec *links = NULL;
+  size_t nlinks = 0;
+  if (!rc) rc = ovl_trace_read_launches(r->t, &links, &nlinks, err);
+  link_pair *pairs = NULL;
+  if (!rc && nlinks) {
+    pairs = malloc(nlinks * sizeof *pairs);
+    if (!pairs) rc = ovl_oom(err, "collective links");
+  }
+  size_t npairs = 0;
+  for (size_t i = 0; !rc && i < nlinks; i++) {
+    int64_t idx;
+    if (!ovl_i64map_get(&by_id, links[i].collective, &idx)) continue;  /* dangling link */
+    pairs[npairs++] = (link_pair){links[i].correlation, (int32_t)idx};
+  }
+  free(links);
+  ovl_i64map_free(&by_id);
+  if (rc) {
+    free(pairs);
+    return rc;
+  }
+  ovl_qsort(pairs, npairs, sizeof *pairs, cmp_link);
+  r->link_coll = malloc((npairs ? npairs : 1) * sizeof *r->link_coll);
+  r->link_corr = malloc((npairs ? npairs : 1) * sizeof *r->link_corr);
+  if (!r->link_coll || !r->link_corr) rc = ovl_oom(err, "collective links");
+  for (size_t i = 0; !rc && i < npairs; i++) {
+    r->link_coll[i] = pairs[i].coll;
+    r->link_corr[i] = pairs[i].correlation;
+  }
+  r->nlinks = npairs;
+  free(pairs);
+  return rc;
+}
+
+/* First index in [lo, hi) whose correlation is >= c (hi when none). */
+static size_t lower_bound(const int64_t *v, size_t lo, size_t hi, int64_t c) {
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (v[mid] < c) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* The collectives executed by work with this correlation id. */
+static uint32_t linked_colls(ovl_run *r, int64_t correlation, const int32_t **colls) {
+  *colls = NULL;
+  size_t n = r->nlinks;
+  if (correlation == OVL_NONE || n == 0) return 0;
+  /* Gallop from the previous answer to bracket the position, then binary search. */
+  size_t h = r->link_hint < n ? r->link_hint : n - 1, lo, hi;
+  if (r->link_corr[h] < correlation) {
+    size_t step = 1;
+    lo = h + 1;
+    hi = lo;
+    while (hi < n && r->link_corr[hi] < correlation) {
+      lo = hi + 1;
+      hi += step;
+      step *= 2;
+    }
+    if (hi > n) hi = n;
+  } else {
+    size_t step = 1;
+    hi = h + 1;
+    lo = h;
+    while (lo > 0 && r->link_corr[lo - 1] >= correlation) {
+      hi = lo;
+      lo = lo > step ? lo - step : 0;
+      step *= 2;
+    }
+  }
+  size_t first = lower_bound(r->link_corr, lo, hi, correlation);
+  r->link_hint = first;
+  if (first >= n || r->link_corr[first] != correlation) return 0;
+  size_t end = first;
+  while (end < n && r->link_corr[end] == correlation) end++;
+  *colls = &r->link_coll[first];
+  return (uint32_t)(end - first);
+}
+
+/* Class of a kernel by its name id; names are judged once (ids index the strings table). */
+static ovl_work_class kernel_name_class(ovl_run *r, int64_t name) {
+  if (name < 0 || name >= r->name_class_len)
+    return ovl_classify_kernel_name(&r->ctx->classifier, ovl_trace_string(r->t, name));
+  if (r->name_class[name] < 0)
+    r->name_class[name] = (signed char)ovl_classify_kernel_name(&r->ctx->classifier, ovl_trace_string(r->t, name));
+  return (ovl_work_class)r->name_class[name];
+}
+
+/* A collective inferred from an NCCL kernel that no collectives row claims. */
+static int synthesize(ovl_run *r, const ovl_work *w, int32_t *index, ovl_err *err) {
+  if (r->next_synth < r->ncolls) {  /* made by the pre-pass, in the same order */
+    *index = (int32_t)r->next_synth++;
+    return OVL_OK;
+  }
+  int rc = ovl_run_reserve_colls(r, r->ncolls + 1, err);
+  if (rc) return rc;
+  size_t i = r->ncolls++;
+  r->next_synth = r->ncolls;
+  ovl_coll_rec *c = &r->recs[i];
+  memset(c, 0, sizeof *c);
+  c->id = c->comm = c->rank = c->nranks = c->seq = c->count = c->bytes = c->peer = OVL_NONE;
+  c->host_start = c->host_end = c->tid = c->group_id = OVL_NONE;
+  c->device = w->device;
+  c->stream = w->stream;
+  snprintf(c->op, sizeof c->op, "%s", ovl_op_name(ovl_op_from_kernel_name(ovl_trace_string(r->t, w->name))));
+  reset_track(r, i);
+  r->track[i].step = -1;
+  r->track[i].close_step = -1;
+  *index = (int32_t)i;
+  return OVL_OK;
+}
+
+static void track_work(ovl_run *r, int32_t c, const ovl_work *w) {
+  ovl_coll_track *t = &r->track[c];
+  if (t->gpu_start == OVL_NONE || w->start < t->gpu_start) t->gpu_start = w->start;
+  if (t->gpu_end == OVL_NONE || w->end > t->gpu_end) t->gpu_end = w->end;
+  if (t->device == OVL_NONE) t->device = w->device;
+  if (t->correlation == OVL_NONE) t->correlation = w->correlation;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Devices and step plans                                                              */
+/* ---------------------------------------------------------------------------------- */
+
+static ovl_device_pass *find_device(ovl_run *r, int64_t device) {
+  for (size_t i = 0; i < r->ndevs; i++)
+    if (r->devs[i].device == device) return &r->devs[i];
+  return NULL;
+}
+
+/* Periodic step count planned for a device, or 0. */
+static size_t periodic_steps_of(const ovl_run *r, int64_t device) {
+  for (size_t i = 0; i < r->nperiodic; i++)
+    if (r->periodic[i].device == device) return r->periodic[i].nsteps;
+  return 0;
+}
+
+static int add_device(ovl_run *r, int64_t device, ovl_device_pass **out, ovl_err *err) {
+  ovl_device_pass *devs = realloc(r->devs, (r->ndevs + 1) * sizeof *devs);
+  if (!devs) return ovl_oom(err, "devices");
+  r->devs = devs;
+  ovl_device_pass *d = &r->devs[r->ndevs];
+  memset(d, 0, sizeof *d);
+  d->device = device;
+  size_t nwin = 1;
+  if (r->method == OVL_STEPS_NVTX) {
+    d->method = OVL_STEPS_NVTX;
+    nwin = r->hm.steps.len;
+  } else {
+    size_t np = periodic_steps_of(r, device);
+    d->method = np ? OVL_STEPS_PERIODIC : OVL_STEPS_WHOLE;
+    nwin = np ? np : 1;
+  }
+  if (ovl_windows_init(&d->windows, nwin)) return ovl_oom(err, "step windows");
+  if (d->method == OVL_STEPS_NVTX && !r->hm.by_correlation)
+    for (size_t i = 0; i < nwin; i++)
+      ovl_windows_set(&d->windows, i, r->hm.steps.items[i].start, r->hm.steps.items[i].end);
+  r->ndevs++;
+  /* The sweep points into the windows: initialise it only once the device sits in the array. */
+  for (size_t i = 0; i < r->ndevs; i++) r->devs[i].sweep.windows = &r->devs[i].windows;
+  if (ovl_sweep_init(&d->sweep, &d->windows, &r->cstate)) return ovl_oom(err, "sweep");
+  *out = d;
+  return OVL_OK;
+}
+
+static uint64_t coll_signature(const ovl_coll_rec *c) {
+  uint64_t h = 1469598103934665603ULL;
+  for (const char *p = c->op; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+  h = (h ^ (uint64_t)c->bytes) * 1099511628211ULL;
+  h = (h ^ (uint64_t)c->comm) * 1099511628211ULL;
+  return h;
+}
+
+typedef struct seq_entry {
+  int64_t launch;
+  size_t coll;
+} seq_entry;
+
+static int cmp_seq(const void *pa, const void *pb) {
+  const seq_entry *a = pa, *b = pb;
+  if (a->launch != b->launch) return a->launch < b->launch ? -1 : 1;
+  return (a->coll > b->coll) - (a->coll < b->coll);
+}
+
+/* Launch time used to order a collective: host launch, else GPU start, else its position. */
+static int64_t seq_launch(const ovl_run *r, size_t i) {
+  if (r->recs[i].host_start != OVL_NONE) return r->recs[i].host_start;
+  if (r->track[i].gpu_start != OVL_NONE) return r->track[i].gpu_start;
+  return (int64_t)i;
+}
+
+static int64_t seq_device(const ovl_run *r, size_t i) {
+  if (r->track[i].device != OVL_NONE) return r->track[i].device;
+  return r->recs[i].device != OVL_NONE ? r->recs[i].device : 0;
+}
+
+/* Infers periodic steps for every device from its collectives [0, ncolls). */
+static int plan_periodic(ovl_run *r, ovl_err *err) {
+  size_t n = r->ncolls;
+  seq_entry *seq = malloc((n ? n : 1) * sizeof *seq);
+  ovl_seq_item *items = malloc((n ? n : 1) * sizeof *items);
+  long *step_of = malloc((n ? n : 1) * sizeof *step_of);
+  int64_t *devices = malloc((n ? n : 1) * sizeof *devices);
+  int rc = (!seq || !items || !step_of || !devices) ? ovl_oom(err, "step inference") : OVL_OK;
+  size_t ndev = 0;
+  for (size_t i = 0; !rc && i < n; i++) {
+    int64_t d = seq_device(r, i);
+    size_t k = 0;
+    while (k < ndev && devices[k] != d) k++;
+    if (k == ndev) devices[ndev++] = d;
+  }
+  for (size_t k = 0; !rc && k < ndev; k++) {
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+      if (seq_device(r, i) == devices[k]) seq[m++] = (seq_entry){seq_launch(r, i), i};
+    ovl_qsort(seq, m, sizeof *seq, cmp_seq);
+    for (size_t i = 0; i < m; i++) items[i] = (ovl_seq_item){coll_signature(&r->recs[seq[i].coll]), seq[i].launch};
+    size_t period = 0;
+    size_t nsteps = ovl_infer_periodic_steps(items, m, step_of, &period);
+    if (nsteps < 2) continue;
+    ovl_periodic_plan *p = realloc(r->periodic, (r->nperiodic + 1) * sizeof *p);
+    if (!p) {
+      rc = ovl_oom(err, "step inference");
+      break;
+    }
+    r->periodic = p;
+    r->periodic[r->nperiodic++] = (ovl_periodic_plan){devices[k], nsteps, period};
+    for (size_t i = 0; i < m; i++) {
+      r->track[seq[i].coll].step = step_of[i];
+      /* The last collective of a step closes its window when its GPU work ends. */
+      if (i + 1 == m || step_of[i + 1] != step_of[i]) r->track[seq[i].coll].close_step = step_of[i];
+    }
+  }
+  free(seq);
+  free(items);
+  free(step_of);
+  free(devices);
+  return rc;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* The streaming pass                                                                  */
+/* ---------------------------------------------------------------------------------- */
+
+static void reset_pass(ovl_run *r) {
+  for (size_t i = 0; i < r->ndevs; i++) {
+    ovl_sweep_free(&r->devs[i].sweep);
+    ovl_windows_free(&r->devs[i].windows);
+  }
+  free(r->devs);
+  r->devs = NULL;
+  r->ndevs = 0;
+  r->ncolls = r->nrows + r->npresynth;
+  r->next_synth = r->nrows;
+  for (size_t i = 0; i < r->ncolls; i++) reset_track(r, i);
+}
+
+/* Opens, closes or starts step windows as work of the device begins. step_hint: the
+** periodic step of the collective this work executes, or -1. */
+static void drive_windows(ovl_run *r, ovl_device_pass *d, const ovl_work *w, long step_hint) {
+  ovl_step_windows *win = &d->windows;
+  if (d->method == OVL_STEPS_NVTX && r->hm.by_correlation) {
+    long ls = ovl_launch_step(&r->hm, w->correlation);
+    if (ls < 0) return;
+    if ((size_t)ls >= win->n) {
+      if (!d->after_last) {
+        ovl_sweep_advance(&d->sweep, w->start);
+        ovl_windows_close_all(win, w->start);
+        d->after_last = 1;
+      }
+    } else if ((size_t)ls >= win->opened) {
+      ovl_sweep_advance(&d->sweep, w->start);
+      ovl_windows_open(win, (size_t)ls, w->start);
+    }
+  } else if (d->method != OVL_STEPS_NVTX && win->opened == 0) {
+    ovl_sweep_advance(&d->sweep, w->start);
+    if (d->method == OVL_STEPS_WHOLE) ovl_windows_set(win, 0, w->start, INT64_MAX);
+    else ovl_windows_open(win, 0, w->start);
+  }
+  /* A collective of a later periodic step has started although the previous step's last
+  ** collective never ended (it had no GPU work): its step has begun by now at the latest. */
+  if (d->method == OVL_STEPS_PERIODIC && step_hint >= 0 && (size_t)step_hint >= win->opened) {
+    ovl_sweep_advance(&d->sweep, w->start);
+    ovl_windows_open(win, (size_t)step_hint, w->start);
+  }
+}
+
+/* One pass over the work. prepass: only infer collectives from NCCL kernels. */
+static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
+  ovl_work_options wopt = {window, r->ctx->opt.launch_dims};
+  ovl_work_cursor *cur = NULL;
+  int rc = ovl_work_open(r->t, &wopt, &cur, err);
+  ovl_work w;
+  int has = 0;
+  while (!rc && !(rc = ovl_work_next(cur, &w, &has, err)) && has) {
+    const int32_t *colls = NULL;
+    uint32_t ncolls = linked_colls(r, w.correlation, &colls);
+    int32_t synth = -1;
+    ovl_work_class cls = OVL_CLASS_MEMORY;
+    if (!w.is_memop) {
+      cls = ncolls ? OVL_CLASS_COMM : kernel_name_class(r, w.name);
+      if (cls == OVL_CLASS_COMM && !ncolls && (rc = synthesize(r, &w, &synth, err))) break;
+    } else if (ncolls) {
+      cls = OVL_CLASS_COMM;
+    }
+    if (synth >= 0) track_work(r, synth, &w);
+    for (uint32_t k = 0; k < ncolls; k++) track_work(r, colls[k], &w);
+    if (prepass) continue;
+
+    ovl_device_pass *d = find_device(r, w.device);
+    if (!d && (rc = add_device(r, w.device, &d, err))) break;
+    if (w.is_memop) {
+      d->n_memops++;
+      d->n_comm_memops += cls == OVL_CLASS_COMM;
+    } else {
+      d->n_kernels++;
+      d->n_comm_kernels += cls == OVL_CLASS_COMM;
+    }
+    ovl_sweep_item item = {w.start, w.end, cls, colls, ncolls, synth, -1};
+    if (synth >= 0) item.ncolls = 1;
+    long step_hint = -1;
+    for (uint32_t k = 0; k < item.ncolls; k++) {
+      const ovl_coll_track *t = &r->track[colls ? colls[k] : synth];
+      if (t->close_step > item.close_step) item.close_step = t->close_step;
+      if (t->step > step_hint) step_hint = t->step;
+    }
+    drive_windows(r, d, &w, step_hint);
+    if (ovl_sweep_add(&d->sweep, &item)) rc = ovl_oom(err, "sweep");
+  }
+  ovl_work_close(cur);
+  if (rc) return rc;
+  for (size_t i = 0; !prepass && i < r->ndevs; i++) ovl_sweep_finish(&r->devs[i].sweep);
+  return OVL_OK;
+}
+
+/* Runs a pass, redoing it with SQLite sorting when rows are too far out of order. */
+static int run_pass_ordered(ovl_run *r, int prepass, ovl_err *err) {
+  size_t window = r->ctx->opt.reorder_window ? r->ctx->opt.reorder_window : OVL_DEFAULT_REORDER_WINDOW;
+  if (r->force_sorted) window = 0;
+  int rc = run_pass(r, window, prepass, err);
+  if (rc == OVL_EUNSORTED) {
+    ovl_err_clear(err);
+    r->force_sorted = 1;
+    reset_pass(r);
+    rc = run_pass(r, 0, prepass, err);
+  }
+  return rc;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Entry points                                                                        */
+/* ---------------------------------------------------------------------------------- */
+
+int ovl_analysis_ctx_init(ovl_analysis_ctx *ctx, const ovl_analysis_options *opt, ovl_err *err) {
+  memset(ctx, 0, sizeof *ctx);
+  ctx->opt = *opt;
+  int rc = ovl_classifier_init(&ctx->classifier, opt->comm_pattern, err);
+  if (rc) return rc;
+  if (opt->step_pattern) {
+    int x = regcomp(&ctx->step_pattern, opt->step_pattern, REG_EXTENDED | REG_NOSUB);
+    if (x != 0) {
+      char why[256];
+      regerror(x, &ctx->step_pattern, why, sizeof why);
+      ovl_classifier_free(&ctx->classifier);
+      return ovl_fail(err, OVL_EUSER, "--step-pattern '%s': %s", opt->step_pattern, why);
+    }
+    ctx->has_step_pattern = 1;
+  }
+  return OVL_OK;
+}
+
+void ovl_analysis_ctx_free(ovl_analysis_ctx *ctx) {
+  ovl_classifier_free(&ctx->classifier);
+  if (ctx->has_step_pattern) regfree(&ctx->step_pattern);
+  ctx->has_step_pattern = 0;
+}
+
+static void free_run(ovl_run *r) {
+  reset_pass(r);
+  free(r->recs);
+  free(r->track);
+  free(r->cstate.exposed);
+  free(r->cstate.running);
+  free(r->link_coll);
+  free(r->link_corr);
+  free(r->periodic);
+  free(r->name_class);
+  ovl_host_markers_free(&r->hm);
+  ovl_trace_close(r->t);
+}
+
+int ovl_analyze_file(const ovl_analysis_ctx *ctx, const char *path, ovl_rank_result **ranks, size_t *nranks,
+                     ovl_err *err) {
+  *ranks = NULL;
+  *nranks = 0;
+  ovl_run r;
+  memset(&r, 0, sizeof r);
+  r.ctx = ctx;
+  int rc = ovl_trace_open(path, &r.t, err);
+  if (!rc) {
+    /* Names are judged by id; ids beyond a sane table size are judged on every use. */
+    int64_t limit = ovl_trace_string_limit(r.t);
+    r.name_class_len = limit < (1 << 24) ? limit : (1 << 24);
+    r.name_class = malloc(r.name_class_len ? (size_t)r.name_class_len : 1);
+    if (!r.name_class) rc = ovl_oom(err, "kernel names");
+    else memset(r.name_class, -1, (size_t)r.name_class_len);
+  }
+  if (!rc) rc = load_collectives(&r, err);
+  if (!rc) rc = ovl_host_markers_collect(r.t, ctx, &r.hm, err);
+  if (!rc && r.hm.steps.len > 0) {
+    r.method = OVL_STEPS_NVTX;
+    rc = ovl_host_markers_project(r.t, &r.hm, err);
+  } else if (!rc) {
+    r.method = OVL_STEPS_PERIODIC;
+    if (r.nrows == 0) {
+      /* No collectives rows: learn the sequence from NCCL kernel names first. */
+      r.next_synth = 0;
+      rc = run_pass_ordered(&r, 1, err);
+      r.npresynth = r.ncolls - r.nrows;
+    }
+    if (!rc) rc = plan_periodic(&r, err);
+  }
+  if (!rc) {
+    reset_pass(&r);
+    rc = run_pass_ordered(&r, 0, err);
+  }
+  if (!rc && r.ndevs == 0)
+    rc = ovl_fail(err, OVL_EUSER, "%s: trace has no GPU activity (no valid kernels or memops)", path);
+  if (!rc) rc = ovl_build_results(&r, ranks, nranks, err);
+  free_run(&r);
+  return rc;
+}

@@ -1,0 +1,66 @@
+/*
+** State shared by the two halves of the analysis of one trace: trace_analysis.c (loading,
+** step planning, the streaming pass) and analysis_results.c (turning that state into
+** ovl_rank_result). Not part of the analyzer's interface.
+*/
+#ifndef OVL_TRACE_ANALYSIS_INTERNAL_H
+#define OVL_TRACE_ANALYSIS_INTERNAL_H
+
+#include "../base/i64map.h"
+#include "analysis.h"
+#include "host_markers.h"
+#include "step_windows.h"
+#include "sweep.h"
+
+/* What the pass learns about each collective (rows first, then ones inferred from kernels). */
+typedef struct ovl_coll_track {
+  int64_t gpu_start, gpu_end;  /* hull of its GPU work; OVL_NONE when none was seen */
+  int64_t device, correlation;
+  long step;                   /* periodic plans: its step; else -1 until results */
+  long close_step;             /* periodic plans: >= 0 when it is the last of that step */
+} ovl_coll_track;
+
+typedef struct ovl_device_pass {
+  int64_t device;
+  ovl_step_method method;
+  ovl_step_windows windows;
+  ovl_sweep sweep;
+  int after_last;              /* work launched after the last NVTX step has begun */
+  long n_kernels, n_comm_kernels, n_memops, n_comm_memops;
+} ovl_device_pass;
+
+typedef struct ovl_periodic_plan {
+  int64_t device;
+  size_t nsteps, period;
+} ovl_periodic_plan;
+
+typedef struct ovl_run {
+  const ovl_analysis_ctx *ctx;
+  ovl_trace *t;
+  /* collectives: [0, nrows) from the table, then inferred ones */
+  ovl_coll_rec *recs;
+  ovl_coll_track *track;
+  ovl_coll_state cstate;
+  size_t ncolls, nrows, coll_cap, npresynth, next_synth;
+  /* correlation -> collectives: links sorted by correlation. Work arrives in start order,
+  ** and correlation ids grow with launch time, so consecutive lookups land close together:
+  ** link_hint remembers the last position and the search gallops from there. */
+  int64_t *link_corr;
+  int32_t *link_coll;
+  size_t nlinks, link_hint;
+  signed char *name_class;     /* strings.id -> ovl_work_class, -1 not judged yet */
+  int64_t name_class_len;
+  ovl_host_markers hm;
+  ovl_step_method method;      /* NVTX, or PERIODIC meaning "periodic where found, else whole" */
+  ovl_periodic_plan *periodic;
+  size_t nperiodic;
+  ovl_device_pass *devs;
+  size_t ndevs;
+  int force_sorted;
+} ovl_run;
+
+int ovl_run_reserve_colls(ovl_run *r, size_t n, ovl_err *err);
+/* Builds one result per device from a finished pass. */
+int ovl_build_results(ovl_run *r, ovl_rank_result **ranks, size_t *nranks, ovl_err *err);
+
+#endif

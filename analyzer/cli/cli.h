@@ -1,0 +1,32 @@
+/*
+** The `ovl` command line: one file per verb (cmd_<verb>.c), a table of verbs (verbs.c)
+** and these shared helpers. Every verb returns the process exit status: 0 on success,
+** 1 for a user error (bad input, bad flag), 2 for an internal error; errors are one line
+** on stderr, "ovl: <file or flag>: <what is wrong>".
+*/
+#ifndef OVL_CLI_H
+#define OVL_CLI_H
+
+#include "../base/status.h"
+
+#include <stddef.h>
+
+typedef struct ovl_verb {
+  const char *name;
+  int (*run)(int argc, char **argv);  /* argv[0] is the verb */
+  const char *summary;
+} ovl_verb;
+
+extern const ovl_verb ovl_verbs[];
+extern const size_t ovl_nverbs;
+
+/* Prints "ovl: <err->msg>" and returns err->code (2 when unset). */
+int ovl_cli_fail(const ovl_err *err);
+/* Prints "ovl: <verb>: <message> (see 'ovl <verb> --help')" and returns 1. */
+int ovl_cli_usage(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Reports the option getopt_long rejected (call on '?' or ':'). Returns 1. */
+int ovl_cli_bad_option(const char *verb, char **argv);
+/* Parses an integer in [min, max] given to `flag`. Returns 0, or prints the error and returns 1. */
+int ovl_cli_int(const char *verb, const char *flag, const char *text, long min, long max, long *out);
+
+#endif

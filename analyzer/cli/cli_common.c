@@ -1,0 +1,39 @@
+/* Shared command-line helpers: see cli.h. */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int ovl_cli_fail(const ovl_err *err) {
+  fprintf(stderr, "ovl: %s\n", err->msg[0] ? err->msg : "internal error");
+  return err->code ? err->code : OVL_EINTERNAL;
+}
+
+int ovl_cli_usage(const char *verb, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "ovl: %s: %s (see 'ovl %s --help')\n", verb, msg, verb);
+  return OVL_EUSER;
+}
+
+int ovl_cli_bad_option(const char *verb, char **argv) {
+  const char *arg = optind > 0 ? argv[optind - 1] : "?";
+  if (optopt && optopt != '?') return ovl_cli_usage(verb, "option '-%c' is unknown or lacks its value", optopt);
+  return ovl_cli_usage(verb, "option '%s' is unknown or lacks its value", arg);
+}
+
+int ovl_cli_int(const char *verb, const char *flag, const char *text, long min, long max, long *out) {
+  char *end = NULL;
+  errno = 0;
+  long v = strtol(text, &end, 10);
+  if (end == text || *end || errno == ERANGE || v < min || v > max)
+    return ovl_cli_usage(verb, "%s '%s': expected an integer from %ld to %ld", flag, text, min, max);
+  *out = v;
+  return 0;
+}

@@ -1,0 +1,156 @@
+/* `ovl simulate`: print the alpha-beta bucketing table; optionally emit its schedule as a trace. */
+#include "cli.h"
+
+#include "../base/units.h"
+#include "../simulate/bucket_model.h"
+#include "../simulate/sim_trace.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char help[] =
+    "usage: ovl simulate [options]\n"
+    "\n"
+    "The alpha-beta model of gradient bucketing in data-parallel training: a backward pass of\n"
+    "L layers, each taking LAYER-COMPUTE and producing LAYER-BYTES of gradients; buckets of\n"
+    "consecutive layers are all-reduced on one network channel, each costing alpha + bytes/beta\n"
+    "and starting when its last layer is done and the channel is free. For each bucket size it\n"
+    "prints the time without overlap, with overlap, the share of communication hidden, and the\n"
+    "speedup.\n"
+    "\n"
+    "Options (defaults in brackets; sizes in B/KB/MB/GB or KiB/MiB/GiB, times in ns/us/ms/s):\n"
+    "  --layers N              layers in the backward pass [48]\n"
+    "  --layer-bytes SIZE      gradient bytes per layer [25MB]\n"
+    "  --layer-compute TIME    backward compute per layer [3ms]\n"
+    "  --alpha TIME            all-reduce latency [200us]\n"
+    "  --beta RATE             all-reduce bandwidth, e.g. 12GB/s [12GB/s]\n"
+    "  --bucket-layers LIST    comma-separated bucket sizes in layers [1,2,4,8,16,48]\n"
+    "  --best N                bucket size for the summary line [8]\n"
+    "  --emit-trace FILE       write the schedule as an ovl trace (needs one --bucket-layers value)\n"
+    "  --steps N               training steps in the emitted trace [3]\n"
+    "  --ranks N               communicator size recorded in the emitted trace [8]\n"
+    "  -h, --help              this help\n";
+
+enum { OPT_LAYERS = 256, OPT_LAYER_BYTES, OPT_LAYER_COMPUTE, OPT_ALPHA, OPT_BETA, OPT_BUCKETS, OPT_BEST, OPT_EMIT,
+       OPT_STEPS, OPT_RANKS };
+
+#define MAX_BUCKET_SIZES 64
+
+static int parse_list(const char *text, long *sizes, int *n) {
+  char buf[512];
+  snprintf(buf, sizeof buf, "%s", text);
+  *n = 0;
+  for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    long v;
+    if (*n == MAX_BUCKET_SIZES || ovl_cli_int("simulate", "--bucket-layers", tok, 1, 1000000, &v)) return 1;
+    sizes[(*n)++] = v;
+  }
+  return *n == 0 ? ovl_cli_usage("simulate", "--bucket-layers '%s': empty list", text) : 0;
+}
+
+static void print_row(const ovl_sim_result *r) {
+  printf("bucket=%2d layers buckets=%2d no-overlap=%6.1fms overlap=%6.1fms hidden=%5.1f%% speedup=%.2fx\n",
+         r->bucket_layers, r->nbuckets, r->no_overlap_ns / 1e6, r->overlap_ns / 1e6, r->hidden * 100.0, r->speedup);
+}
+
+int ovl_cmd_simulate(int argc, char **argv) {
+  static const struct option longopts[] = {
+    {"layers", required_argument, NULL, OPT_LAYERS},
+    {"layer-bytes", required_argument, NULL, OPT_LAYER_BYTES},
+    {"layer-compute", required_argument, NULL, OPT_LAYER_COMPUTE},
+    {"alpha", required_argument, NULL, OPT_ALPHA},
+    {"beta", required_argument, NULL, OPT_BETA},
+    {"bucket-layers", required_argument, NULL, OPT_BUCKETS},
+    {"best", required_argument, NULL, OPT_BEST},
+    {"emit-trace", required_argument, NULL, OPT_EMIT},
+    {"steps", required_argument, NULL, OPT_STEPS},
+    {"ranks", required_argument, NULL, OPT_RANKS},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+  };
+  ovl_sim_params p = {48, 25e6, 3e6, 200e3, 12e9};
+  long sizes[MAX_BUCKET_SIZES] = {1, 2, 4, 8, 16, 48};
+  int nsizes = 6;
+  long best = 8, steps = 3, ranks = 8, layers = 48;
+  const char *emit = NULL;
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    switch (c) {
+      case OPT_LAYERS:
+        if (ovl_cli_int("simulate", "--layers", optarg, 1, 1000000, &layers)) return 1;
+        p.layers = (int)layers;
+        break;
+      case OPT_LAYER_BYTES:
+        if (ovl_parse_bytes(optarg, &p.layer_bytes))
+          return ovl_cli_usage("simulate", "--layer-bytes '%s': expected a size such as 25MB", optarg);
+        break;
+      case OPT_LAYER_COMPUTE:
+        if (ovl_parse_time_ns(optarg, &p.layer_compute_ns))
+          return ovl_cli_usage("simulate", "--layer-compute '%s': expected a time such as 3ms", optarg);
+        break;
+      case OPT_ALPHA:
+        if (ovl_parse_time_ns(optarg, &p.alpha_ns))
+          return ovl_cli_usage("simulate", "--alpha '%s': expected a time such as 200us", optarg);
+        break;
+      case OPT_BETA:
+        if (ovl_parse_rate(optarg, &p.beta_bytes_per_s))
+          return ovl_cli_usage("simulate", "--beta '%s': expected a rate such as 12GB/s", optarg);
+        break;
+      case OPT_BUCKETS:
+        if (parse_list(optarg, sizes, &nsizes)) return 1;
+        break;
+      case OPT_BEST:
+        if (ovl_cli_int("simulate", "--best", optarg, 1, 1000000, &best)) return 1;
+        break;
+      case OPT_EMIT: emit = optarg; break;
+      case OPT_STEPS:
+        if (ovl_cli_int("simulate", "--steps", optarg, 1, 1000000, &steps)) return 1;
+        break;
+      case OPT_RANKS:
+        if (ovl_cli_int("simulate", "--ranks", optarg, 1, 1000000, &ranks)) return 1;
+        break;
+      case 'h': fputs(help, stdout); return 0;
+      default: return ovl_cli_bad_option("simulate", argv);
+    }
+  }
+  if (optind < argc) return ovl_cli_usage("simulate", "unexpected argument '%s'", argv[optind]);
+  if (emit && nsizes != 1)
+    return ovl_cli_usage("simulate", "--emit-trace needs exactly one --bucket-layers value (got %d)", nsizes);
+
+  for (int i = 0; i < nsizes; i++) {
+    ovl_sim_result r;
+    if (ovl_sim_run(&p, (int)sizes[i], &r)) {
+      fprintf(stderr, "ovl: simulate: out of memory\n");
+      return 2;
+    }
+    print_row(&r);
+    if (emit) {
+      ovl_err err;
+      ovl_err_clear(&err);
+      ovl_sim_trace_options topt = {(int)steps, (int)ranks, "ovl simulate --emit-trace"};
+      int rc = ovl_sim_emit_trace(emit, &p, &r, &topt, &err);
+      ovl_sim_result_free(&r);
+      if (rc) return ovl_cli_fail(&err);
+      fprintf(stderr, "ovl: wrote %ld steps of %d-layer buckets to %s\n", steps, (int)sizes[0], emit);
+      continue;
+    }
+    ovl_sim_result_free(&r);
+  }
+  ovl_sim_result naive, chosen;
+  if (ovl_sim_run(&p, 1, &naive)) return 2;
+  if (ovl_sim_run(&p, (int)best, &chosen)) {
+    ovl_sim_result_free(&naive);
+    return 2;
+  }
+  printf("\nideal (compute only) : %.1f ms\n", chosen.compute_ns / 1e6);
+  printf("naive (1-layer, no overlap) : %.1f ms\n", naive.no_overlap_ns / 1e6);
+  printf("overlap + %ld-layer buckets : %.1f ms -> %.2fx faster than naive\n", best, chosen.overlap_ns / 1e6,
+         naive.no_overlap_ns / chosen.overlap_ns);
+  ovl_sim_result_free(&naive);
+  ovl_sim_result_free(&chosen);
+  return 0;
+}

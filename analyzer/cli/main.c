@@ -1,0 +1,49 @@
+/* `ovl`: dispatches to the verb named by the first argument. */
+#include "cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: ovl <command> [options] [TRACE...]\n"
+          "\n"
+          "ovl analyses how well communication overlaps compute in distributed GPU training.\n"
+          "\n"
+          "Commands:\n");
+  for (size_t i = 0; i < ovl_nverbs; i++) fprintf(out, "  %-10s %s\n", ovl_verbs[i].name, ovl_verbs[i].summary);
+  fprintf(out,
+          "\n"
+          "TRACE is an ovl SQLite trace or a directory of them.\n"
+          "Run 'ovl <command> --help' for the options of a command.\n"
+          "  -h, --help     this help\n"
+          "  -V, --version  print the version\n");
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return 1;
+  }
+  const char *verb = argv[1];
+  if (strcmp(verb, "--help") == 0 || strcmp(verb, "-h") == 0 || strcmp(verb, "help") == 0) {
+    if (strcmp(verb, "help") == 0 && argc > 2) {
+      for (size_t i = 0; i < ovl_nverbs; i++) {
+        if (strcmp(argv[2], ovl_verbs[i].name) == 0) {
+          char *args[] = {argv[2], "--help", NULL};
+          return ovl_verbs[i].run(2, args);
+        }
+      }
+    }
+    usage(stdout);
+    return 0;
+  }
+  if (strcmp(verb, "--version") == 0 || strcmp(verb, "-V") == 0) {
+    printf("ovl %s (trace schema 1, report 1)\n", OVL_VERSION_STRING);
+    return 0;
+  }
+  for (size_t i = 0; i < ovl_nverbs; i++)
+    if (strcmp(verb, ovl_verbs[i].name) == 0) return ovl_verbs[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "ovl: unknown command '%s' (see 'ovl --help')\n", verb);
+  return 1;
+}

@@ -1,0 +1,69 @@
+/* Trace format detection: see trace_detect.h. */
+#include "trace_detect.h"
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static int table_exists(sqlite3 *db, const char *name) {
+  sqlite3_stmt *st = NULL;
+  int found = 0;
+  if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?", -1, &st, NULL) ==
+      SQLITE_OK) {
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    found = sqlite3_step(st) == SQLITE_ROW;
+  }
+  sqlite3_finalize(st);
+  return found;
+}
+
+static int detect_sqlite(const char *path, ovl_trace_format *format, ovl_err *err) {
+  sqlite3 *db = NULL;
+  int rc = OVL_OK;
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    rc = ovl_fail(err, OVL_EUSER, "%s: cannot open SQLite database: %s", path,
+                  db ? sqlite3_errmsg(db) : "out of memory");
+  } else {
+    /* Reading the schema also validates the header and first page. */
+    char *msg = NULL;
+    if (sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, &msg) != SQLITE_OK) {
+      rc = ovl_fail(err, OVL_EUSER, "%s: corrupt or truncated SQLite database (%s)", path,
+                    msg ? msg : "unreadable");
+    } else if (table_exists(db, "meta") && table_exists(db, "kernels")) {
+      *format = OVL_FORMAT_OVL_SQLITE;
+    } else if (table_exists(db, "CUPTI_ACTIVITY_KIND_KERNEL") || table_exists(db, "TARGET_INFO_GPU")) {
+      *format = OVL_FORMAT_NSYS_SQLITE;
+    } else {
+      rc = ovl_fail(err, OVL_EUSER, "%s: SQLite database without ovl trace tables (meta, kernels)", path);
+    }
+    sqlite3_free(msg);
+  }
+  sqlite3_close(db);
+  return rc;
+}
+
+int ovl_detect_format(const char *path, ovl_trace_format *format, ovl_err *err) {
+  struct stat sb;
+  if (stat(path, &sb) != 0) return ovl_fail(err, OVL_EUSER, "%s: %s", path, strerror(errno));
+  if (S_ISDIR(sb.st_mode)) return ovl_fail(err, OVL_EUSER, "%s: is a directory", path);
+  FILE *f = fopen(path, "rb");
+  if (!f) return ovl_fail(err, OVL_EUSER, "%s: %s", path, strerror(errno));
+  unsigned char head[64];
+  size_t n = fread(head, 1, sizeof head, f);
+  fclose(f);
+  if (n == 0) return ovl_fail(err, OVL_EUSER, "%s: empty file", path);
+  if (n >= 16 && memcmp(head, "SQLite format 3", 16) == 0) return detect_sqlite(path, format, err);
+  if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b) {
+    *format = OVL_FORMAT_KINETO_JSON;
+    return OVL_OK;
+  }
+  size_t i = 0;
+  while (i < n && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) i++;
+  if (i < n && head[i] == '{') {
+    *format = OVL_FORMAT_KINETO_JSON;
+    return OVL_OK;
+  }
+  return ovl_fail(err, OVL_EUSER, "%s: not a trace (neither an ovl/Nsight SQLite database nor Kineto JSON)", path);
+}

@@ -1,0 +1,832 @@
+/*
+** Reader for ovl trace files: see trace_reader.h.
+**
+** The work cursor reads each of kernels and memops in table (insertion) order and holds
+** back at most `reorder_window` rows to restore start order: the capture library inserts
+** rows roughly in start order (activity buffers complete slightly out of order), so this
+** costs O(1) per in-order row, where an ORDER BY would make SQLite sort the whole table.
+** If a row arrives that is earlier than one already emitted, the cursor fails with
+** OVL_EUNSORTED and the caller retries with SQLite sorting.
+*/
+#include "trace_reader.h"
+
+#include "../base/i64map.h"
+#include "../base/vec.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ovl_trace {
+  sqlite3 *db;
+  char *path;
+  char **meta_keys, **meta_vals;
+  size_t nmeta;
+  ovl_i64map string_index;   /* strings.id -> index into strings */
+  char **strings;
+  size_t nstrings;
+  int64_t string_limit;
+  ovl_bad_rows bad;
+};
+
+/* ---------------------------------------------------------------------------------- */
+/* Opening and validation                                                              */
+/* ---------------------------------------------------------------------------------- */
+
+static int db_error(ovl_trace *t, ovl_err *err, int src) {
+  if (src == SQLITE_NOMEM) return ovl_oom(err, "SQLite");
+  if (src == SQLITE_CORRUPT || src == SQLITE_NOTADB || src == SQLITE_IOERR)
+    return ovl_fail(err, OVL_EUSER, "%s: corrupt or truncated trace database (%s)", t->path,
+                    sqlite3_errmsg(t->db));
+  return ovl_fail(err, OVL_EUSER, "%s: cannot read the trace: %s", t->path, sqlite3_errmsg(t->db));
+}
+
+static int prepare(ovl_trace *t, const char *sql, sqlite3_stmt **st, ovl_err *err) {
+  int src = sqlite3_prepare_v2(t->db, sql, -1, st, NULL);
+  if (src != SQLITE_OK) return db_error(t, err, src);
+  return OVL_OK;
+}
+
+int ovl_trace_has_table(const ovl_trace *t, const char *table) {
+  sqlite3_stmt *st = NULL;
+  int found = 0;
+  if (sqlite3_prepare_v2(t->db, "SELECT 1 FROM sqlite_master WHERE type IN ('table','view') AND name=?",
+                         -1, &st, NULL) == SQLITE_OK) {
+    sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+    found = sqlite3_step(st) == SQLITE_ROW;
+  }
+  sqlite3_finalize(st);
+  return found;
+}
+
+/* Fails when an existing table lacks one of the contract's columns. */
+static int check_columns(ovl_trace *t, const char *table, const char *const *cols, ovl_err *err) {
+  if (!ovl_trace_has_table(t, table)) return OVL_OK;
+  char sql[128];
+  snprintf(sql, sizeof sql, "SELECT name FROM pragma_table_info('%s')", table);
+  sqlite3_stmt *st = NULL;
+  int rc = prepare(t, sql, &st, err);
+  unsigned found = 0;
+  int src;
+  while (!rc && (src = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *name = (const char *)sqlite3_column_text(st, 0);
+    for (int i = 0; cols[i]; i++)
+      if (name && strcmp(name, cols[i]) == 0) found |= 1u << i;
+  }
+  sqlite3_finalize(st);
+  for (int i = 0; !rc && cols[i]; i++)
+    if (!(found & (1u << i)))
+      rc = ovl_fail(err, OVL_EUSER, "%s: table %s has no column '%s'", t->path, table, cols[i]);
+  return rc;
+}
+
+static int validate_tables(ovl_trace *t, ovl_err *err) {
+  static const char *const kernels[] = {"start", "end", "device", "stream", "correlation", "name", NULL};
+  static const char *const memops[] = {"start", "end", "device", "stream", "correlation", "kind", "bytes", NULL};
+  static const char *const colls[] = {"id", "comm", "rank", "nranks", "seq", "op", "count", "dtype", "bytes",
+                                      "redop", "peer", "device", "stream", "host_start", "host_end", "tid", NULL};
+  static const char *const launches[] = {"collective", "correlation", NULL};
+  static const char *const nvtx[] = {"start", "end", "tid", "domain", "name", NULL};
+  static const char *const api[] = {"start", "end", "tid", "correlation", "name", NULL};
+  static const char *const meta[] = {"key", "value", NULL};
+  static const char *const strings[] = {"id", "value", NULL};
+  if (!ovl_trace_has_table(t, "meta") || !ovl_trace_has_table(t, "kernels"))
+    return ovl_fail(err, OVL_EUSER, "%s: SQLite database without ovl trace tables (meta, kernels)", t->path);
+  int rc = check_columns(t, "meta", meta, err);
+  if (!rc) rc = check_columns(t, "strings", strings, err);
+  if (!rc) rc = check_columns(t, "kernels", kernels, err);
+  if (!rc) rc = check_columns(t, "memops", memops, err);
+  if (!rc) rc = check_columns(t, "collectives", colls, err);
+  if (!rc) rc = check_columns(t, "collective_launches", launches, err);
+  if (!rc) rc = check_columns(t, "nvtx", nvtx, err);
+  if (!rc) rc = check_columns(t, "api", api, err);
+  return rc;
+}
+
+static int load_meta(ovl_trace *t, ovl_err *err) {
+  sqlite3_stmt *st = NULL;
+  int rc = prepare(t, "SELECT key, value FROM meta", &st, err);
+  OVL_VEC(char *) keys = {0};
+  OVL_VEC(char *) vals = {0};
+  int src = SQLITE_DONE;
+  while (!rc && (src = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *k = (const char *)sqlite3_column_text(st, 0);
+    const char *v = (const char *)sqlite3_column_text(st, 1);
+    if (!k) continue;
+    char *kc = strdup(k), *vc = strdup(v ? v : "");
+    if (!kc || !vc || OVL_VEC_RESERVE(&keys, 1) || OVL_VEC_RESERVE(&vals, 1)) {
+      free(kc);
+      free(vc);
+      rc = ovl_oom(err, "meta");
+      break;
+    }
+    keys.items[keys.len++] = kc;
+    vals.items[vals.len++] = vc;
+  }
+  if (!rc && src != SQLITE_DONE) rc = db_error(t, err, src);
+  sqlite3_finalize(st);
+  t->meta_keys = keys.items;
+  t->meta_vals = vals.items;
+  t->nmeta = keys.len;
+  if (rc) return rc;
+
+  const char *version = ovl_trace_meta(t, "schema_version");
+  if (!version) return ovl_fail(err, OVL_EUSER, "%s: meta has no schema_version", t->path);
+  char *end = NULL;
+  long v = strtol(version, &end, 10);
+  if (end == version || *end || v < 1)
+    return ovl_fail(err, OVL_EUSER, "%s: invalid schema_version '%s'", t->path, version);
+  if (v > OVL_SCHEMA_VERSION)
+    return ovl_fail(err, OVL_EUSER,
+                    "%s: schema_version %ld is newer than this ovl understands (%d): upgrade ovl", t->path,
+                    v, OVL_SCHEMA_VERSION);
+  return OVL_OK;
+}
+
+static int load_strings(ovl_trace *t, ovl_err *err) {
+  if (!ovl_trace_has_table(t, "strings")) return OVL_OK;
+  sqlite3_stmt *st = NULL;
+  int rc = prepare(t, "SELECT id, value FROM strings", &st, err);
+  OVL_VEC(char *) strs = {0};
+  int src = SQLITE_DONE;
+  while (!rc && (src = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *v = (const char *)sqlite3_column_text(st, 1);
+    if (sqlite3_column_type(st, 0) != SQLITE_INTEGER || !v) continue;
+    int64_t id = sqlite3_column_int64(st, 0);
+    char *copy = strdup(v);
+    if (!copy || OVL_VEC_PUSH(&strs, copy) || ovl_i64map_put(&t->string_index, id, (int64_t)strs.len - 1)) {
+      free(copy);
+      rc = ovl_oom(err, "strings");
+      break;
+    }
+    if (id >= t->string_limit) t->string_limit = id + 1;
+  }
+  if (!rc && src != SQLITE_DONE) rc = db_error(t, err, src);
+  sqlite3_finalize(st);
+  t->strings = strs.items;
+  t->nstrings = strs.len;
+  return rc;
+}
+
+int ovl_trace_open(const char *path, ovl_trace **out, ovl_err *err) {
+  *out = NULL;
+  ovl_trace *t = calloc(1, sizeof *t);
+  if (!t || !(t->path = strdup(path))) {
+    free(t);
+    return ovl_oom(err, "trace");
+  }
+  int rc = OVL_OK;
+  if (sqlite3_open_v2(path, &t->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+    rc = t->db ? ovl_fail(err, OVL_EUSER, "%s: cannot open: %s", path, sqlite3_errmsg(t->db))
+               : ovl_oom(err, "SQLite connection");
+  if (!rc) {
+    /* A bounded page cache: memory must not grow with the size of the trace. */
+    sqlite3_exec(t->db, "PRAGMA cache_size=-4096;", NULL, NULL, NULL);
+    rc = validate_tables(t, err);
+  }
+  if (!rc) rc = load_meta(t, err);
+  if (!rc) rc = load_strings(t, err);
+  if (rc) {
+    ovl_trace_close(t);
+    return rc;
+  }
+  *out = t;
+  return OVL_OK;
+}
+
+void ovl_trace_close(ovl_trace *t) {
+  if (!t) return;
+  sqlite3_close(t->db);
+  for (size_t i = 0; i < t->nmeta; i++) {
+    free(t->meta_keys[i]);
+    free(t->meta_vals[i]);
+  }
+  free(t->meta_keys);
+  free(t->meta_vals);
+  for (size_t i = 0; i < t->nstrings; i++) free(t->strings[i]);
+  free(t->strings);
+  ovl_i64map_free(&t->string_index);
+  free(t->path);
+  free(t);
+}
+
+const char *ovl_trace_path(const ovl_trace *t) { return t->path; }
+
+const char *ovl_trace_meta(const ovl_trace *t, const char *key) {
+  for (size_t i = 0; i < t->nmeta; i++)
+    if (strcmp(t->meta_keys[i], key) == 0) return t->meta_vals[i];
+  return NULL;
+}
+
+int64_t ovl_trace_meta_int(const ovl_trace *t, const char *key, int64_t fallback) {
+  const char *v = ovl_trace_meta(t, key);
+  if (!v || !*v) return fallback;
+  char *end = NULL;
+  long long x = strtoll(v, &end, 10);
+  return (end == v || *end) ? fallback : (int64_t)x;
+}
+
+const char *ovl_trace_string(const ovl_trace *t, int64_t id) {
+  int64_t idx;
+  if (id == OVL_NONE || !ovl_i64map_get(&t->string_index, id, &idx)) return NULL;
+  return t->strings[idx];
+}
+
+int64_t ovl_trace_string_limit(const ovl_trace *t) { return t->string_limit; }
+
+const ovl_bad_rows *ovl_trace_bad_rows(const ovl_trace *t) { return &t->bad; }
+
+/* ---------------------------------------------------------------------------------- */
+/* Small tables                                                                        */
+/* ---------------------------------------------------------------------------------- */
+
+static int64_t col_int(sqlite3_stmt *st, int i) {
+  return sqlite3_column_type(st, i) == SQLITE_NULL ? OVL_NONE : sqlite3_column_int64(st, i);
+}
+
+static void col_text(sqlite3_stmt *st, int i, char *buf, size_t len) {
+  const char *s = (const char *)sqlite3_column_text(st, i);
+  snprintf(buf, len, "%s", s ? s : "");
+}
+
+int ovl_trace_read_collectives(ovl_trace *t, ovl_coll_rec **out, size_t *n, ovl_err *err) {
+  *out = NULL;
+  *n = 0;
+  if (!ovl_trace_has_table(t, "collectives")) return OVL_OK;
+  sqlite3_stmt *st = NULL;
+  int has_group = ovl_trace_has_table(t, "collectives") &&
+                  sqlite3_prepare_v2(t->db, "SELECT group_id FROM collectives LIMIT 0", -1, &st, NULL) == SQLITE_OK;
+  sqlite3_finalize(st);
+  st = NULL;
+  int rc = prepare(t,
+                   has_group ? "SELECT id, comm, rank, nranks, seq, op, count, dtype, bytes, redop, peer, device,"
+                               " stream, host_start, host_end, tid, group_id FROM collectives ORDER BY id"
+                             : "SELECT id, comm, rank, nranks, seq, op, count, dtype, bytes, redop, peer, device,"
+                               " stream, host_start, host_end, tid, NULL FROM collectives ORDER BY id",
+                   &st, err);
+  OVL_VEC(ovl_coll_rec) v = {0};
+  int src = SQLITE_DONE;
+  t->bad.collectives = 0;
+  while (!rc && (src = sqlite3_step(st)) == SQLITE_ROW) {
+    ovl_coll_rec c;
+    c.id = col_int(st, 0);
+    c.comm = col_int(st, 1);
+    c.rank = col_int(st, 2);
+    c.nranks = col_int(st, 3);
+    c.seq = col_int(st, 4);
+    col_text(st, 5, c.op, sizeof c.op);
+    c.count = col_int(st, 6);
+    col_text(st, 7, c.dtype, sizeof c.dtype);
+    c.bytes = col_int(st, 8);
+    col_text(st, 9, c.redop, sizeof c.redop);
+    c.peer = col_int(st, 10);
+    c.device = col_int(st, 11);
+    c.stream = col_int(st, 12);
+    c.host_start = col_int(st, 13);
+    c.host_end = col_int(st, 14);
+    c.tid = col_int(st, 15);
+    c.group_id = col_int(st, 16);
+    if (c.id == OVL_NONE || !c.op[0] ||
+        (c.host_start != OVL_NONE && c.host_end != OVL_NONE && c.host_end < c.host_start)) {
+      t->bad.collectives++;
+      continue;
+    }
+    if (OVL_VEC_PUSH(&v, c)) {
+      rc = ovl_oom(err, "collectives");
+      break;
+    }
+  }
+  if (!rc && src != SQLITE_DONE) rc = db_error(t, err, src);
+  sqlite3_finalize(st);
+  if (rc) {
+    OVL_VEC_FREE(&v);
+    return rc;
+  }
+  *out = v.items;
+  *n = v.len;
+  return OVL_OK;
+}
+
+int ovl_trace_read_launches(ovl_trace *t, ovl_launch_rec **out, size_t *n, ovl_err *err) {
+  *out = NULL;
+  *n = 0;
+  if (!ovl_trace_has_table(t, "collective_launches")) return OVL_OK;
+  sqlite3_stmt *st = NULL;
+  int rc = prepare(t, "SELECT collective, correlation FROM collective_launches", &st, err);
+  OVL_VEC(ovl_launch_rec) v = {0};
+  int src = SQLITE_DONE;
+  t->bad.launches = 0;
+  while (!rc && (src = sqlite3_step(st)) == SQLITE_ROW) {
+    ovl_launch_rec l = {col_int(st, 0), col_int(st, 1)};
+    if (l.collective == OVL_NONE || l.correlation == OVL_NONE) {
+      t->bad.launches++;
+      continue;
+    }
+    if (OVL_VEC_PUSH(&v, l)) {
+      rc = ovl_oom(err, "collective_launches");
+      break;
+    }
+  }
+  if (!rc && src != SQLITE_DONE) rc = db_error(t, err, src);
+  sqlite3_finalize(st);
+  if (rc) {
+    OVL_VEC_FREE(&v);
+    return rc;
+  }
+  *out = v.items;
+  *n = v.len;
+  return OVL_OK;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Streams                                                                             */
+/* ---------------------------------------------------------------------------------- */
+
+int ovl_trace_scan_nvtx(ovl_trace *t, ovl_nvtx_fn fn, void *ctx, ovl_err *err) {
+  if (!ovl_trace_has_table(t, "nvtx")) return OVL_OK;
+  sqlite3_stmt *st = NULL;
+  int rc = prepare(t, "SELECT start, end, tid, domain, name FROM nvtx", &st, err);
+  int src = SQLITE_DONE;
+  t->bad.nvtx = 0;
+  while (!rc && (src = sqlite3_step(st)) == SQLITE_ROW) {
+    ovl_nvtx_row r;
+    r.start = col_int(st, 0);
+    r.end = col_int(st, 1);
+    r.tid = col_int(st, 2);
+    r.domain = (const char *)sqlite3_column_text(st, 3);
+    r.name = (const char *)sqlite3_column_text(st, 4);
+    if (r.start == OVL_NONE || !r.name || (r.end != OVL_NONE && r.end < r.start)) {
+      t->bad.nvtx++;
+      continue;
+    }
+    rc = fn(ctx, &r);
+  }
+  if (!rc && src != SQLITE_DONE && src != SQLITE_ROW) rc = db_error(t, err, src);
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* Scans api rows with rowid in [lo, hi] on connection db. */
+static int scan_api_range(ovl_trace *t, sqlite3 *db, int launches_only, int64_t lo, int64_t hi, ovl_api_fn fn,
+                          void *ctx, long *bad, ovl_err *err) {
+  sqlite3_stmt *st = NULL;
+  const char *sql = launches_only ? "SELECT start, correlation FROM api WHERE rowid BETWEEN ?1 AND ?2"
+                                  : "SELECT start, correlation, end, tid, name FROM api WHERE rowid BETWEEN ?1 AND ?2";
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+    return ovl_fail(err, OVL_EUSER, "%s: cannot read the trace: %s", t->path, sqlite3_errmsg(db));
+  sqlite3_bind_int64(st, 1, lo);
+  sqlite3_bind_int64(st, 2, hi);
+  int rc = OVL_OK, src;
+  while (!rc && (src = sqlite3_step(st)) == SQLITE_ROW) {
+    ovl_api_row r = {col_int(st, 0), OVL_NONE, OVL_NONE, col_int(st, 1), OVL_NONE};
+    if (!launches_only) {
+      r.end = col_int(st, 2);
+      r.tid = col_int(st, 3);
+      r.name = col_int(st, 4);
+    }
+    if (r.start == OVL_NONE || r.correlation == OVL_NONE ||
+        (!launches_only && (r.end == OVL_NONE || r.end < r.start))) {
+      (*bad)++;
+      continue;
+    }
+    rc = fn(ctx, &r);
+  }
+  if (!rc && src != SQLITE_DONE)
+    rc = ovl_fail(err, OVL_EUSER, "%s: corrupt or truncated trace database (%s)", t->path, sqlite3_errmsg(db));
+  sqlite3_finalize(st);
+  return rc;
+}
+
+int ovl_trace_scan_api(ovl_trace *t, int launches_only, ovl_api_fn fn, void *ctx, ovl_err *err) {
+  return ovl_trace_scan_api_split(t, launches_only, 1, fn, &ctx, err);
+}
+
+typedef struct api_part {
+  ovl_trace *t;
+  int launches_only;
+  int64_t lo, hi;
+  ovl_api_fn fn;
+  void *ctx;
+  long bad;
+  int rc;
+  ovl_err err;
+} api_part;
+
+static void *api_part_main(void *arg) {
+  api_part *p = arg;
+  sqlite3 *db = NULL;
+  if (sqlite3_open_v2(p->t->path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+    p->rc = ovl_fail(&p->err, OVL_EUSER, "%s: cannot open: %s", p->t->path, db ? sqlite3_errmsg(db) : "out of memory");
+  else
+    p->rc = scan_api_range(p->t, db, p->launches_only, p->lo, p->hi, p->fn, p->ctx, &p->bad, &p->err);
+  sqlite3_close(db);
+  return NULL;
+}
+
+int ovl_trace_scan_api_split(ovl_trace *t, int launches_only, size_t nparts, ovl_api_fn fn, void **ctxs,
+                             ovl_err *err) {
+  t->bad.api = 0;
+  if (!ovl_trace_has_table(t, "api")) return OVL_OK;
+  int64_t lo = 0, hi = -1;
+  sqlite3_stmt *st = NULL;
+  int rc = prepare(t, "SELECT min(rowid), max(rowid) FROM api", &st, err);
+  if (!rc && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+    lo = sqlite3_column_int64(st, 0);
+    hi = sqlite3_column_int64(st, 1);
+  }
+  sqlite3_finalize(st);
+  if (rc || hi < lo) return rc;
+  if (nparts < 1) nparts = 1;
+  api_part *parts = calloc(nparts, sizeof *parts);
+  pthread_t *threads = calloc(nparts, sizeof *threads);
+  int *started = calloc(nparts, sizeof *started);
+  if (!parts || !threads || !started) {
+    free(parts);
+    free(threads);
+    free(started);
+    return ovl_oom(err, "api scan");
+  }
+  int64_t span = (hi - lo) / (int64_t)nparts + 1;
+  for (size_t i = 0; i < nparts; i++) {
+    int64_t plo = lo + (int64_t)i * span;
+    int64_t phi = i + 1 == nparts ? hi : plo + span - 1;
+    parts[i] = (api_part){t, launches_only, plo, phi, fn, ctxs[i], 0, OVL_OK, {0, {0}}};
+    /* Part 0 runs here on the trace's own connection; the others on threads. */
+    if (i > 0) started[i] = pthread_create(&threads[i], NULL, api_part_main, &parts[i]) == 0;
+    if (i > 0 && !started[i]) api_part_main(&parts[i]);
+  }
+  parts[0].rc = scan_api_range(t, t->db, launches_only, parts[0].lo, parts[0].hi, fn, ctxs[0], &parts[0].bad,
+                               &parts[0].err);
+  for (size_t i = 0; i < nparts; i++) {
+    if (i > 0 && started[i]) pthread_join(threads[i], NULL);
+    t->bad.api += parts[i].bad;
+    if (!rc && parts[i].rc) {
+      rc = parts[i].rc;
+      if (err) *err = parts[i].err;
+    }
+  }
+  free(parts);
+  free(threads);
+  free(started);
+  return rc;
+}
+
+/* One table's rows, restored to start order. Rows that arrive in order (nearly all)
+** queue in a FIFO ring; rows that arrive earlier than the ring's tail go to a min-heap.
+** The next row is the smaller of the ring's head and the heap's top, so in-order input
+** costs O(1) per row. Together they hold at most `window` rows. */
+/* Rows travel from the reader thread to the cursor in batches. */
+#define BATCH_ROWS 2048
+#define QUEUE_BATCHES 8
+
+typedef struct row_batch {
+  size_t n;
+  ovl_work rows[BATCH_ROWS];
+} row_batch;
+
+/* A reader thread decodes a table's rows with its own connection while the caller works:
+** SQLite decoding and the analysis then run on two cores. Batches cycle between a free
+** list and a full list; both are bounded, so memory is fixed. */
+typedef struct row_reader {
+  pthread_t thread;
+  int started;
+  pthread_mutex_t lock;
+  pthread_cond_t changed;
+  row_batch *batches[QUEUE_BATCHES];
+  row_batch *full[QUEUE_BATCHES];
+  size_t full_head, full_len;
+  row_batch *free_list[QUEUE_BATCHES];
+  size_t free_len;
+  int done, stop;          /* reader finished (or failed) / caller wants it to quit */
+  int status;              /* reader's status when done */
+  ovl_err err;
+  long bad;                /* invalid rows skipped by the reader */
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  const char *path;
+  int is_memop, launch_dims;
+  row_batch *current;      /* batch being consumed */
+  size_t current_pos;
+} row_reader;
+
+typedef struct work_source {
+  row_reader reader;
+  int is_memop, launch_dims, exhausted;
+  long *bad;               /* counter in ovl_trace.bad */
+  size_t window;           /* rows held at most (>= 1) */
+  ovl_work *ring;          /* circular FIFO of ring_cap slots, grown on demand */
+  size_t ring_head, ring_len, ring_cap;
+  ovl_work *heap;          /* min-heap on start, heap_cap slots, grown on demand */
+  size_t heap_len, heap_cap;
+  int64_t last_start;      /* start of the row emitted last */
+  int has_head;            /* head holds the next row to emit */
+  ovl_work head;
+} work_source;
+
+struct ovl_work_cursor {
+  ovl_trace *t;
+  work_source src[2];      /* kernels, memops */
+  int nsrc;
+};
+
+/* Doubles a buffer of ovl_work, up to `limit` slots; returns 0 or -1. */
+static int grow(ovl_work **buf, size_t *cap, size_t limit) {
+  size_t ncap = *cap ? *cap * 2 : 256;
+  if (ncap > limit) ncap = limit;
+  ovl_work *p = realloc(*buf, ncap * sizeof *p);
+  if (!p) return -1;
+  *buf = p;
+  *cap = ncap;
+  return 0;
+}
+
+static int ring_push(work_source *s, const ovl_work *w) {
+  if (s->ring_len == s->ring_cap) {
+    ovl_work *ring = malloc((s->ring_cap ? s->ring_cap * 2 : 256) * sizeof *ring);
+    if (!ring) return -1;
+    for (size_t i = 0; i < s->ring_len; i++) ring[i] = s->ring[(s->ring_head + i) % s->ring_cap];
+    free(s->ring);
+    s->ring = ring;
+    s->ring_head = 0;
+    s->ring_cap = s->ring_cap ? s->ring_cap * 2 : 256;
+  }
+  s->ring[(s->ring_head + s->ring_len) % s->ring_cap] = *w;
+  s->ring_len++;
+  return 0;
+}
+
+static int heap_push(work_source *s, const ovl_work *w) {
+  if (s->heap_len == s->heap_cap && grow(&s->heap, &s->heap_cap, s->window)) return -1;
+  size_t i = s->heap_len++;
+  while (i > 0) {
+    size_t parent = (i - 1) / 2;
+    if (s->heap[parent].start <= w->start) break;
+    s->heap[i] = s->heap[parent];
+    i = parent;
+  }
+  s->heap[i] = *w;
+  return 0;
+}
+
+static void heap_pop(work_source *s, ovl_work *out) {
+  *out = s->heap[0];
+  ovl_work last = s->heap[--s->heap_len];
+  size_t i = 0, n = s->heap_len;
+  for (;;) {
+    size_t c = 2 * i + 1;
+    if (c >= n) break;
+    if (c + 1 < n && s->heap[c + 1].start < s->heap[c].start) c++;
+    if (last.start <= s->heap[c].start) break;
+    s->heap[i] = s->heap[c];
+    i = c;
+  }
+  if (n) s->heap[i] = last;
+}
+
+/* Decodes the next valid row of the reader's statement into *w: 1, 0 at the end, or
+** -status with rd->err set. Runs on the reader thread. */
+static int decode_row(row_reader *rd, ovl_work *w) {
+  for (;;) {
+    int src = sqlite3_step(rd->st);
+    if (src == SQLITE_DONE) return 0;
+    if (src != SQLITE_ROW) {
+      if (src == SQLITE_NOMEM) return -ovl_oom(&rd->err, "SQLite");
+      return -ovl_fail(&rd->err, OVL_EUSER, "%s: corrupt or truncated trace database (%s)", rd->path,
+                       sqlite3_errmsg(rd->db));
+    }
+    w->start = col_int(rd->st, 0);
+    w->end = col_int(rd->st, 1);
+    w->device = col_int(rd->st, 2);
+    w->stream = col_int(rd->st, 3);
+    w->correlation = col_int(rd->st, 4);
+    w->is_memop = rd->is_memop;
+    if (rd->is_memop) {
+      w->name = OVL_NONE;
+      col_text(rd->st, 5, w->memkind, sizeof w->memkind);
+      w->bytes = col_int(rd->st, 6);
+    } else {
+      w->name = col_int(rd->st, 5);
+      w->memkind[0] = 0;
+      w->bytes = OVL_NONE;
+    }
+    for (int i = 0; i < 3; i++) {
+      w->grid[i] = rd->launch_dims ? col_int(rd->st, 6 + i) : OVL_NONE;
+      w->block[i] = rd->launch_dims ? col_int(rd->st, 9 + i) : OVL_NONE;
+    }
+    if (w->start == OVL_NONE || w->end == OVL_NONE || w->device == OVL_NONE || w->end < w->start) {
+      rd->bad++;
+      continue;
+    }
+    if (w->stream == OVL_NONE) w->stream = -1;
+    return 1;
+  }
+}
+
+static void *reader_main(void *arg) {
+  row_reader *rd = arg;
+  int status = OVL_OK;
+  for (;;) {
+    pthread_mutex_lock(&rd->lock);
+    while (rd->free_len == 0 && !rd->stop) pthread_cond_wait(&rd->changed, &rd->lock);
+    if (rd->stop) {
+      pthread_mutex_unlock(&rd->lock);
+      break;
+    }
+    row_batch *b = rd->free_list[--rd->free_len];
+    pthread_mutex_unlock(&rd->lock);
+    b->n = 0;
+    int r = 1;
+    while (b->n < BATCH_ROWS && (r = decode_row(rd, &b->rows[b->n])) > 0) b->n++;
+    if (r < 0) status = -r;
+    pthread_mutex_lock(&rd->lock);
+    if (b->n > 0) rd->full[(rd->full_head + rd->full_len++) % QUEUE_BATCHES] = b;
+    else rd->free_list[rd->free_len++] = b;
+    pthread_cond_broadcast(&rd->changed);
+    pthread_mutex_unlock(&rd->lock);
+    if (r <= 0) break;
+  }
+  pthread_mutex_lock(&rd->lock);
+  rd->status = status;
+  rd->done = 1;
+  pthread_cond_broadcast(&rd->changed);
+  pthread_mutex_unlock(&rd->lock);
+  return NULL;
+}
+
+/* Next decoded row for the cursor: 1, 0 at the end, or -status with *err set. */
+static int read_row(ovl_trace *t, work_source *s, ovl_work *w, ovl_err *err) {
+  (void)t;
+  row_reader *rd = &s->reader;
+  if (rd->current && rd->current_pos < rd->current->n) {
+    *w = rd->current->rows[rd->current_pos++];
+    return 1;
+  }
+  pthread_mutex_lock(&rd->lock);
+  if (rd->current) {
+    rd->free_list[rd->free_len++] = rd->current;
+    rd->current = NULL;
+    pthread_cond_broadcast(&rd->changed);
+  }
+  while (rd->full_len == 0 && !rd->done) pthread_cond_wait(&rd->changed, &rd->lock);
+  int r;
+  if (rd->full_len > 0) {
+    rd->current = rd->full[rd->full_head];
+    rd->full_head = (rd->full_head + 1) % QUEUE_BATCHES;
+    rd->full_len--;
+    rd->current_pos = 0;
+    *w = rd->current->rows[rd->current_pos++];
+    r = 1;
+  } else if (rd->status) {
+    *err = rd->err;
+    r = -rd->status;
+  } else {
+    r = 0;
+  }
+  pthread_mutex_unlock(&rd->lock);
+  return r;
+}
+
+/* Starts the reader thread on its own read-only connection running `sql`. */
+static int reader_start(row_reader *rd, const char *path, const char *sql, int is_memop, int launch_dims,
+                        ovl_err *err) {
+  rd->path = path;
+  rd->is_memop = is_memop;
+  rd->launch_dims = launch_dims;
+  if (pthread_mutex_init(&rd->lock, NULL) || pthread_cond_init(&rd->changed, NULL))
+    return ovl_fail(err, OVL_EINTERNAL, "cannot create a reader lock");
+  for (int i = 0; i < QUEUE_BATCHES; i++) {
+    if (!(rd->batches[i] = malloc(sizeof *rd->batches[i]))) return ovl_oom(err, "row batches");
+    rd->free_list[rd->free_len++] = rd->batches[i];
+  }
+  if (sqlite3_open_v2(path, &rd->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+    return ovl_fail(err, OVL_EUSER, "%s: cannot open: %s", path, rd->db ? sqlite3_errmsg(rd->db) : "out of memory");
+  sqlite3_exec(rd->db, "PRAGMA cache_size=-2048;", NULL, NULL, NULL);
+  if (sqlite3_prepare_v2(rd->db, sql, -1, &rd->st, NULL) != SQLITE_OK)
+    return ovl_fail(err, OVL_EUSER, "%s: cannot read the trace: %s", path, sqlite3_errmsg(rd->db));
+  if (pthread_create(&rd->thread, NULL, reader_main, rd) != 0)
+    return ovl_fail(err, OVL_EINTERNAL, "cannot start a reader thread");
+  rd->started = 1;
+  return OVL_OK;
+}
+
+/* Stops and joins the reader thread; returns the rows it skipped as invalid. */
+static long reader_stop(row_reader *rd) {
+  if (rd->started) {
+    pthread_mutex_lock(&rd->lock);
+    rd->stop = 1;
+    pthread_cond_broadcast(&rd->changed);
+    pthread_mutex_unlock(&rd->lock);
+    pthread_join(rd->thread, NULL);
+    pthread_mutex_destroy(&rd->lock);
+    pthread_cond_destroy(&rd->changed);
+    rd->started = 0;
+  }
+  sqlite3_finalize(rd->st);
+  sqlite3_close(rd->db);
+  rd->st = NULL;
+  rd->db = NULL;
+  for (int i = 0; i < QUEUE_BATCHES; i++) free(rd->batches[i]);
+  memset(rd->batches, 0, sizeof rd->batches);
+  return rd->bad;
+}
+
+/* Makes s->head the next row in start order (or clears has_head at the end). */
+static int advance(ovl_trace *t, work_source *s, ovl_err *err) {
+  while (!s->exhausted && s->ring_len + s->heap_len < s->window) {
+    ovl_work w;
+    int r = read_row(t, s, &w, err);
+    if (r < 0) return -r;
+    if (r == 0) {
+      s->exhausted = 1;
+      *s->bad = s->reader.bad;
+      break;
+    }
+    int in_order = s->ring_len == 0 || w.start >= s->ring[(s->ring_head + s->ring_len - 1) % s->ring_cap].start;
+    if (in_order ? ring_push(s, &w) : heap_push(s, &w)) return ovl_oom(err, "reorder window");
+  }
+  if (s->ring_len == 0 && s->heap_len == 0) {
+    s->has_head = 0;
+    return OVL_OK;
+  }
+  if (s->heap_len > 0 && (s->ring_len == 0 || s->heap[0].start < s->ring[s->ring_head].start)) {
+    heap_pop(s, &s->head);
+  } else {
+    s->head = s->ring[s->ring_head];
+    s->ring_head = (s->ring_head + 1) % s->ring_cap;
+    s->ring_len--;
+  }
+  if (s->head.start < s->last_start)
+    return ovl_fail(err, OVL_EUNSORTED, "%s: %s rows are further out of start order than the reorder window",
+                    t->path, s->is_memop ? "memops" : "kernels");
+  s->last_start = s->head.start;
+  s->has_head = 1;
+  return OVL_OK;
+}
+
+static int open_source(ovl_trace *t, work_source *s, int is_memop, const ovl_work_options *opt, ovl_err *err) {
+  int has_dims = 0;
+  if (!is_memop && opt->launch_dims) {
+    sqlite3_stmt *probe = NULL;
+    has_dims = sqlite3_prepare_v2(t->db, "SELECT grid_x, grid_y, grid_z, block_x, block_y, block_z FROM kernels LIMIT 0",
+                                  -1, &probe, NULL) == SQLITE_OK;
+    sqlite3_finalize(probe);
+  }
+  char sql[256];
+  const char *order = opt->reorder_window ? "" : " ORDER BY start";
+  if (is_memop)
+    snprintf(sql, sizeof sql, "SELECT start, end, device, stream, correlation, kind, bytes FROM memops%s", order);
+  else if (has_dims)
+    snprintf(sql, sizeof sql,
+             "SELECT start, end, device, stream, correlation, name, grid_x, grid_y, grid_z, block_x, block_y, block_z"
+             " FROM kernels%s", order);
+  else
+    snprintf(sql, sizeof sql, "SELECT start, end, device, stream, correlation, name FROM kernels%s", order);
+  s->is_memop = is_memop;
+  s->launch_dims = has_dims;
+  s->bad = is_memop ? &t->bad.memops : &t->bad.kernels;
+  *s->bad = 0;
+  s->window = opt->reorder_window ? opt->reorder_window : 1;
+  s->last_start = INT64_MIN;
+  int rc = reader_start(&s->reader, t->path, sql, is_memop, has_dims, err);
+  if (!rc) rc = advance(t, s, err);
+  return rc;
+}
+
+int ovl_work_open(ovl_trace *t, const ovl_work_options *opt, ovl_work_cursor **out, ovl_err *err) {
+  *out = NULL;
+  ovl_work_cursor *c = calloc(1, sizeof *c);
+  if (!c) return ovl_oom(err, "work cursor");
+  c->t = t;
+  int rc = open_source(t, &c->src[c->nsrc++], 0, opt, err);
+  if (!rc && ovl_trace_has_table(t, "memops")) rc = open_source(t, &c->src[c->nsrc++], 1, opt, err);
+  if (rc) {
+    ovl_work_close(c);
+    return rc;
+  }
+  *out = c;
+  return OVL_OK;
+}
+
+int ovl_work_next(ovl_work_cursor *c, ovl_work *w, int *has_row, ovl_err *err) {
+  work_source *best = NULL;
+  for (int i = 0; i < c->nsrc; i++) {
+    work_source *s = &c->src[i];
+    if (s->has_head && (!best || s->head.start < best->head.start)) best = s;
+  }
+  *has_row = best != NULL;
+  if (!best) return OVL_OK;
+  *w = best->head;
+  return advance(c->t, best, err);
+}
+
+void ovl_work_close(ovl_work_cursor *c) {
+  if (!c) return;
+  for (int i = 0; i < c->nsrc; i++) {
+    reader_stop(&c->src[i].reader);
+    free(c->src[i].ring);
+    free(c->src[i].heap);
+  }
+  free(c);
+}

@@ -1,0 +1,101 @@
+/*
+** Read-only access to one ovl trace file (schema/ovl.sql).
+**
+** Small tables (meta, strings, collectives, collective_launches) are read into memory;
+** large ones are streamed: GPU work (kernels and memops, merged) in start order, NVTX and
+** API rows through callbacks. Memory does not grow with the number of kernels.
+**
+** Rows with NULL in a required field or end < start are skipped and counted in
+** ovl_trace_bad_rows(); they are warnings, not errors. Everything else that is wrong with
+** the file (not a trace, newer schema, corrupt pages) is an error "<path>: <problem>".
+*/
+#ifndef OVL_TRACE_READER_H
+#define OVL_TRACE_READER_H
+
+#include "../base/status.h"
+#include "../store/trace_rows.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Returned by ovl_work_next when rows are further out of start order than the reorder
+** window allows: reopen the cursor with reorder_window = 0 (sorted by SQLite). */
+#define OVL_EUNSORTED 3
+
+typedef struct ovl_trace ovl_trace;
+
+typedef struct ovl_bad_rows {
+  long kernels, memops, collectives, launches, nvtx, api;
+} ovl_bad_rows;
+
+/* A collectives row. Text fields are truncated to fit (names are short). */
+typedef struct ovl_coll_rec {
+  int64_t id, comm, rank, nranks, seq, count, bytes, peer, device, stream;
+  int64_t host_start, host_end, tid, group_id;
+  char op[16], dtype[16], redop[8];
+} ovl_coll_rec;
+
+typedef struct ovl_launch_rec {
+  int64_t collective, correlation;
+} ovl_launch_rec;
+
+/* One piece of GPU work: a kernel or a memop. */
+typedef struct ovl_work {
+  int64_t start, end, device, stream, correlation;
+  int64_t name;          /* kernels: strings.id (OVL_NONE when unknown); memops: OVL_NONE */
+  int64_t bytes;         /* memops: bytes moved or set; kernels: OVL_NONE */
+  int64_t grid[3], block[3];  /* kernels, when requested and stored; else OVL_NONE */
+  int is_memop;
+  char memkind[8];       /* memops: HtoD DtoH DtoD PtoP HtoH memset */
+} ovl_work;
+
+typedef struct ovl_work_cursor ovl_work_cursor;
+
+typedef struct ovl_work_options {
+  size_t reorder_window;  /* rows held to restore start order; 0 = let SQLite sort */
+  int launch_dims;        /* also read grid/block dimensions */
+} ovl_work_options;
+
+#define OVL_DEFAULT_REORDER_WINDOW 65536
+
+int ovl_trace_open(const char *path, ovl_trace **out, ovl_err *err);
+void ovl_trace_close(ovl_trace *t);
+
+const char *ovl_trace_path(const ovl_trace *t);
+/* meta value for `key`, or NULL when absent. */
+const char *ovl_trace_meta(const ovl_trace *t, const char *key);
+/* Parses meta `key` as an integer; returns `fallback` when absent or empty. */
+int64_t ovl_trace_meta_int(const ovl_trace *t, const char *key, int64_t fallback);
+/* strings.value for an id, or NULL. */
+const char *ovl_trace_string(const ovl_trace *t, int64_t id);
+/* Largest string id + 1 (for arrays indexed by string id), 0 when there are none. */
+int64_t ovl_trace_string_limit(const ovl_trace *t);
+int ovl_trace_has_table(const ovl_trace *t, const char *table);
+const ovl_bad_rows *ovl_trace_bad_rows(const ovl_trace *t);
+
+/* Reads every collectives row (ordered by id) / collective_launches row. Caller frees *out. */
+int ovl_trace_read_collectives(ovl_trace *t, ovl_coll_rec **out, size_t *n, ovl_err *err);
+int ovl_trace_read_launches(ovl_trace *t, ovl_launch_rec **out, size_t *n, ovl_err *err);
+
+/* Calls fn for every valid nvtx row in table order; the row's strings live until fn returns.
+** A non-zero return from fn stops the scan and is returned. */
+typedef int (*ovl_nvtx_fn)(void *ctx, const ovl_nvtx_row *row);
+int ovl_trace_scan_nvtx(ovl_trace *t, ovl_nvtx_fn fn, void *ctx, ovl_err *err);
+
+/* Calls fn for every valid api row in table order. With launches_only, only start and
+** correlation are read (end, tid and name are OVL_NONE): faster for step projection. */
+typedef int (*ovl_api_fn)(void *ctx, const ovl_api_row *row);
+int ovl_trace_scan_api(ovl_trace *t, int launches_only, ovl_api_fn fn, void *ctx, ovl_err *err);
+/* The same scan split into nparts rowid ranges read concurrently, each on its own thread
+** and connection; part i calls fn with ctxs[i]. Rows reach each part in table order, but
+** parts interleave: use it for order-independent work. */
+int ovl_trace_scan_api_split(ovl_trace *t, int launches_only, size_t nparts, ovl_api_fn fn, void **ctxs,
+                             ovl_err *err);
+
+/* GPU work, kernels and memops merged, in non-decreasing start order. */
+int ovl_work_open(ovl_trace *t, const ovl_work_options *opt, ovl_work_cursor **out, ovl_err *err);
+/* Sets *has_row to 1 and fills *w, or sets it to 0 at the end. May fail with OVL_EUNSORTED. */
+int ovl_work_next(ovl_work_cursor *c, ovl_work *w, int *has_row, ovl_err *err);
+void ovl_work_close(ovl_work_cursor *c);
+
+#endif

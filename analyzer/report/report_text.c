@@ -1,0 +1,139 @@
+/* Text report: see report_text.h. */
+#include "report_text.h"
+
+#include "../base/units.h"
+#include "../base/vec.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *ns_text(double ns, char *buf) { return ovl_format_ns(ns, buf, 32); }
+
+static const char *pct_text(double ratio, char *buf) {
+  if (isnan(ratio)) snprintf(buf, 32, "n/a");
+  else snprintf(buf, 32, "%.1f%%", ratio * 100.0);
+  return buf;
+}
+
+static const char *gbps_text(double v, char *buf) {
+  if (isnan(v)) snprintf(buf, 32, "-");
+  else snprintf(buf, 32, "%.2f", v);
+  return buf;
+}
+
+static int cmp_step_exposed(const void *pa, const void *pb) {
+  const ovl_step_result *a = *(const ovl_step_result *const *)pa, *b = *(const ovl_step_result *const *)pb;
+  if (a->totals.exposed != b->totals.exposed) return a->totals.exposed > b->totals.exposed ? -1 : 1;
+  return (a->index > b->index) - (a->index < b->index);
+}
+
+static int cmp_coll_exposed(const void *pa, const void *pb) {
+  const ovl_coll_result *a = *(const ovl_coll_result *const *)pa, *b = *(const ovl_coll_result *const *)pb;
+  if (a->exposed != b->exposed) return a->exposed > b->exposed ? -1 : 1;
+  return (a->order > b->order) - (a->order < b->order);
+}
+
+static void print_findings(FILE *out, const char *indent, const ovl_finding *f, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    char t[32];
+    fprintf(out, "%s[%s] %s", indent, f[i].code, f[i].message);
+    if (f[i].recoverable_ns > 0) fprintf(out, " (recoverable: %s)", ns_text((double)f[i].recoverable_ns, t));
+    fputc('\n', out);
+  }
+}
+
+static void print_collectives(FILE *out, const ovl_step_result *st, int64_t origin, const ovl_text_options *opt) {
+  const ovl_coll_result **sorted = malloc((st->ncolls ? st->ncolls : 1) * sizeof *sorted);
+  if (!sorted) return;
+  for (size_t i = 0; i < st->ncolls; i++) sorted[i] = &st->colls[i];
+  ovl_qsort(sorted, st->ncolls, sizeof *sorted, cmp_coll_exposed);
+  fprintf(out, "\n  Collectives of step %ld, most exposed first\n", st->index);
+  fprintf(out, "  %5s  %-13s %10s %6s %11s %10s %10s %10s %10s %10s\n", "order", "op", "bytes", "bucket", "gpu start",
+          "duration", "exposed", "stall", "algbw GB/s", "busbw GB/s");
+  size_t shown = st->ncolls < opt->max_collectives ? st->ncolls : opt->max_collectives;
+  for (size_t i = 0; i < shown; i++) {
+    const ovl_coll_result *c = sorted[i];
+    char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], bucket[24];
+    if (c->bytes != OVL_NONE) ovl_format_bytes((double)c->bytes, b1, sizeof b1);
+    else snprintf(b1, sizeof b1, "?");
+    if (c->bucket >= 0) snprintf(bucket, sizeof bucket, "%ld", c->bucket);
+    else snprintf(bucket, sizeof bucket, "-");
+    if (c->stall != OVL_NONE) ns_text((double)c->stall, b5);
+    else snprintf(b5, sizeof b5, "-");
+    fprintf(out, "  %5d  %-13s %10s %6s %11s %10s %10s %10s %10s %10s\n", c->order, ovl_op_name(c->op), b1, bucket,
+            ns_text((double)(c->gpu_start - origin), b2), ns_text((double)(c->gpu_end - c->gpu_start), b3),
+            ns_text((double)c->exposed, b4), b5, gbps_text(c->algbw_gbps, b6), gbps_text(c->busbw_gbps, b7));
+  }
+  if (shown < st->ncolls) fprintf(out, "  ... %zu more (use --all)\n", st->ncolls - shown);
+  free(sorted);
+}
+
+static void print_rank(FILE *out, const ovl_rank_result *r, const ovl_text_options *opt) {
+  char a[32], b[32], c[32], d[32], e[32], f[32];
+  char rank[32];
+  if (r->rank != OVL_NONE) snprintf(rank, sizeof rank, "rank %lld", (long long)r->rank);
+  else snprintf(rank, sizeof rank, "rank ?");
+  fprintf(out, "%s  device %lld  host %s  (%s)\n", rank, (long long)r->device, r->hostname ? r->hostname : "?",
+          r->trace_path);
+  fprintf(out, "  %ld kernels (%ld communication), %ld memops (%ld communication); ", r->n_kernels,
+          r->n_comm_kernels, r->n_memops, r->n_comm_memops);
+  switch (r->step_detection) {
+    case OVL_STEPS_NVTX:
+      fprintf(out, "%zu step%s from NVTX ranges, %s\n", r->nsteps, r->nsteps == 1 ? "" : "s",
+              r->step_projection == OVL_PROJECT_CORRELATION ? "projected through launch correlation"
+                                                            : "used as GPU time windows");
+      break;
+    case OVL_STEPS_PERIODIC:
+      fprintf(out, "%zu steps inferred from the collective sequence (%zu collective%s per step)\n", r->nsteps,
+              r->period, r->period == 1 ? "" : "s");
+      break;
+    case OVL_STEPS_WHOLE:
+      fprintf(out, "no steps found: the whole trace is one step\n");
+      break;
+  }
+  fprintf(out, "  compute %s   communication %s   exposed %s   overlap efficiency %s\n",
+          ns_text((double)r->totals.compute, a), ns_text((double)r->totals.comm, b),
+          ns_text((double)r->totals.exposed, c), pct_text(ovl_overlap_efficiency(&r->totals), d));
+  if (r->colls_without_gpu_work || r->colls_outside_steps)
+    fprintf(out, "  %ld collective calls launched no GPU work; %ld ran outside every step\n", r->colls_without_gpu_work,
+            r->colls_outside_steps);
+  print_findings(out, "  ", r->findings, r->nfindings);
+  if (r->nsteps == 0) return;
+
+  int64_t origin = r->totals.busy_start != INT64_MAX ? r->totals.busy_start : 0;
+  const ovl_step_result **sorted = malloc(r->nsteps * sizeof *sorted);
+  if (!sorted) return;
+  for (size_t i = 0; i < r->nsteps; i++) sorted[i] = &r->steps[i];
+  ovl_qsort(sorted, r->nsteps, sizeof *sorted, cmp_step_exposed);
+  fprintf(out, "\n  Steps, most exposed first\n");
+  fprintf(out, "  %5s %11s %10s %10s %10s %10s %10s %6s\n", "step", "start", "duration", "compute", "comm", "exposed",
+          "efficiency", "colls");
+  size_t shown = r->nsteps < opt->max_steps ? r->nsteps : opt->max_steps;
+  for (size_t i = 0; i < shown; i++) {
+    const ovl_step_result *st = sorted[i];
+    fprintf(out, "  %5ld %11s %10s %10s %10s %10s %10s %6zu\n", st->index, ns_text((double)(st->start - origin), a),
+            ns_text((double)(st->end - st->start), b), ns_text((double)st->totals.compute, c),
+            ns_text((double)st->totals.comm, d), ns_text((double)st->totals.exposed, e),
+            pct_text(ovl_overlap_efficiency(&st->totals), f), st->ncolls);
+  }
+  if (shown < r->nsteps) fprintf(out, "  ... %zu more (use --all)\n", r->nsteps - shown);
+  size_t detail = r->nsteps < opt->detail_steps ? r->nsteps : opt->detail_steps;
+  for (size_t i = 0; i < detail; i++) {
+    if (sorted[i]->ncolls) print_collectives(out, sorted[i], origin, opt);
+    print_findings(out, "  ", sorted[i]->findings, sorted[i]->nfindings);
+  }
+  free(sorted);
+}
+
+void ovl_report_text(FILE *out, const ovl_rank_result *ranks, size_t nranks, const ovl_finding *findings,
+                     size_t nfindings, const ovl_text_options *opt) {
+  for (size_t i = 0; i < nranks; i++) {
+    if (i) fputc('\n', out);
+    print_rank(out, &ranks[i], opt);
+  }
+  if (nfindings) {
+    fprintf(out, "\nJob findings\n");
+    print_findings(out, "  ", findings, nfindings);
+  }
+}

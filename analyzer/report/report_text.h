@@ -1,0 +1,24 @@
+/*
+** The human-readable `ovl report`: per rank a summary, a table of steps with the most
+** exposed first, and for the worst steps one line per collective, most exposed first.
+** Times are shown relative to the rank's first GPU activity.
+*/
+#ifndef OVL_REPORT_TEXT_H
+#define OVL_REPORT_TEXT_H
+
+#include "../analyze/analysis.h"
+
+#include <stdio.h>
+
+typedef struct ovl_text_options {
+  size_t max_steps;        /* rows in the step table */
+  size_t detail_steps;     /* steps whose collectives are listed */
+  size_t max_collectives;  /* collective lines per listed step */
+} ovl_text_options;
+
+#define OVL_TEXT_ALL ((size_t)-1)
+
+void ovl_report_text(FILE *out, const ovl_rank_result *ranks, size_t nranks, const ovl_finding *findings,
+                     size_t nfindings, const ovl_text_options *opt);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+** Plain structs for the rows of an ovl trace (schema/ovl.sql). Producers (the capture
+** library, `ovl simulate`, importers) fill them; the trace writer stores them; the loader
+** reads them back. OVL_NONE stands for SQL NULL in any integer field.
+*/
+#ifndef OVL_TRACE_ROWS_H
+#define OVL_TRACE_ROWS_H
+
+#include <stdint.h>
+
+#define OVL_NONE INT64_MIN
+#define OVL_SCHEMA_VERSION 1
+
+typedef struct ovl_kernel_row {
+  int64_t start, end;
+  int64_t device, stream, correlation;
+  int64_t name;                 /* strings.id, from ovl_tw_intern */
+  int64_t grid[3], block[3];    /* OVL_NONE when unknown */
+} ovl_kernel_row;
+
+typedef struct ovl_memop_row {
+  int64_t start, end;
+  int64_t device, stream, correlation;
+  const char *kind;             /* HtoD DtoH DtoD PtoP HtoH memset */
+  int64_t bytes;
+} ovl_memop_row;
+
+typedef struct ovl_collective_row {
+  int64_t id;                   /* OVL_NONE: let SQLite assign the next id */
+  int64_t comm, rank, nranks, seq;
+  const char *op;               /* AllReduce, ReduceScatter, ... (NCCL name without "nccl") */
+  int64_t count;
+  const char *dtype;            /* NCCL type name without "nccl": Float32, Int32, ... */
+  int64_t bytes;
+  const char *redop;            /* Sum, Prod, Max, Min, Avg, or NULL */
+  int64_t peer;
+  int64_t device, stream;
+  int64_t host_start, host_end, tid;
+  int64_t group_id;
+} ovl_collective_row;
+
+typedef struct ovl_nvtx_row {
+  int64_t start, end;           /* end = OVL_NONE for a mark */
+  int64_t tid;
+  const char *domain;           /* NULL for the default domain */
+  const char *name;
+} ovl_nvtx_row;
+
+typedef struct ovl_api_row {
+  int64_t start, end, tid, correlation;
+  int64_t name;                 /* strings.id */
+} ovl_api_row;
+
+#endif

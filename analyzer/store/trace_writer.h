@@ -1,0 +1,36 @@
+/*
+** Writes an ovl trace file (schema/ovl.sql). Rows are buffered in an open transaction
+** that is committed by ovl_tw_commit(), automatically every OVL_TW_AUTOCOMMIT_ROWS rows,
+** and by ovl_tw_close(). A writer is not thread-safe: use it from one thread.
+** Every function returns OVL_OK or an error code with *err set ("<path>: <problem>").
+*/
+#ifndef OVL_TRACE_WRITER_H
+#define OVL_TRACE_WRITER_H
+
+#include "../base/status.h"
+#include "trace_rows.h"
+
+#define OVL_TW_AUTOCOMMIT_ROWS 1000000
+
+typedef struct ovl_trace_writer ovl_trace_writer;
+
+/* Creates `path`, replacing an existing file, with the schema and meta.schema_version. */
+int ovl_tw_open(ovl_trace_writer **out, const char *path, ovl_err *err);
+
+int ovl_tw_meta(ovl_trace_writer *w, const char *key, const char *value, ovl_err *err);
+int ovl_tw_meta_int(ovl_trace_writer *w, const char *key, int64_t value, ovl_err *err);
+/* Returns in *id the strings.id of `text`, inserting it the first time it is seen. */
+int ovl_tw_intern(ovl_trace_writer *w, const char *text, int64_t *id, ovl_err *err);
+int ovl_tw_kernel(ovl_trace_writer *w, const ovl_kernel_row *r, ovl_err *err);
+int ovl_tw_memop(ovl_trace_writer *w, const ovl_memop_row *r, ovl_err *err);
+/* *id (may be NULL) receives the collective's id. */
+int ovl_tw_collective(ovl_trace_writer *w, const ovl_collective_row *r, int64_t *id, ovl_err *err);
+int ovl_tw_launch(ovl_trace_writer *w, int64_t collective, int64_t correlation, ovl_err *err);
+int ovl_tw_nvtx(ovl_trace_writer *w, const ovl_nvtx_row *r, ovl_err *err);
+int ovl_tw_api(ovl_trace_writer *w, const ovl_api_row *r, ovl_err *err);
+
+int ovl_tw_commit(ovl_trace_writer *w, ovl_err *err);
+/* Commits, leaves the file as a single self-contained database and frees w (even on error). */
+int ovl_tw_close(ovl_trace_writer *w, ovl_err *err);
+
+#endif

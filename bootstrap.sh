@@ -1,0 +1,57 @@
+#!/bin/sh
+# ovl set-up: installs what is missing, builds, then runs the demo or the whole test suite.
+#
+#   ./bootstrap.sh demo   build, then simulate a data-parallel job and report on its trace
+#   ./bootstrap.sh test   build, then run every test, normally and under ASan + UBSan
+#
+# Installing Debian packages needs root: run as root, or have sudo. With the CUDA toolkit
+# (under /usr/local/cuda or $CUDA_HOME) the capture library and workloads are built too.
+set -eu
+
+cd "$(dirname "$0")"
+mode=${1:-demo}
+case "$mode" in
+  demo|test) ;;
+  -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+  *) echo "bootstrap.sh: unknown mode '$mode' (demo or test)" >&2; exit 1 ;;
+esac
+
+# Debian packages the build and tests need.
+packages="build-essential cmake pkg-config libsqlite3-dev sqlite3"
+missing=""
+for p in $packages; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+  echo "bootstrap: installing$missing"
+  if [ "$(id -u)" = 0 ]; then sudo=""
+  elif command -v sudo >/dev/null 2>&1; then sudo="sudo"
+  else echo "bootstrap: need root (or sudo) to install:$missing" >&2; exit 1
+  fi
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+build() {  # build DIR [cmake args...]
+  dir=$1; shift
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+}
+
+build build
+if [ "$mode" = demo ]; then
+  mkdir -p ovl-trace
+  echo "== ovl simulate: the alpha-beta bucketing model (48 layers, 25 MB each)"
+  build/ovl simulate
+  echo
+  echo "== the 8-layer-bucket schedule written as a trace, then analysed"
+  build/ovl simulate --bucket-layers 8 --steps 3 --emit-trace ovl-trace/demo.sqlite >/dev/null
+  build/ovl report ovl-trace/demo.sqlite
+  echo
+  echo "JSON: build/ovl report --json ovl-trace/demo.sqlite"
+else
+  (cd build && ctest --output-on-failure -j "$jobs")
+  build build-asan -DOVL_SANITIZE=ON
+  (cd build-asan && ctest --output-on-failure -j "$jobs")
+fi

@@ -1,0 +1,90 @@
+-- ovl trace store, schema version 1.
+--
+-- One SQLite file per traced process. This file is the single source of truth for the
+-- schema: the build embeds it into every binary that writes traces (libovl.so, `ovl
+-- simulate`, `ovl import`). docs/schema.md documents every table and column.
+--
+-- Invariants:
+--   * every timestamp is an integer number of nanoseconds on the clock named in meta.clock;
+--   * end >= start for every interval row (readers skip and count rows that break this);
+--   * repeated text (kernel and API names) is stored once in `strings`.
+-- There are deliberately no indexes on the large tables: the capture library must insert
+-- a million rows per second, and the analyzer streams rows in insertion order.
+
+PRAGMA user_version = 1;
+
+CREATE TABLE IF NOT EXISTS meta (
+  key   TEXT PRIMARY KEY,
+  value TEXT
+);
+
+CREATE TABLE IF NOT EXISTS strings (
+  id    INTEGER PRIMARY KEY,
+  value TEXT NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS kernels (
+  start       INTEGER,
+  end         INTEGER,
+  device      INTEGER,
+  stream      INTEGER,
+  correlation INTEGER,
+  name        INTEGER,          -- strings.id
+  grid_x      INTEGER,
+  grid_y      INTEGER,
+  grid_z      INTEGER,
+  block_x     INTEGER,
+  block_y     INTEGER,
+  block_z     INTEGER
+);
+
+CREATE TABLE IF NOT EXISTS memops (
+  start       INTEGER,
+  end         INTEGER,
+  device      INTEGER,
+  stream      INTEGER,
+  correlation INTEGER,
+  kind        TEXT,             -- HtoD DtoH DtoD PtoP HtoH memset
+  bytes       INTEGER
+);
+
+CREATE TABLE IF NOT EXISTS collectives (
+  id          INTEGER PRIMARY KEY,
+  comm        INTEGER,          -- same value on every rank of the communicator
+  rank        INTEGER,
+  nranks      INTEGER,
+  seq         INTEGER,          -- per-communicator call counter, from 0
+  op          TEXT,             -- AllReduce ReduceScatter AllGather Broadcast Reduce AlltoAll Send Recv Gather Scatter
+  count       INTEGER,
+  dtype       TEXT,
+  bytes       INTEGER,          -- per-rank send size
+  redop       TEXT,
+  peer        INTEGER,          -- root or peer rank, -1 when none
+  device      INTEGER,
+  stream      INTEGER,          -- NULL when unknown
+  host_start  INTEGER,
+  host_end    INTEGER,
+  tid         INTEGER,
+  group_id    INTEGER           -- calls inside one ncclGroupStart/End share it; NULL otherwise
+);
+
+CREATE TABLE IF NOT EXISTS collective_launches (
+  collective  INTEGER,          -- collectives.id
+  correlation INTEGER           -- kernels/memops.correlation of the GPU work it launched
+);
+
+CREATE TABLE IF NOT EXISTS nvtx (
+  start       INTEGER,
+  end         INTEGER,          -- NULL for a mark
+  tid         INTEGER,
+  domain      TEXT,             -- NULL for the default domain
+  name        TEXT
+);
+
+CREATE TABLE IF NOT EXISTS api (
+  start       INTEGER,
+  end         INTEGER,
+  tid         INTEGER,
+  correlation INTEGER,
+  name        INTEGER           -- strings.id
+);

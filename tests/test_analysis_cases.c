@@ -1,0 +1,333 @@
+/*
+** Hand-built traces with answers worked out by hand, analysed through the whole path
+** (trace file -> loader -> classification -> steps -> sweep -> results).
+*/
+#include "analyze/analysis.h"
+#include "check.h"
+#include "trace_builder.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+static const char *NCCL_AR = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
+static const char *NCCL_AG = "ncclDevKernel_AllGather_RING_LL";
+
+/* Analyses path with default options; exits on failure (the input is known good). */
+static ovl_rank_result *analyse(const char *path, size_t *n) {
+  ovl_analysis_ctx ctx;
+  ovl_analysis_options opt = {0};
+  ovl_err err = {0};
+  ovl_rank_result *r = NULL;
+  if (ovl_analysis_ctx_init(&ctx, &opt, &err) || ovl_analyze_file(&ctx, path, &r, n, &err)) {
+    fprintf(stderr, "analysis of %s failed: %s\n", path, err.msg);
+    exit(2);
+  }
+  ovl_analysis_ctx_free(&ctx);
+  return r;
+}
+
+static void release(ovl_rank_result *r, size_t n) {
+  for (size_t i = 0; i < n; i++) ovl_rank_result_free(&r[i]);
+  free(r);
+}
+
+/* Compute on two streams, an NCCL kernel (no collectives row) partly after them. */
+static void several_streams(void) {
+  const char *path = tb_temp_path("streams.sqlite");
+  tb b;
+  tb_open(&b, path);
+  tb_kernel(&b, "gemm", 0, 100, 0, 1);
+  tb_kernel(&b, "gemm", 50, 150, 0, 2);
+  tb_kernel(&b, NCCL_AR, 120, 200, 0, 3);
+  tb_close(&b);
+  size_t n;
+  ovl_rank_result *r = analyse(path, &n);
+  CHECK_I64(n, 1);
+  CHECK_I64(r[0].totals.compute, 150);
+  CHECK_I64(r[0].totals.comm, 80);
+  CHECK_I64(r[0].totals.exposed, 50);
+  CHECK_NEAR(ovl_overlap_efficiency(&r[0].totals), 1.0 - 50.0 / 80.0, 1e-12);
+  CHECK(r[0].step_detection == OVL_STEPS_WHOLE);
+  CHECK_I64(r[0].nsteps, 1);
+  CHECK_I64(r[0].n_kernels, 3);
+  CHECK_I64(r[0].n_comm_kernels, 1);
+  CHECK_I64(r[0].steps[0].ncolls, 1);
+  CHECK(r[0].steps[0].colls[0].op == OVL_OP_ALLREDUCE);
+  CHECK_I64(r[0].steps[0].colls[0].exposed, 50);
+  CHECK_I64(r[0].steps[0].colls[0].bytes, OVL_NONE);
+  CHECK_I64(r[0].steps[0].start, 0);
+  CHECK_I64(r[0].steps[0].end, 200);
+  release(r, n);
+  remove(path);
+}
+
+/* Two communication streams overlapping each other: counted once, exposure per collective. */
+static void overlapping_comm(void) {
+  const char *path = tb_temp_path("twocomm.sqlite");
+  tb b;
+  tb_open(&b, path);
+  int64_t c1 = tb_kernel(&b, NCCL_AR, 0, 100, 0, 3);
+  int64_t c2 = tb_kernel(&b, NCCL_AG, 50, 150, 0, 4);
+  tb_kernel(&b, "gemm", 80, 120, 0, 1);
+  tb_collective(&b, "AllReduce", 4000, 4, 0, c1);
+  tb_collective(&b, "AllGather", 1000, 4, 1, c2);
+  tb_close(&b);
+  size_t n;
+  ovl_rank_result *r = analyse(path, &n);
+  CHECK_I64(r[0].totals.comm, 150);
+  CHECK_I64(r[0].totals.compute, 40);
+  CHECK_I64(r[0].totals.exposed, 110);
+  CHECK_I64(r[0].steps[0].ncolls, 2);
+  const ovl_coll_result *ar = &r[0].steps[0].colls[0], *ag = &r[0].steps[0].colls[1];
+  CHECK(ar->op == OVL_OP_ALLREDUCE && ag->op == OVL_OP_ALLGATHER);
+  CHECK_I64(ar->exposed, 80);
+  CHECK_I64(ag->exposed, 60);
+  CHECK_I64(ar->order, 0);
+  CHECK_I64(ag->order, 1);
+  /* nccl-tests conventions: AllReduce algbw = bytes/t, busbw x 2(n-1)/n; AllGather moves n x bytes */
+  CHECK_NEAR(ar->algbw_gbps, 4000.0 / 100.0, 1e-9);
+  CHECK_NEAR(ar->busbw_gbps, 4000.0 / 100.0 * 2.0 * 3.0 / 4.0, 1e-9);
+  CHECK_NEAR(ag->algbw_gbps, 4.0 * 1000.0 / 100.0, 1e-9);
+  CHECK_NEAR(ag->busbw_gbps, 4.0 * 1000.0 / 100.0 * 3.0 / 4.0, 1e-9);
+  release(r, n);
+  remove(path);
+}
+
+/* Memops are memory, never compute; a memop linked to a collective is communication. */
+static void memops_during_comm(void) {
+  const char *path = tb_temp_path("memops.sqlite");
+  tb b;
+  tb_open(&b, path);
+  tb_kernel(&b, NCCL_AR, 0, 100, 0, 3);
+  tb_memop(&b, "HtoD", 20, 60, 0, 5, 1 << 20);
+  int64_t ce = tb_memop(&b, "DtoD", 100, 150, 0, 6, 1 << 20);
+  tb_collective(&b, "AllGather", 1 << 20, 2, 5, ce);
+  tb_close(&b);
+  size_t n;
+  ovl_rank_result *r = analyse(path, &n);
+  CHECK_I64(r[0].totals.compute, 0);
+  CHECK_I64(r[0].totals.comm, 150);
+  CHECK_I64(r[0].totals.exposed, 150);
+  CHECK_I64(r[0].totals.memory, 40);
+  CHECK_I64(r[0].n_memops, 2);
+  CHECK_I64(r[0].n_comm_memops, 1);
+  CHECK(ovl_overlap_efficiency(&r[0].totals) == 0.0);
+  release(r, n);
+  remove(path);
+}
+
+/* Zero-length kernels hide nothing and count nothing; a zero-length collective is listed. */
+static void zero_length(void) {
+  const char *path = tb_temp_path("zero.sqlite");
+  tb b;
+  tb_open(&b, path);
+  tb_kernel(&b, NCCL_AR, 0, 50, 0, 3);
+  tb_kernel(&b, "gemm", 10, 10, 0, 1);
+  int64_t z = tb_kernel(&b, NCCL_AR, 60, 60, 0, 3);
+  tb_collective(&b, "AllReduce", 64, 2, 55, z);
+  tb_kernel(&b, "gemm", 50, 80, 0, 1);  /* touches the first NCCL kernel */
+  tb_close(&b);
+  size_t n;
+  ovl_rank_result *r = analyse(path, &n);
+  CHECK_I64(r[0].totals.comm, 50);
+  CHECK_I64(r[0].totals.compute, 30);
+  CHECK_I64(r[0].totals.exposed, 50);
+  CHECK_I64(r[0].n_comm_kernels, 2);
+  CHECK_I64(r[0].steps[0].ncolls, 2);
+  int found = 0;
+  for (size_t i = 0; i < r[0].steps[0].ncolls; i++) {
+    const ovl_coll_result *c = &r[0].steps[0].colls[i];
+    if (c->id == OVL_NONE) continue;
+    found = 1;
+    CHECK_I64(c->gpu_start, 60);
+    CHECK_I64(c->gpu_end, 60);
+    CHECK_I64(c->exposed, 0);
+    CHECK(isnan(c->algbw_gbps));
+  }
+  CHECK(found);
+  release(r, n);
+  remove(path);
+}
+
+/* A kernel whose name says nothing is communication because a collectives row claims it. */
+static void linked_only(void) {
+  const char *path = tb_temp_path("linked.sqlite");
+  tb b;
+  tb_open(&b, path);
+  int64_t k = tb_kernel(&b, "my_custom_reduce_kernel", 0, 100, 0, 3);
+  tb_kernel(&b, "gemm", 50, 80, 0, 1);
+  tb_collective(&b, "AllReduce", 1000, 2, 0, k);
+  tb_close(&b);
+  size_t n;
+  ovl_rank_result *r = analyse(path, &n);
+  CHECK_I64(r[0].totals.comm, 100);
+  CHECK_I64(r[0].totals.compute, 30);
+  CHECK_I64(r[0].totals.exposed, 70);
+  CHECK_I64(r[0].n_comm_kernels, 1);
+  CHECK_I64(r[0].steps[0].colls[0].exposed, 70);
+  CHECK_I64(r[0].steps[0].colls[0].bytes, 1000);
+  release(r, n);
+  remove(path);
+
+  /* Without the row, the same kernel is compute. */
+  tb_open(&b, path);
+  tb_kernel(&b, "my_custom_reduce_kernel", 0, 100, 0, 3);
+  tb_kernel(&b, "gemm", 50, 80, 0, 1);
+  tb_close(&b);
+  r = analyse(path, &n);
+  CHECK_I64(r[0].totals.comm, 0);
+  CHECK_I64(r[0].totals.compute, 100);
+  CHECK(isnan(ovl_overlap_efficiency(&r[0].totals)));
+  release(r, n);
+  remove(path);
+}
+
+/* Two NVTX steps. Host ranges [0,500) and [500,1000); step 0's GPU work lags past 500.
+** With api rows, steps are projected through launch correlation; without, by time. */
+static void two_nvtx_steps(int with_api) {
+  const char *path = tb_temp_path(with_api ? "steps-api.sqlite" : "steps-time.sqlite");
+  tb b;
+  tb_open(&b, path);
+  tb_nvtx(&b, "ovl", "step", 0, 500);
+  tb_nvtx(&b, NULL, "ovl:step", 500, 1000);
+  /* step 0: launched at 10, 20, 30, 40 */
+  int64_t k0 = tb_kernel(&b, "gemm", 100, 300, 0, 1);
+  int64_t n0 = tb_kernel(&b, NCCL_AR, 250, 400, 0, 3);
+  int64_t k1 = tb_kernel(&b, "gemm", 450, 480, 0, 1);
+  int64_t k2 = tb_kernel(&b, "gemm", 520, 560, 0, 1);   /* lags past the host range */
+  tb_collective(&b, "AllReduce", 1500, 2, 20, n0);
+  tb_nvtx(&b, "ovl", "grad_ready bucket=0 bytes=1500", 15, OVL_NONE);
+  tb_nvtx(&b, "ovl", "bucket 0", 19, 25);
+  /* step 1: launched at 510, 520 */
+  int64_t k3 = tb_kernel(&b, "gemm", 600, 700, 0, 1);
+  int64_t n1 = tb_kernel(&b, NCCL_AR, 650, 900, 0, 3);
+  tb_collective(&b, "AllReduce", 1500, 2, 520, n1);
+  tb_nvtx(&b, NULL, "ovl:grad_ready bucket=0 bytes=1500", 505, OVL_NONE);
+  tb_nvtx(&b, NULL, "ovl:bucket 0", 515, 530);
+  if (with_api) {
+    tb_api(&b, 10, 11, k0);
+    tb_api(&b, 20, 21, n0);
+    tb_api(&b, 30, 31, k1);
+    tb_api(&b, 40, 41, k2);
+    tb_api(&b, 510, 511, k3);
+    tb_api(&b, 520, 521, n1);
+  }
+  tb_close(&b);
+  size_t n;
+  ovl_rank_result *r = analyse(path, &n);
+  CHECK(r[0].step_detection == OVL_STEPS_NVTX);
+  CHECK(r[0].step_projection == (with_api ? OVL_PROJECT_CORRELATION : OVL_PROJECT_TIME));
+  CHECK_I64(r[0].nsteps, 2);
+  const ovl_step_result *s0 = &r[0].steps[0], *s1 = &r[0].steps[1];
+  if (with_api) {
+    /* windows [100, 600) and [600, 900): the lagging kernel stays in step 0 */
+    CHECK_I64(s0->start, 100);
+    CHECK_I64(s0->end, 600);
+    CHECK_I64(s1->start, 600);
+    CHECK_I64(s1->end, 900);
+    CHECK_I64(s0->totals.compute, 200 + 30 + 40);
+    CHECK_I64(s1->totals.compute, 100);
+  } else {
+    CHECK_I64(s0->start, 0);
+    CHECK_I64(s0->end, 500);
+    CHECK_I64(s0->totals.compute, 200 + 30);
+    CHECK_I64(s1->totals.compute, 40 + 100);
+  }
+  CHECK_I64(s0->totals.comm, 150);
+  CHECK_I64(s0->totals.exposed, 100);
+  CHECK_NEAR(ovl_overlap_efficiency(&s0->totals), 1.0 - 100.0 / 150.0, 1e-12);
+  CHECK_I64(s1->totals.comm, 250);
+  CHECK_I64(s1->totals.exposed, 200);
+  CHECK_I64(s0->ncolls, 1);
+  CHECK_I64(s1->ncolls, 1);
+  /* bucket ranges and gradient-ready marks, in both NVTX spellings */
+  CHECK_I64(s0->colls[0].bucket, 0);
+  CHECK_I64(s0->colls[0].ready, 15);
+  CHECK_I64(s0->colls[0].stall, 5);
+  CHECK_I64(s1->colls[0].bucket, 0);
+  CHECK_I64(s1->colls[0].ready, 505);
+  CHECK_I64(s1->colls[0].stall, 15);
+  CHECK_I64(r[0].nmarks, 2);
+  CHECK_I64(r[0].marks[0].step, 0);
+  CHECK_I64(r[0].marks[1].step, 1);
+  CHECK_I64(r[0].totals.exposed, 300);
+  release(r, n);
+  remove(path);
+}
+
+/* Work on two devices gives two rank results. */
+static void two_devices(void) {
+  const char *path = tb_temp_path("devices.sqlite");
+  tb b;
+  tb_open(&b, path);
+  tb_kernel(&b, "gemm", 0, 100, 0, 1);
+  tb_kernel(&b, NCCL_AR, 50, 150, 0, 2);
+  tb_kernel(&b, "gemm", 0, 10, 1, 1);
+  tb_kernel(&b, NCCL_AR, 5, 105, 1, 2);
+  tb_close(&b);
+  size_t n;
+  ovl_rank_result *r = analyse(path, &n);
+  CHECK_I64(n, 2);
+  for (size_t i = 0; i < n; i++) {
+    if (r[i].device == 0) CHECK_I64(r[i].totals.exposed, 50);
+    else CHECK_I64(r[i].totals.exposed, 95);
+  }
+  CHECK(r[0].device != r[1].device);
+  release(r, n);
+  remove(path);
+}
+
+/* No step ranges: steps inferred from the repeating collective sequence, after a first
+** iteration with one large bucket. */
+static void periodic_steps(void) {
+  const char *path = tb_temp_path("periodic.sqlite");
+  tb b;
+  tb_open(&b, path);
+  static const int64_t sizes[3] = {1 << 20, 25 << 20, 10 << 20};
+  int64_t t = 0;
+  /* iteration 0: compute then one bucket with everything */
+  tb_kernel(&b, "fwd_bwd", t, t + 1000, 0, 1);
+  int64_t k = tb_kernel(&b, NCCL_AR, t + 1000, t + 1400, 0, 2);
+  tb_collective(&b, "AllReduce", 36 << 20, 8, t + 1000, k);
+  t += 2000;
+  for (int step = 0; step < 4; step++) {
+    tb_kernel(&b, "forward", t, t + 300, 0, 1);
+    for (int i = 0; i < 3; i++) {
+      int64_t s = t + 300 + 200 * i;
+      tb_kernel(&b, "backward", s, s + 200, 0, 1);
+      int64_t c = tb_kernel(&b, NCCL_AR, s + 200, s + 350, 0, 2);
+      tb_collective(&b, "AllReduce", sizes[i], 8, s + 200, c);
+    }
+    t += 2000;
+  }
+  tb_close(&b);
+  size_t n;
+  ovl_rank_result *r = analyse(path, &n);
+  CHECK(r[0].step_detection == OVL_STEPS_PERIODIC);
+  CHECK_I64(r[0].period, 3);
+  CHECK_I64(r[0].nsteps, 5);
+  CHECK_I64(r[0].steps[0].ncolls, 1);
+  for (size_t s = 1; s < r[0].nsteps; s++) {
+    CHECK_I64(r[0].steps[s].ncolls, 3);
+    CHECK_I64(r[0].steps[s].colls[0].bytes, sizes[0]);
+    /* each step holds its forward, backward and collectives: 150 ns exposed at the end */
+    CHECK_I64(r[0].steps[s].totals.exposed, 150);
+    CHECK_I64(r[0].steps[s].totals.compute, 900);
+  }
+  CHECK_I64(r[0].steps[0].totals.exposed, 400);
+  release(r, n);
+  remove(path);
+}
+
+int main(void) {
+  several_streams();
+  overlapping_comm();
+  memops_during_comm();
+  zero_length();
+  linked_only();
+  two_nvtx_steps(1);
+  two_nvtx_steps(0);
+  two_devices();
+  periodic_steps();
+  return check_summary();
+}

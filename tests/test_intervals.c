@@ -1,0 +1,175 @@
+/*
+** Interval algebra and the streaming sweep against a brute-force reference: thousands of
+** random cases on a small integer time grid, where the reference simply marks every
+** nanosecond. Cases include zero-length, touching, nested and identical intervals.
+*/
+#include "analyze/intervals.h"
+#include "analyze/sweep.h"
+#include "check.h"
+
+#include <stdlib.h>
+
+#define GRID 160
+
+static unsigned rng_state = 12345;
+static unsigned rnd(unsigned n) {
+  rng_state = rng_state * 1103515245u + 12345u;
+  return (rng_state >> 8) % n;
+}
+
+static size_t random_intervals(ovl_interval *v, size_t max) {
+  size_t n = rnd((unsigned)max + 1);
+  for (size_t i = 0; i < n; i++) {
+    int64_t s = rnd(GRID);
+    int64_t len = rnd(5) == 0 ? 0 : rnd(40);  /* some zero-length */
+    if (rnd(8) == 0 && i > 0) s = v[i - 1].end;  /* touching */
+    v[i].start = s;
+    v[i].end = s + len < GRID ? s + len : GRID;
+  }
+  return n;
+}
+
+static void mark(unsigned char *cells, const ovl_interval *v, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    for (int64_t t = v[i].start; t < v[i].end; t++) cells[t] = 1;
+}
+
+static void test_algebra(void) {
+  for (int round = 0; round < 3000; round++) {
+    ovl_interval a[24], b[24], out[48];
+    size_t na = random_intervals(a, 24), nb = random_intervals(b, 24);
+    unsigned char ca[GRID] = {0}, cb[GRID] = {0};
+    mark(ca, a, na);
+    mark(cb, b, nb);
+    na = ovl_intervals_normalize(a, na);
+    nb = ovl_intervals_normalize(b, nb);
+    /* normalized: sorted, positive length, neither overlapping nor touching */
+    for (size_t i = 0; i < na; i++) {
+      CHECK(a[i].end > a[i].start);
+      if (i) CHECK(a[i].start > a[i - 1].end);
+    }
+    int64_t ua = 0, ub = 0, both = 0, a_not_b = 0, clip = 0;
+    int64_t lo = rnd(GRID), hi = lo + rnd(GRID);
+    for (int t = 0; t < GRID; t++) {
+      ua += ca[t];
+      ub += cb[t];
+      both += ca[t] && cb[t];
+      a_not_b += ca[t] && !cb[t];
+      clip += ca[t] && t >= lo && t < hi;
+    }
+    CHECK_I64(ovl_intervals_length(a, na), ua);
+    CHECK_I64(ovl_intervals_length(b, nb), ub);
+    CHECK_I64(ovl_intervals_overlap(a, na, b, nb), both);
+    size_t nd = ovl_intervals_subtract(a, na, b, nb, out);
+    CHECK_I64(ovl_intervals_length(out, nd), a_not_b);
+    for (size_t i = 1; i < nd; i++) CHECK(out[i].start >= out[i - 1].end);
+    CHECK_I64(ovl_intervals_clip_length(a, na, lo, hi), clip);
+  }
+}
+
+/* Random GPU work on several streams through the sweep, with static step windows and
+** collectives, compared with per-nanosecond brute force. */
+typedef struct item {
+  ovl_sweep_item s;
+  int32_t colls[3];
+} item;
+
+static int cmp_item(const void *pa, const void *pb) {
+  const item *a = pa, *b = pb;
+  return (a->s.start > b->s.start) - (a->s.start < b->s.start);
+}
+
+static void test_sweep(void) {
+  enum { NCOLL = 6, MAXITEMS = 40 };
+  for (int round = 0; round < 3000; round++) {
+    item items[MAXITEMS];
+    size_t n = rnd(MAXITEMS) + 1;
+    for (size_t i = 0; i < n; i++) {
+      item *it = &items[i];
+      int64_t s = rnd(GRID), len = rnd(4) == 0 ? 0 : rnd(50);
+      it->s.start = s;
+      it->s.end = s + len < GRID ? s + len : GRID;
+      it->s.cls = (ovl_work_class)rnd(3);
+      it->s.colls = NULL;
+      it->s.ncolls = 0;
+      it->s.coll = -1;
+      it->s.close_step = -1;
+      if (it->s.cls == OVL_CLASS_COMM) {
+        unsigned k = rnd(3);
+        for (unsigned j = 0; j < k; j++) it->colls[j] = (int32_t)rnd(NCOLL);
+        if (k == 1 && rnd(2)) {  /* single collective given inline */
+          it->s.coll = it->colls[0];
+          it->s.ncolls = 1;
+        } else {
+          it->s.ncolls = k;
+        }
+      }
+    }
+    qsort(items, n, sizeof *items, cmp_item);
+    for (size_t i = 0; i < n; i++)
+      if (items[i].s.ncolls > 0 && items[i].s.coll < 0) items[i].s.colls = items[i].colls;
+
+    /* 0 to 3 disjoint windows */
+    ovl_step_windows win;
+    size_t nwin = rnd(4);
+    CHECK(ovl_windows_init(&win, nwin) == 0);
+    int64_t edge = rnd(30);
+    for (size_t w = 0; w < nwin; w++) {
+      int64_t s = edge + rnd(20), e = s + rnd(60);
+      ovl_windows_set(&win, w, s, e);
+      edge = e;
+    }
+    int64_t exposed[NCOLL] = {0};
+    int32_t running[NCOLL] = {0};
+    ovl_coll_state cs = {exposed, running, NCOLL};
+    ovl_sweep sw;
+    CHECK(ovl_sweep_init(&sw, &win, &cs) == 0);
+    for (size_t i = 0; i < n; i++) CHECK(ovl_sweep_add(&sw, &items[i].s) == 0);
+    CHECK(ovl_sweep_finish(&sw) == 0);
+
+    /* brute force */
+    int64_t comp = 0, comm = 0, expo = 0, mem = 0, wexp[3] = {0}, wcomm[3] = {0}, wcomp[3] = {0};
+    int64_t cexp[NCOLL] = {0};
+    for (int t = 0; t < GRID; t++) {
+      int c[3] = {0};
+      int active[NCOLL] = {0};
+      for (size_t i = 0; i < n; i++) {
+        if (t < items[i].s.start || t >= items[i].s.end) continue;
+        c[items[i].s.cls] = 1;
+        for (uint32_t k = 0; k < items[i].s.ncolls; k++)
+          active[items[i].s.coll >= 0 ? items[i].s.coll : items[i].colls[k]] = 1;
+      }
+      int e = c[OVL_CLASS_COMM] && !c[OVL_CLASS_COMPUTE];
+      comp += c[OVL_CLASS_COMPUTE];
+      comm += c[OVL_CLASS_COMM];
+      mem += c[OVL_CLASS_MEMORY];
+      expo += e;
+      for (int k = 0; k < NCOLL; k++) cexp[k] += e && active[k];
+      for (size_t w = 0; w < nwin; w++) {
+        if (t < win.start[w] || t >= win.end[w]) continue;
+        wexp[w] += e;
+        wcomm[w] += c[OVL_CLASS_COMM];
+        wcomp[w] += c[OVL_CLASS_COMPUTE];
+      }
+    }
+    CHECK_I64(sw.total.compute, comp);
+    CHECK_I64(sw.total.comm, comm);
+    CHECK_I64(sw.total.exposed, expo);
+    CHECK_I64(sw.total.memory, mem);
+    for (int k = 0; k < NCOLL; k++) CHECK_I64(exposed[k], cexp[k]);
+    for (size_t w = 0; w < nwin; w++) {
+      CHECK_I64(sw.steps[w].exposed, wexp[w]);
+      CHECK_I64(sw.steps[w].comm, wcomm[w]);
+      CHECK_I64(sw.steps[w].compute, wcomp[w]);
+    }
+    for (int k = 0; k < NCOLL; k++) CHECK_I64(running[k], 0);
+    ovl_sweep_free(&sw);
+    ovl_windows_free(&win);
+  }
+}
+
+int main(void) {
+  test_algebra();
+  test_sweep();
+  return check_summary();
+}

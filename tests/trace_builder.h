@@ -1,0 +1,29 @@
+/*
+** Helpers for tests that build small ovl traces by hand with the real trace writer.
+** Every helper aborts the test (exit 2) on a writer error: a test that cannot build its
+** input must not pass.
+*/
+#ifndef OVL_TEST_TRACE_BUILDER_H
+#define OVL_TEST_TRACE_BUILDER_H
+
+#include "store/trace_writer.h"
+
+typedef struct tb {
+  ovl_trace_writer *w;
+  int64_t next_correlation;
+} tb;
+
+/* Creates a trace at path with the required meta keys (rank 0, world_size 1). */
+void tb_open(tb *b, const char *path);
+void tb_close(tb *b);
+/* A kernel; returns its correlation id. */
+int64_t tb_kernel(tb *b, const char *name, int64_t start, int64_t end, int64_t device, int64_t stream);
+int64_t tb_memop(tb *b, const char *kind, int64_t start, int64_t end, int64_t device, int64_t stream, int64_t bytes);
+/* A collectives row linked to the GPU work with `correlation` (OVL_NONE: no link). Returns its id. */
+int64_t tb_collective(tb *b, const char *op, int64_t bytes, int64_t nranks, int64_t host_start, int64_t correlation);
+void tb_nvtx(tb *b, const char *domain, const char *name, int64_t start, int64_t end);
+void tb_api(tb *b, int64_t start, int64_t end, int64_t correlation);
+/* A temporary file path under TMPDIR (or /tmp) unique to this process: "<dir>/ovl-test-<pid>-<tag>". */
+const char *tb_temp_path(const char *tag);
+
+#endif
