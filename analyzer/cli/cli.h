@@ -26,6 +26,12 @@ int ovl_cli_fail(const ovl_err *err);
 int ovl_cli_usage(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Reports the option getopt_long rejected (call on '?' or ':'). Returns 1. */
 int ovl_cli_bad_option(const char *verb, char **argv);
+struct ovl_job;
+/* Progress for ovl_analyze_job: "analysed 3/8 traces" on stderr, only when it is a terminal
+** and there is more than one trace. */
+void ovl_cli_progress(void *ctx, size_t done, size_t total, const char *path);
+/* Prints a job's warnings on stderr, each prefixed "ovl: ". */
+void ovl_cli_print_warnings(const struct ovl_job *job);
 /* Parses an integer in [min, max] given to `flag`. Returns 0, or prints the error and returns 1. */
 int ovl_cli_int(const char *verb, const char *flag, const char *text, long min, long max, long *out);
 

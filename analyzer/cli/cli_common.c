@@ -1,11 +1,14 @@
 /* Shared command-line helpers: see cli.h. */
 #include "cli.h"
 
+#include "../analyze/job.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 int ovl_cli_fail(const ovl_err *err) {
   fprintf(stderr, "ovl: %s\n", err->msg[0] ? err->msg : "internal error");
@@ -36,4 +39,16 @@ int ovl_cli_int(const char *verb, const char *flag, const char *text, long min, 
     return ovl_cli_usage(verb, "%s '%s': expected an integer from %ld to %ld", flag, text, min, max);
   *out = v;
   return 0;
+}
+
+void ovl_cli_progress(void *ctx, size_t done, size_t total, const char *path) {
+  (void)ctx;
+  (void)path;
+  if (total < 2 || !isatty(STDERR_FILENO)) return;
+  fprintf(stderr, "\rovl: analysed %zu/%zu traces", done, total);
+  if (done == total) fputc('\n', stderr);
+}
+
+void ovl_cli_print_warnings(const struct ovl_job *job) {
+  for (size_t i = 0; i < job->nwarnings; i++) fprintf(stderr, "ovl: %s\n", job->warnings[i]);
 }

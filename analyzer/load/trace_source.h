@@ -1,0 +1,25 @@
+/*
+** Turns any TRACE file into an ovl SQLite trace the analyzer can read: an ovl trace is
+** used as it is; a foreign trace (Kineto JSON, Nsight Systems SQLite) is converted into a
+** temporary ovl trace by its importer. Every command that reads traces goes through here,
+** so each format is supported everywhere at once.
+*/
+#ifndef OVL_TRACE_SOURCE_H
+#define OVL_TRACE_SOURCE_H
+
+#include "../base/status.h"
+#include "trace_detect.h"
+
+typedef struct ovl_trace_source {
+  char *path;              /* the file the user named */
+  char *ovl_path;          /* the ovl trace to analyse: path itself, or a temporary file */
+  int is_temporary;        /* ovl_path is ours to delete */
+  ovl_trace_format format;
+} ovl_trace_source;
+
+/* Resolves `path`; fails with "<path>: <problem>" when it is not a readable trace. */
+int ovl_trace_source_open(const char *path, ovl_trace_source *src, ovl_err *err);
+/* Deletes a temporary conversion and frees the names. */
+void ovl_trace_source_close(ovl_trace_source *src);
+
+#endif
