@@ -12,10 +12,12 @@
 static const char *NCCL_AR = "ncclDevKernel_AllReduce_Sum_f32_RING_LL";
 static const char *NCCL_AG = "ncclDevKernel_AllGather_RING_LL";
 
-/* Analyses path with default options; exits on failure (the input is known good). */
-static ovl_rank_result *analyse(const char *path, size_t *n) {
+/* Analyses path with the given patterns; exits on failure (the input is known good). */
+static ovl_rank_result *analyse_with(const char *path, const char *comm_pattern, const char *step_pattern, size_t *n) {
   ovl_analysis_ctx ctx;
   ovl_analysis_options opt = {0};
+  opt.comm_pattern = comm_pattern;
+  opt.step_pattern = step_pattern;
   ovl_err err = {0};
   ovl_rank_result *r = NULL;
   if (ovl_analysis_ctx_init(&ctx, &opt, &err) || ovl_analyze_file(&ctx, path, &r, n, &err)) {
@@ -25,6 +27,8 @@ static ovl_rank_result *analyse(const char *path, size_t *n) {
   ovl_analysis_ctx_free(&ctx);
   return r;
 }
+
+static ovl_rank_result *analyse(const char *path, size_t *n) { return analyse_with(path, NULL, NULL, n); }
 
 static void release(ovl_rank_result *r, size_t n) {
   for (size_t i = 0; i < n; i++) ovl_rank_result_free(&r[i]);
@@ -319,7 +323,39 @@ static void periodic_steps(void) {
   remove(path);
 }
 
+/* --comm-pattern adds communication kernels by name; --step-pattern adds step ranges. */
+static void user_patterns(void) {
+  const char *path = tb_temp_path("patterns.sqlite");
+  tb b;
+  tb_open(&b, path);
+  tb_nvtx(&b, "myapp", "iteration 1", 0, 1000);
+  tb_nvtx(&b, "myapp", "iteration 2", 1000, 2000);
+  tb_kernel(&b, "gemm", 100, 400, 0, 1);
+  tb_kernel(&b, "gloo_allreduce_ring", 300, 600, 0, 2);
+  tb_kernel(&b, "gemm", 1100, 1400, 0, 1);
+  tb_kernel(&b, "gloo_allreduce_ring", 1350, 1500, 0, 2);
+  tb_close(&b);
+  size_t n;
+  ovl_rank_result *r = analyse(path, &n);
+  CHECK_I64(r[0].totals.comm, 0);
+  CHECK(r[0].step_detection == OVL_STEPS_WHOLE);
+  release(r, n);
+  r = analyse_with(path, "^gloo_", "^iteration [0-9]+$", &n);
+  CHECK_I64(r[0].totals.comm, 450);
+  CHECK_I64(r[0].totals.exposed, 200 + 100);
+  CHECK(r[0].step_detection == OVL_STEPS_NVTX);
+  CHECK_I64(r[0].nsteps, 2);
+  if (r[0].nsteps == 2) {
+    CHECK_I64(r[0].steps[0].totals.exposed, 200);
+    CHECK_I64(r[0].steps[1].totals.exposed, 100);
+    CHECK_I64(r[0].steps[1].ncolls, 1);
+  }
+  release(r, n);
+  remove(path);
+}
+
 int main(void) {
+  user_patterns();
   several_streams();
   overlapping_comm();
   memops_during_comm();
