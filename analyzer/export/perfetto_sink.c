@@ -53,20 +53,33 @@ typedef struct pf_sink {
 
 static int oom(ovl_err *err) { return ovl_oom(err, "Perfetto export"); }
 
-/* Writes one Trace.packet field: tag, varint length, the packed TracePacket. */
-static int write_packet(pf_sink *s, const Perfetto__Protos__TracePacket *p, ovl_err *err) {
+static size_t put_varint(uint8_t *dst, uint64_t v) {
+  size_t k = 0;
+  for (; v >= 0x80; v >>= 7) dst[k++] = (uint8_t)(v | 0x80);
+  dst[k++] = (uint8_t)v;
+  return k;
+}
+
+/* Writes one Trace.packet field: tag, varint length, the packed TracePacket. `bound`, when
+** not 0, is an upper bound of the packed size below 2^14: the packet is then packed once,
+** behind room for a two-byte length, and moved up when one byte is enough (cheaper than
+** protobuf-c's separate size pass on the hot path). */
+static int write_packet(pf_sink *s, const Perfetto__Protos__TracePacket *p, size_t bound, ovl_err *err) {
+  if (bound && bound < (1u << 14)) {
+    uint8_t *dst = (uint8_t *)ovl_out_reserve(&s->out, bound + 3);
+    if (!dst) return oom(err);
+    size_t n = protobuf_c_message_pack(&p->base, dst + 3);
+    dst[0] = 0x0a;  /* field 1, length-delimited */
+    size_t k = 1 + put_varint(dst + 1, n);
+    if (k != 3) memmove(dst + k, dst + 3, n);
+    ovl_out_commit(&s->out, k + n);
+    return OVL_OK;
+  }
   size_t n = protobuf_c_message_get_packed_size(&p->base);
   uint8_t *dst = (uint8_t *)ovl_out_reserve(&s->out, n + 11);
   if (!dst) return oom(err);
-  size_t k = 0;
-  dst[k++] = 0x0a;  /* field 1, length-delimited */
-  for (uint64_t v = n; ; v >>= 7) {
-    if (v < 0x80) {
-      dst[k++] = (uint8_t)v;
-      break;
-    }
-    dst[k++] = (uint8_t)(v | 0x80);
-  }
+  dst[0] = 0x0a;
+  size_t k = 1 + put_varint(dst + 1, n);
   k += protobuf_c_message_pack(&p->base, dst + k);
   ovl_out_commit(&s->out, k);
   return OVL_OK;
@@ -77,7 +90,7 @@ static int write_descriptor(pf_sink *s, Perfetto__Protos__TrackDescriptor *d, ov
   p.has_trusted_packet_sequence_id = 1;
   p.trusted_packet_sequence_id = DESCRIPTOR_SEQUENCE;
   p.track_descriptor = d;
-  return write_packet(s, &p, err);
+  return write_packet(s, &p, 0, err);
 }
 
 static int pf_process(void *self, const ovl_xprocess *proc, ovl_err *err) {
@@ -172,7 +185,7 @@ static int start_sequence(pf_sink *s, pf_track *t, int64_t t0, ovl_err *err) {
   p.sequence_flags = SEQ_CLEARED | SEQ_NEEDS;
   p.trace_packet_defaults = &defaults;
   p.clock_snapshot = &snap;
-  return write_packet(s, &p, err);
+  return write_packet(s, &p, 0, err);
 }
 
 /* Marks iid defined on the track's sequence; returns 1 if it already was, -1 on OOM. */
@@ -257,7 +270,9 @@ static int write_event(pf_sink *s, pf_track *t, int64_t ts, Perfetto__Protos__Tr
   p.sequence_flags = SEQ_NEEDS;
   p.track_event = &ev;
   t->last_ts = ts;
-  return write_packet(s, &p, err);
+  /* Bound of the common shape (no definition, no annotations): fixed fields and flow ids. */
+  size_t bound = p.interned_data || ev.n_debug_annotations ? 0 : 64 + 10 * (ev.n_flow_ids + ev.n_terminating_flow_ids);
+  return write_packet(s, &p, bound, err);
 }
 
 /* Ends the open slices that end at or before t (innermost first). */
