@@ -77,24 +77,24 @@ static ovl_work_class work_class(xfile *f, const ovl_work *w, size_t nlinks) {
 
 typedef int (*work_fn)(xfile *f, xstreams *s, const ovl_work *w, void *ctx, ovl_err *err);
 
-/* Runs fn over the file's GPU work in start order, with SQLite sorting when the rows are
-** further out of order than the reorder window (decided by the pre-pass, kept after). */
-static int for_each_work(xfile *f, xstreams *s, work_fn fn, void *ctx, int restartable, ovl_err *err) {
-  for (;;) {
-    size_t window = f->ex->ctx->opt.reorder_window ? f->ex->ctx->opt.reorder_window : OVL_DEFAULT_REORDER_WINDOW;
-    ovl_work_options wopt = {s->sorted_reads ? 0 : window, 0};
-    ovl_work_cursor *cur = NULL;
-    int rc = ovl_work_open(f->t, &wopt, &cur, err);
-    ovl_work w;
-    int has = 0;
-    while (!rc && !(rc = ovl_work_next(cur, &w, &has, err)) && has)
-      if (xfile_proc_of(f, w.device) != UINT32_MAX) rc = fn(f, s, &w, ctx, err);
-    ovl_work_close(cur);
-    if (rc != OVL_EUNSORTED || s->sorted_reads || !restartable) return rc;
+/* Runs fn over the file's GPU work in start order, with SQLite sorting once the pre-pass
+** found the rows further out of order than the reorder window. Returns OVL_EUNSORTED when
+** the window was too small: the caller resets what it counted and runs again. */
+static int for_each_work(xfile *f, xstreams *s, work_fn fn, void *ctx, ovl_err *err) {
+  size_t window = f->ex->ctx->opt.reorder_window ? f->ex->ctx->opt.reorder_window : OVL_DEFAULT_REORDER_WINDOW;
+  ovl_work_options wopt = {s->sorted_reads ? 0 : window, 0};
+  ovl_work_cursor *cur = NULL;
+  int rc = ovl_work_open(f->t, &wopt, &cur, err);
+  ovl_work w;
+  int has = 0;
+  while (!rc && !(rc = ovl_work_next(cur, &w, &has, err)) && has)
+    if (xfile_proc_of(f, w.device) != UINT32_MAX) rc = fn(f, s, &w, ctx, err);
+  ovl_work_close(cur);
+  if (rc == OVL_EUNSORTED && !s->sorted_reads) {
     ovl_err_clear(err);
     s->sorted_reads = 1;
-    return OVL_EUNSORTED;  /* the caller resets what it counted and runs again */
   }
+  return rc;
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -120,10 +120,10 @@ static int cmp_stream(const void *pa, const void *pb) {
 int xgpu_prepass(xfile *f, xstreams **out, ovl_err *err) {
   xstreams *s = calloc(1, sizeof *s);
   if (!s) return ovl_oom(err, "streams");
-  int rc = for_each_work(f, s, prepass_one, NULL, 1, err);
-  if (rc == OVL_EUNSORTED) {
+  int rc = for_each_work(f, s, prepass_one, NULL, err);
+  if (rc == OVL_EUNSORTED && s->sorted_reads) {
     for (size_t i = 0; i < s->n; i++) memset(s->items[i].count, 0, sizeof s->items[i].count);
-    rc = for_each_work(f, s, prepass_one, NULL, 0, err);
+    rc = for_each_work(f, s, prepass_one, NULL, err);
   }
   if (!rc) {
     /* Streams ordered by device and id; the index is rebuilt for the new positions. */
@@ -402,7 +402,7 @@ int xgpu_export(xfile *f, xstreams *s, ovl_err *err) {
       rc = xtrack(ex, f->procs[p], OVL_XTRACK_COUNTER_BYTES, "communication bytes in flight", 2, -1, &c->bytes_track,
                   err);
   }
-  if (!rc) rc = for_each_work(f, s, gpu_one, &g, 0, err);
+  if (!rc) rc = for_each_work(f, s, gpu_one, &g, err);
   for (size_t p = 0; !rc && p < f->nprocs; p++) {
     rc = counters_advance(f, f->procs[p], INT64_MAX, err);
     if (!rc) rc = settle(ex, f->procs[p], INT64_MAX, err);
