@@ -3,9 +3,11 @@
 
 int ovl_cmd_report(int argc, char **argv);
 int ovl_cmd_simulate(int argc, char **argv);
+int ovl_cmd_export(int argc, char **argv);
 
 const ovl_verb ovl_verbs[] = {
   {"report", ovl_cmd_report, "overlap of communication and compute per rank, step and collective"},
+  {"export", ovl_cmd_export, "timeline for Perfetto (--perfetto) or Chrome's trace viewer (--chrome)"},
   {"simulate", ovl_cmd_simulate, "the alpha-beta gradient-bucketing model; emits a synthetic trace"},
 };
 
