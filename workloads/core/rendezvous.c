@@ -120,13 +120,14 @@ static int listen_any(int port, int backlog, int *out_fd, ovl_err *err) {
   return OVL_OK;
 }
 
-/* Serves one accepted peer. Returns 1 when served, 0 when the connection was not a peer of
-** this job (ignored), or an error status. */
+/* Serves one accepted peer: *served is set when it was a rank of this job and got the blob;
+** a connection that is not an ovl-ddp peer is ignored. Returns a status. */
 static int serve_peer(int conn, int world, unsigned char *seen, const void *blob, size_t len, int64_t deadline,
-                      ovl_err *err) {
+                      int *served, ovl_err *err) {
   unsigned char hello[16], head[12];
-  if (set_nonblocking(conn) != 0 || transfer(conn, hello, sizeof hello, 0, deadline) != 0) return 0;
-  if (memcmp(hello, "OVLR", 4) != 0 || get_u32(hello + 4) != RDV_VERSION) return 0;
+  *served = 0;
+  if (set_nonblocking(conn) != 0 || transfer(conn, hello, sizeof hello, 0, deadline) != 0) return OVL_OK;
+  if (memcmp(hello, "OVLR", 4) != 0 || get_u32(hello + 4) != RDV_VERSION) return OVL_OK;
   uint32_t rank = get_u32(hello + 8), peer_world = get_u32(hello + 12);
   if (peer_world != (uint32_t)world)
     return ovl_fail(err, OVL_EUSER, "rendezvous: rank %u says the world size is %u, rank 0 has %d", rank, peer_world,
@@ -139,7 +140,8 @@ static int serve_peer(int conn, int world, unsigned char *seen, const void *blob
   if (transfer(conn, head, sizeof head, 1, deadline) != 0 || transfer(conn, (void *)blob, len, 1, deadline) != 0)
     return ovl_fail(err, OVL_EUSER, "rendezvous: rank %u disconnected before receiving the id", rank);
   seen[rank] = 1;
-  return 1;
+  *served = 1;
+  return OVL_OK;
 }
 
 int ovl_rdv_serve(int port, int world, const void *blob, size_t len, int timeout_ms, ovl_err *err) {
@@ -166,13 +168,11 @@ int ovl_rdv_serve(int port, int world, const void *blob, size_t len, int timeout
     }
     int conn = accept(fd, NULL, NULL);
     if (conn < 0) continue;
-    int r = serve_peer(conn, world, seen, blob, len, deadline, err);
+    int one = 0;
+    rc = serve_peer(conn, world, seen, blob, len, deadline, &one, err);
     close(conn);
-    if (r == 1) served++;
-    else if (r != 0) {
-      rc = r;
-      break;
-    }
+    if (rc) break;
+    served += one;
   }
   free(seen);
   close(fd);
