@@ -66,3 +66,12 @@ int ovl_plan_write_json(const ovl_plan *plan, FILE *out, int pretty) {
   ovl_json_finish(&j);
   return ferror(out) ? -1 : 0;
 }
+
+int ovl_plan_print(const ovl_model *m, const ovl_plan_options *opt, FILE *out, ovl_err *err) {
+  ovl_plan plan;
+  int rc = ovl_plan_build(m, opt, &plan, err);
+  if (rc) return rc;
+  if (ovl_plan_write_json(&plan, out, 1) || fflush(out)) rc = ovl_fail(err, OVL_EUSER, "stdout: write error");
+  ovl_plan_free(&plan);
+  return rc;
+}

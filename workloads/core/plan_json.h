@@ -20,4 +20,7 @@
 /* Writes the plan; pretty selects indentation. Returns 0, or -1 on a write error. */
 int ovl_plan_write_json(const ovl_plan *plan, FILE *out, int pretty);
 
+/* What `ovl-ddp --plan` does: builds the plan and writes it, indented, to out. */
+int ovl_plan_print(const ovl_model *m, const ovl_plan_options *opt, FILE *out, ovl_err *err);
+
 #endif

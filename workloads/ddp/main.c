@@ -31,16 +31,6 @@ static int fail(const ovl_err *err) {
   return err->code ? err->code : OVL_EINTERNAL;
 }
 
-static int print_plan(const ovl_ddp_options *o, ovl_err *err) {
-  ovl_plan plan;
-  int rc = ovl_plan_build(&o->model, &o->plan, &plan, err);
-  if (rc) return rc;
-  if (ovl_plan_write_json(&plan, stdout, 1) || fflush(stdout))
-    rc = ovl_fail(err, OVL_EUSER, "stdout: write error");
-  ovl_plan_free(&plan);
-  return rc;
-}
-
 static int select_device(const ovl_launch *l, ovl_err *err) {
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);
@@ -174,7 +164,7 @@ int main(int argc, char **argv) {
     fputs(ovl_ddp_help, stdout);
     return 0;
   }
-  if (j.o.plan_only) return print_plan(&j.o, &err) ? fail(&err) : 0;
+  if (j.o.plan_only) return ovl_plan_print(&j.o.model, &j.o.plan, stdout, &err) ? fail(&err) : 0;
 
   if (ovl_launch_detect(&j.launch, &err) || ovl_ddp_check_world(&j.o, j.launch.world_size, &err)) return fail(&err);
   if (ovl_comm_mpi_begin(&j.launch)) {
