@@ -70,6 +70,7 @@ int ovl_gpu_mlp_init(ovl_gpu_mlp *g, const ovl_model *m, const float *init_param
 }
 
 void ovl_gpu_mlp_free(ovl_gpu_mlp *g) {
+  if (!g->d_params) return;  /* never initialised: touch no CUDA API (cudaFree(0) would create a context) */
   if (g->blas) cublasDestroy(g->blas);
   cudaFree(g->d_params);
   cudaFree(g->d_grads);

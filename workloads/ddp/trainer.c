@@ -77,6 +77,7 @@ int ovl_trainer_init(ovl_trainer *t, const ovl_ddp_options *o, const ovl_plan *p
 }
 
 void ovl_trainer_free(ovl_trainer *t) {
+  if (!t->plan) return;  /* never initialised */
   for (int k = 0; t->ev_ready && k < t->plan->nbuckets; k++)
     if (t->ev_ready[k]) cudaEventDestroy(t->ev_ready[k]);
   for (int64_t i = 0; i < t->nevents; i++) {
