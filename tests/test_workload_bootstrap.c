@@ -46,55 +46,38 @@ static double now_s(void) {
 static void check_detection(void) {
   ovl_launch l;
   ovl_err err;
-  clear_env();
-  CHECK_I64(ovl_launch_detect(&l, &err), OVL_OK);
-  CHECK_I64(l.launcher, OVL_LAUNCH_ALONE);
-  CHECK_I64(l.rank, 0);
-  CHECK_I64(l.world_size, 1);
-  CHECK_STR(l.master_addr, "");
-  CHECK_I64(l.master_port, 0);
-
-  const char *torchrun[] = {"RANK=3", "WORLD_SIZE=8", "LOCAL_RANK=1", "MASTER_ADDR=node7", "MASTER_PORT=29500", NULL};
-  set_env(torchrun);
-  CHECK_I64(ovl_launch_detect(&l, &err), OVL_OK);
-  CHECK_I64(l.launcher, OVL_LAUNCH_TORCHRUN);
-  CHECK_I64(l.rank, 3);
-  CHECK_I64(l.world_size, 8);
-  CHECK_I64(l.local_rank, 1);
-  CHECK_STR(l.master_addr, "node7");
-  CHECK_I64(l.master_port, 29500);
-  CHECK_STR(ovl_launcher_name(l.launcher), "torchrun");
-
-  const char *ompi[] = {"OMPI_COMM_WORLD_RANK=5", "OMPI_COMM_WORLD_SIZE=6", "OMPI_COMM_WORLD_LOCAL_RANK=2", NULL};
-  set_env(ompi);
-  CHECK_I64(ovl_launch_detect(&l, &err), OVL_OK);
-  CHECK_I64(l.launcher, OVL_LAUNCH_OPENMPI);
-  CHECK_I64(l.rank, 5);
-  CHECK_I64(l.world_size, 6);
-  CHECK_I64(l.local_rank, 2);
-
-  const char *mpich[] = {"PMI_RANK=1", "PMI_SIZE=2", "MPI_LOCALRANKID=1", "MASTER_ADDR=10.0.0.1",
-                         "MASTER_PORT=1234", NULL};
-  set_env(mpich);
-  CHECK_I64(ovl_launch_detect(&l, &err), OVL_OK);
-  CHECK_I64(l.launcher, OVL_LAUNCH_MPICH);
-  CHECK_I64(l.rank, 1);
-  CHECK_I64(l.world_size, 2);
-  CHECK_I64(l.local_rank, 1);
-  CHECK_STR(l.master_addr, "10.0.0.1");
-
-  /* No local rank given: the rank itself (one node). */
-  const char *no_local[] = {"PMI_RANK=1", "PMI_SIZE=2", NULL};
-  set_env(no_local);
-  CHECK_I64(ovl_launch_detect(&l, &err), OVL_OK);
-  CHECK_I64(l.local_rank, 1);
-
-  /* torchrun's variables win over MPI's (torchrun started under mpirun). */
-  const char *both[] = {"RANK=0", "WORLD_SIZE=2", "OMPI_COMM_WORLD_RANK=1", "OMPI_COMM_WORLD_SIZE=2", NULL};
-  set_env(both);
-  CHECK_I64(ovl_launch_detect(&l, &err), OVL_OK);
-  CHECK_I64(l.launcher, OVL_LAUNCH_TORCHRUN);
-  CHECK_I64(l.rank, 0);
+  static const struct {
+    const char *env[6];
+    ovl_launcher launcher;
+    int rank, world, local;
+    const char *addr;
+    int port;
+  } good[] = {
+    {{NULL}, OVL_LAUNCH_ALONE, 0, 1, 0, "", 0},
+    {{"RANK=3", "WORLD_SIZE=8", "LOCAL_RANK=1", "MASTER_ADDR=node7", "MASTER_PORT=29500", NULL},
+     OVL_LAUNCH_TORCHRUN, 3, 8, 1, "node7", 29500},
+    {{"OMPI_COMM_WORLD_RANK=5", "OMPI_COMM_WORLD_SIZE=6", "OMPI_COMM_WORLD_LOCAL_RANK=2", NULL},
+     OVL_LAUNCH_OPENMPI, 5, 6, 2, "", 0},
+    {{"PMI_RANK=1", "PMI_SIZE=2", "MPI_LOCALRANKID=1", "MASTER_ADDR=10.0.0.1", "MASTER_PORT=1234", NULL},
+     OVL_LAUNCH_MPICH, 1, 2, 1, "10.0.0.1", 1234},
+    /* No local rank given: the rank itself (one node). */
+    {{"PMI_RANK=1", "PMI_SIZE=2", NULL}, OVL_LAUNCH_MPICH, 1, 2, 1, "", 0},
+    /* torchrun's variables win over MPI's (torchrun started under mpirun). */
+    {{"RANK=0", "WORLD_SIZE=2", "OMPI_COMM_WORLD_RANK=1", "OMPI_COMM_WORLD_SIZE=2", NULL},
+     OVL_LAUNCH_TORCHRUN, 0, 2, 0, "", 0},
+  };
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    set_env(good[i].env);
+    CHECK_I64(ovl_launch_detect(&l, &err), OVL_OK);
+    CHECK_I64(l.launcher, good[i].launcher);
+    CHECK_I64(l.rank, good[i].rank);
+    CHECK_I64(l.world_size, good[i].world);
+    CHECK_I64(l.local_rank, good[i].local);
+    CHECK_STR(l.master_addr, good[i].addr);
+    CHECK_I64(l.master_port, good[i].port);
+  }
+  CHECK_STR(ovl_launcher_name(OVL_LAUNCH_TORCHRUN), "torchrun");
+  CHECK_STR(ovl_launcher_name(OVL_LAUNCH_ALONE), "alone");
 
   static const struct { const char *env[4]; const char *needle; } bad[] = {
     {{"RANK=1", NULL}, "WORLD_SIZE is not"},
@@ -118,7 +101,7 @@ static void check_detection(void) {
 
   /* The rendezvous port: never MASTER_PORT itself (torchrun's agent listens there). */
   int port = 0;
-  set_env(torchrun);
+  set_env(good[1].env);
   CHECK_I64(ovl_launch_detect(&l, &err), OVL_OK);
   CHECK_I64(ovl_rdv_port(&l, &port, &err), OVL_OK);
   CHECK_I64(port, 29501);

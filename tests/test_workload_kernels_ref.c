@@ -111,6 +111,21 @@ static void check_softmax_xent(void) {
   for (int r = 0; r < R; r++) CHECK(isfinite(loss[r]) && loss[r] >= 0);
 }
 
+/* L = sum over r, o of g[r][o] * (a w^T)[r][o], with element bump_w of w or bump_a of a
+** raised by one (-1: none). */
+static double objective(const float *a, const float *w, const float *g, int rows, int in, int out, int bump_w,
+                        int bump_a) {
+  double total = 0;
+  for (int r = 0; r < rows; r++)
+    for (int o = 0; o < out; o++) {
+      double dot = 0;
+      for (int i = 0; i < in; i++)
+        dot += ((double)a[r * in + i] + (r * in + i == bump_a)) * ((double)w[o * in + i] + (o * in + i == bump_w));
+      total += g[r * out + o] * dot;
+    }
+  return total;
+}
+
 /* The three products of a linear layer, as gradients of L = sum(G * (A W^T)):
 ** dL/dW = G^T A (weight_grad) and dL/dA = G W (input_grad), by finite differences. */
 static void check_linear(void) {
@@ -129,34 +144,9 @@ static void check_linear(void) {
   ovl_ref_linear_weight_grad(g, a, ROWS, IN, OUT, dw);
   ovl_ref_linear_input_grad(g, w, ROWS, IN, OUT, da);
   /* L is linear in each operand, so a unit step gives the exact derivative. */
-  for (int k = 0; k < OUT * IN; k++) {
-    double base = 0, moved = 0;
-    for (int r = 0; r < ROWS; r++)
-      for (int o = 0; o < OUT; o++) {
-        double dot0 = 0, dot1 = 0;
-        for (int i = 0; i < IN; i++) {
-          dot0 += (double)a[r * IN + i] * w[o * IN + i];
-          dot1 += (double)a[r * IN + i] * (w[o * IN + i] + (o * IN + i == k));
-        }
-        base += g[r * OUT + o] * dot0;
-        moved += g[r * OUT + o] * dot1;
-      }
-    CHECK_NEAR(dw[k], moved - base, 1e-5);
-  }
-  for (int k = 0; k < ROWS * IN; k++) {
-    double base = 0, moved = 0;
-    for (int r = 0; r < ROWS; r++)
-      for (int o = 0; o < OUT; o++) {
-        double dot0 = 0, dot1 = 0;
-        for (int i = 0; i < IN; i++) {
-          dot0 += (double)a[r * IN + i] * w[o * IN + i];
-          dot1 += ((double)a[r * IN + i] + (r * IN + i == k)) * w[o * IN + i];
-        }
-        base += g[r * OUT + o] * dot0;
-        moved += g[r * OUT + o] * dot1;
-      }
-    CHECK_NEAR(da[k], moved - base, 1e-5);
-  }
+  double base = objective(a, w, g, ROWS, IN, OUT, -1, -1);
+  for (int k = 0; k < OUT * IN; k++) CHECK_NEAR(dw[k], objective(a, w, g, ROWS, IN, OUT, k, -1) - base, 1e-5);
+  for (int k = 0; k < ROWS * IN; k++) CHECK_NEAR(da[k], objective(a, w, g, ROWS, IN, OUT, -1, k) - base, 1e-5);
 }
 
 /* Packing a real plan's buckets and unpacking them restores every gradient; a bucket holds
