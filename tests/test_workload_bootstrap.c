@@ -2,11 +2,15 @@
 ** How ovl-ddp ranks find each other without MPI: launcher detection from the environment
 ** (torchrun, Open MPI, MPICH, alone) and the TCP rendezvous that hands rank 0's NCCL id to
 ** every rank. Several processes on loopback run the torchrun path exactly as ovl-ddp does,
-** while a stand-in for the torchrun agent holds MASTER_PORT. Every wait has a deadline.
+** while a stand-in for the torchrun agent holds MASTER_PORT; when mpirun (Open MPI or MPICH)
+** is installed, ranks it starts detect it and exchange the id through MASTER_ADDR/MASTER_PORT
+** (the path of an ovl-ddp built without MPI). Every wait has a deadline.
+**   test_workload_bootstrap [WORKLOAD_LAUNCH_TOOL]
 */
 #include "check.h"
 #include "launch_env.h"
 #include "rendezvous.h"
+#include "run_cmd.h"
 
 #include <netinet/in.h>
 #include <signal.h>
@@ -295,10 +299,53 @@ static void check_error_paths(void) {
   CHECK(strstr(err.msg, "MASTER_ADDR is not set") != NULL);
 }
 
-int main(void) {
+/* Three ranks started by a real mpirun: detected as such, one id for all. */
+static void check_mpirun(const char *tool) {
+  cmd_result probe = run_cmd("mpirun --version");
+  int openmpi = strstr(probe.out, "Open MPI") != NULL || strstr(probe.err, "Open MPI") != NULL;
+  int found = probe.status == 0 || openmpi;
+  cmd_free(&probe);
+  if (!found) {
+    fprintf(stderr, "mpirun not found: the launch by Open MPI or MPICH is not exercised\n");
+    return;
+  }
+  int port = 0;
+  int agent = agent_socket(&port);
+  CHECK(agent >= 0);
+  if (agent < 0) return;
+  close(agent);  /* nobody listens on MASTER_PORT under mpirun; port+1 is free */
+  char cmd[1024];
+  if (openmpi)
+    snprintf(cmd, sizeof cmd,
+             "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun -np 3 --oversubscribe "
+             "-x MASTER_ADDR=127.0.0.1 -x MASTER_PORT=%d '%s'", port, tool);
+  else
+    snprintf(cmd, sizeof cmd, "mpirun -np 3 -genv MASTER_ADDR 127.0.0.1 -genv MASTER_PORT %d '%s'", port, tool);
+  cmd_result r = run_cmd(cmd);
+  if (r.status != 0) fprintf(stderr, "%s\n%s", cmd, r.err);
+  CHECK_I64(r.status, 0);
+  const char *launcher = openmpi ? "launcher=Open MPI" : "launcher=MPICH";
+  char first_id[64] = "";
+  for (int rank = 0; rank < 3; rank++) {
+    char line[128];
+    snprintf(line, sizeof line, "%s rank=%d world=3 local=%d id=rank0-pid", launcher, rank, rank);
+    const char *at = strstr(r.out, line);
+    CHECK(at != NULL);
+    if (!at) continue;
+    char id[64];
+    sscanf(at + strlen(line) - strlen("rank0-pid"), "%63s", id);
+    if (!first_id[0]) snprintf(first_id, sizeof first_id, "%s", id);
+    CHECK_STR(id, first_id);
+  }
+  CHECK_I64(count_lines(r.out), 3);
+  cmd_free(&r);
+}
+
+int main(int argc, char **argv) {
   signal(SIGPIPE, SIG_IGN);
   check_detection();
   check_exchange();
   check_error_paths();
+  if (argc > 1) check_mpirun(argv[1]);
   return check_summary();
 }
