@@ -6,7 +6,9 @@
 **   test_gpu_ddp overlap OVL_DDP OVL BUILD_DIR
 **     traces each distributed mode with --comm emulated under libovl.so and checks the
 **     overlap efficiency `ovl report` finds: bucketed >= interleaved > naive ~ 0, and
-**     misordered ~ 0. Skips, saying so, when libovl.so is not built.
+**     misordered ~ 0. Skips, saying so, when libovl.so is not built. The job: model large,
+**     8 emulated ranks of 1024 samples each, alpha 200us, beta 100GB/s, so that backward
+**     and communication take comparable time (worked out in bench/results/workloads.md).
 */
 #include "check.h"
 #include "gpu_skip.h"
@@ -92,7 +94,8 @@ static double traced_overlap(const char *ddp, const char *ovl, const char *lib, 
   char cmd[8192];
   snprintf(cmd, sizeof cmd,
            "rm -rf '%s' && %s OVL_OUTPUT='%s' LD_PRELOAD='%s' '%s' --model large --mode %s --comm emulated "
-           "--alpha 200us --beta 100GB/s --emulate-ranks 8 --steps 20 --warmup 3 >/dev/null",
+           "--alpha 200us --beta 100GB/s --emulate-ranks 8 --batch 8192 --samples 65536 --steps 20 --warmup 3 "
+           ">/dev/null",
            dir, alone, dir, lib, ddp, mode);
   cmd_result r = run_cmd(cmd);
   CHECK_I64(r.status, 0);
