@@ -40,6 +40,8 @@ int ovl_add_finding(ovl_finding **list, size_t *n, const char *code, long step, 
   if (!f->message) return -1;
   f->recoverable_ns = recoverable_ns;
   f->step = step;
+  f->at_ns = OVL_NONE;
+  f->steps_affected = 0;
   (*n)++;
   return 0;
 }
@@ -57,6 +59,9 @@ void ovl_rank_result_free(ovl_rank_result *r) {
   }
   free(r->steps);
   free(r->marks);
+  free(r->streams);
+  for (size_t i = 0; i < r->nslowdowns; i++) free(r->slowdowns[i].name);
+  free(r->slowdowns);
   ovl_free_findings(r->findings, r->nfindings);
   free(r->trace_path);
   free(r->hostname);

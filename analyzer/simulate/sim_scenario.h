@@ -62,8 +62,8 @@ typedef struct ovl_sim_step {
   double end_ns;             /* end of the last GPU work of the step */
 } ovl_sim_step;
 
-/* Host time one collective launch takes (the `bucket <k>` range around it): launches in a
-** burst follow each other at this spacing. */
+/* Host time between consecutive collective launches (the launch call itself, inside its
+** `bucket <k>` range, takes half of it): launches in a burst follow each other at this spacing. */
 #define OVL_SIM_LAUNCH_NS 2000.0
 
 /* Parameter tensors per layer (weight and bias) for the find_unused map: 4 bytes each. */

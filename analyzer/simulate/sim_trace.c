@@ -32,7 +32,7 @@ static int emit_coll(step_writer *sw, const ovl_sim_coll *c, const char *dtype, 
   int64_t launch = sw->gpu0 + ns(c->launch_ns);
   int64_t elem = 4;
   ovl_collective_row row = {OVL_NONE, 1, 0, sw->nranks, (*sw->seq)++, "AllReduce", bytes / elem, dtype, bytes, "Sum",
-                            -1, DEVICE, stream, launch, launch + (int64_t)OVL_SIM_LAUNCH_NS, HOST_TID, OVL_NONE};
+                            -1, DEVICE, stream, launch, launch + (int64_t)OVL_SIM_LAUNCH_NS / 2, HOST_TID, OVL_NONE};
   int64_t id = 0;
   ovl_api_row api = {launch, launch + 1000, HOST_TID, corr, sw->names->driver_launch};
   ovl_kernel_row k = {sw->gpu0 + ns(c->start_ns), sw->gpu0 + ns(c->end_ns), DEVICE, stream, corr, kernel_name,
@@ -42,7 +42,7 @@ static int emit_coll(step_writer *sw, const ovl_sim_coll *c, const char *dtype, 
   if (!rc && c->bucket >= 0) {
     char text[64];
     snprintf(text, sizeof text, "bucket %d", c->bucket);
-    ovl_nvtx_row range = {launch, launch + (int64_t)OVL_SIM_LAUNCH_NS, HOST_TID, "ovl", text};
+    ovl_nvtx_row range = {launch, launch + (int64_t)OVL_SIM_LAUNCH_NS / 2, HOST_TID, "ovl", text};
     rc = ovl_tw_nvtx(sw->w, &range, sw->err);
   }
   if (!rc) rc = ovl_tw_api(sw->w, &api, sw->err);
