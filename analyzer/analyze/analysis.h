@@ -168,6 +168,10 @@ void ovl_rank_result_free(ovl_rank_result *r);
 double ovl_overlap_efficiency(const ovl_totals *t);
 const char *ovl_step_method_name(ovl_step_method m);
 const char *ovl_step_projection_name(ovl_step_projection p);
+/* "gradient", "unused_map", "blocking", "other". */
+const char *ovl_coll_role_name(ovl_coll_role role);
+/* What a stream mostly runs: "compute", "communication", "memory" or "idle". */
+const char *ovl_stream_role_name(const ovl_stream_stat *s);
 
 /* Appends a finding (message is copied). Returns 0 or -1 when memory runs out. */
 int ovl_add_finding(ovl_finding **list, size_t *n, const char *code, long step, int64_t recoverable_ns,

@@ -29,6 +29,23 @@ const char *ovl_step_projection_name(ovl_step_projection p) {
   return "none";
 }
 
+const char *ovl_coll_role_name(ovl_coll_role role) {
+  switch (role) {
+    case OVL_ROLE_GRADIENT: return "gradient";
+    case OVL_ROLE_UNUSED_MAP: return "unused_map";
+    case OVL_ROLE_BLOCKING: return "blocking";
+    case OVL_ROLE_OTHER: return "other";
+  }
+  return "other";
+}
+
+const char *ovl_stream_role_name(const ovl_stream_stat *s) {
+  if (s->compute_ns == 0 && s->comm_ns == 0 && s->memory_ns == 0) return "idle";
+  if (s->compute_ns > s->comm_ns && s->compute_ns >= s->memory_ns) return "compute";
+  if (s->comm_ns >= s->memory_ns) return "communication";
+  return "memory";
+}
+
 int ovl_add_finding(ovl_finding **list, size_t *n, const char *code, long step, int64_t recoverable_ns,
                     const char *message) {
   ovl_finding *grown = realloc(*list, (*n + 1) * sizeof *grown);
