@@ -179,10 +179,11 @@ static void waits_for_peers(void) {
     CHECK_NEAR(fits[0].fit.beta_bytes_per_s, beta, 0.01 * beta);
   }
   free(fits);
-  /* rank 0 alone: only its calls as the last to arrive are transfer alone; the robust fit
-  ** keeps those and drops the waits */
+  /* rank 0 alone: three of four of its calls include waiting, more than a robust fit can
+  ** drop, so the fit is off */
   CHECK(ovl_fit_ranks(r[0], 1, 0, &fits, &nfits, &err) == 0);
-  if (nfits == 1) CHECK(fits[0].fit.kept < 40);
+  if (nfits == 1)
+    CHECK(fabs(fits[0].fit.alpha_ns - alpha) > 0.02 * alpha || fabs(fits[0].fit.beta_bytes_per_s - beta) > 0.02 * beta);
   free(fits);
   for (int k = 0; k < PEERS; k++) release(r[k], n[k]);
   /* the CLI with every trace: JSON with the documented keys */
