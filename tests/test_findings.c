@@ -335,7 +335,42 @@ static void late_firing_without_marks(void) {
   remove(path);
 }
 
+/* The same kernel name with two grid sizes is two signatures: a large grid that only runs
+** under communication is not a slowdown of the small one. With the grids written, no
+** finding; the same trace without grids looks like one slowed kernel. */
+static void grid_separates_signatures(void) {
+  for (int with_grid = 1; with_grid >= 0; with_grid--) {
+    const char *path = tb_temp_path("grids.sqlite");
+    tb b;
+    tb_open(&b, path);
+    ovl_err err = {0};
+    int64_t name;
+    if (ovl_tw_intern(b.w, "gemm", &name, &err)) exit(2);
+    int64_t t = 0;
+    for (int i = 0; i < 20; i++) {
+      int big = i % 2;
+      int64_t dur = big ? 200000 : 100000;
+      ovl_kernel_row k = {t, t + dur, 0, 1, b.next_correlation++, name, {big ? 256 : 64, 1, 1}, {128, 1, 1}};
+      if (!with_grid) k.grid[0] = k.grid[1] = k.grid[2] = k.block[0] = k.block[1] = k.block[2] = OVL_NONE;
+      if (ovl_tw_kernel(b.w, &k, &err)) exit(2);
+      if (big) {  /* communication under every large-grid run */
+        int64_t c = tb_kernel(&b, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", t, t + dur, 0, 2);
+        tb_collective(&b, "AllReduce", 1 << 20, 2, t, c);
+      }
+      t += dur + 1000;
+    }
+    tb_close(&b);
+    size_t n;
+    ovl_rank_result *r = analyse(path, &n);
+    CHECK_I64(r[0].nslowdowns, with_grid ? 0 : 1);
+    CHECK(find(r[0].findings, r[0].nfindings, "compute_slowdown") == NULL || !with_grid);
+    release(r, n);
+    remove(path);
+  }
+}
+
 int main(void) {
+  grid_separates_signatures();
   healthy();
   misordered();
   late_launch();

@@ -233,7 +233,7 @@ static int collect(const ovl_rank_result *ranks, size_t nranks, int gradient_onl
   OVL_VEC(arrival) arr = {0};
   OVL_VEC(fit_entry) ent = {0};
   int rc = OVL_OK;
-  for (size_t r = 0; !rc && r < nranks; r++) {
+  for (size_t r = 0; !rc && nranks > 1 && r < nranks; r++) {  /* peers only exist with several ranks */
     size_t host = host_id(ranks, r);
     for (size_t s = 0; !rc && s < ranks[r].nsteps; s++)
       for (size_t i = 0; !rc && i < ranks[r].steps[s].ncolls; i++) {
@@ -250,7 +250,7 @@ static int collect(const ovl_rank_result *ranks, size_t nranks, int gradient_onl
         const ovl_coll_result *c = &ranks[r].steps[s].colls[i];
         if (!usable(c, gradient_only)) continue;
         int64_t begin = c->gpu_start;
-        if (c->comm != OVL_NONE && c->seq != OVL_NONE) {
+        if (arr.len && c->comm != OVL_NONE && c->seq != OVL_NONE) {
           int64_t last = last_arrival(arr.items, arr.len, c->comm, c->seq, host);
           if (last != OVL_NONE && last > begin && last < c->gpu_end) begin = last;
         }

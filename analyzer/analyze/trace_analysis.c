@@ -454,9 +454,39 @@ static void note_copy(ovl_run *r, ovl_device_pass *d, const ovl_work *w) {
   d->copy_candidate = -1;
 }
 
+/* Launch dimensions cost a third more decoding per kernel: read them only when the trace
+** has them, judged by its first kernel (a capture records them for all kernels or none). */
+static int probe_launch_dims(ovl_run *r, ovl_err *err) {
+  r->launch_dims = 0;
+  if (!r->ctx->opt.launch_dims) return OVL_OK;
+  /* A one-row window: rows come in table order, and a row out of order only ends the probe. */
+  ovl_work_options wopt = {1, 1};
+  ovl_work_cursor *cur = NULL;
+  int rc = ovl_work_open(r->t, &wopt, &cur, err);
+  int decided = 0;
+  for (int tries = 0; !rc && tries < 4096; tries++) {
+    ovl_work w;
+    int has = 0;
+    rc = ovl_work_next(cur, &w, &has, err);  /* w is valid when has is set, even if rc is not 0 */
+    if (!has) break;
+    if (!w.is_memop) {
+      r->launch_dims = w.grid[0] != OVL_NONE;
+      decided = 1;
+      break;
+    }
+  }
+  ovl_work_close(cur);
+  if (rc == OVL_EUNSORTED) {
+    ovl_err_clear(err);
+    rc = OVL_OK;
+  }
+  if (!decided) r->launch_dims = 1;  /* no verdict: read them if present */
+  return rc;
+}
+
 /* One pass over the work. prepass: only infer collectives from NCCL kernels. */
 static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
-  ovl_work_options wopt = {window, r->ctx->opt.launch_dims};
+  ovl_work_options wopt = {window, r->launch_dims};
   ovl_work_cursor *cur = NULL;
   int rc = ovl_work_open(r->t, &wopt, &cur, err);
   ovl_work w;
@@ -588,6 +618,7 @@ int ovl_analyze_file(const ovl_analysis_ctx *ctx, const char *path, ovl_rank_res
     else memset(r.name_class, -1, (size_t)r.name_class_len);
   }
   if (!rc) rc = load_collectives(&r, err);
+  if (!rc) rc = probe_launch_dims(&r, err);
   if (!rc) rc = ovl_host_markers_collect(r.t, ctx, &r.hm, err);
   if (!rc && r.hm.steps.len > 0) {
     r.method = OVL_STEPS_NVTX;
