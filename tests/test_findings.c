@@ -6,6 +6,7 @@
 ** analyzer's replay).
 */
 #include "analyze/analysis.h"
+#include "analysis_helper.h"
 #include "check.h"
 #include "model_reference.h"
 #include "simulate/sim_scenario.h"
@@ -22,25 +23,6 @@ static const ovl_sim_params DEFAULTS = {48, 25e6, 3e6, 200e3, 12e9};
 
 static double cost(const ovl_sim_params *p, double bytes) { return ref_cost(p, bytes); }
 
-static ovl_rank_result *analyse(const char *path, size_t *n) {
-  ovl_analysis_ctx ctx;
-  ovl_analysis_options opt = {0};
-  opt.launch_dims = 1;
-  ovl_err err = {0};
-  ovl_rank_result *r = NULL;
-  if (ovl_analysis_ctx_init(&ctx, &opt, &err) || ovl_analyze_file(&ctx, path, &r, n, &err)) {
-    fprintf(stderr, "analysis of %s failed: %s\n", path, err.msg);
-    exit(2);
-  }
-  ovl_analysis_ctx_free(&ctx);
-  return r;
-}
-
-static void release(ovl_rank_result *r, size_t n) {
-  for (size_t i = 0; i < n; i++) ovl_rank_result_free(&r[i]);
-  free(r);
-}
-
 /* Emits a simulated scenario and analyses it (one rank). */
 static ovl_rank_result *scenario(const ovl_sim_params *p, int bucket_layers, const ovl_sim_faults *f, size_t *n) {
   const char *path = tb_temp_path("scenario.sqlite");
@@ -50,7 +32,7 @@ static ovl_rank_result *scenario(const ovl_sim_params *p, int bucket_layers, con
     fprintf(stderr, "emit failed: %s\n", err.msg);
     exit(2);
   }
-  ovl_rank_result *r = analyse(path, n);
+  ovl_rank_result *r = th_analyse(path, n);
   remove(path);
   CHECK_I64(*n, 1);
   return r;
@@ -132,7 +114,7 @@ static void healthy(void) {
     ovl_sim_result_free(&model);
     CHECK(!r->first_step_differs);
     CHECK_I64(r->nslowdowns, 0);
-    release(r, n);
+    th_release(r, n);
   }
   /* communication slower than a layer: the channel queues, still nothing to fix */
   ovl_sim_params slow = {30, 40e6, 1.5e6, 350e3, 5e9};
@@ -141,7 +123,7 @@ static void healthy(void) {
     size_t n;
     ovl_rank_result *r = scenario(&slow, slow_sizes[i], NULL, &n);
     expect_only(r, "", 0, 0);
-    release(r, n);
+    th_release(r, n);
   }
 }
 
@@ -163,7 +145,7 @@ static void misordered(void) {
   const ovl_finding *fd = find(st->findings, st->nfindings, "readiness_stall");
   CHECK(fd && strstr(fd->message, "bucket 0 became ready only") && strstr(fd->message, "bucket(s) 1, 2, 3, 4, 5") &&
         strstr(fd->message, "static_graph=True"));
-  release(r, n);
+  th_release(r, n);
 }
 
 static void late_launch(void) {
@@ -173,7 +155,7 @@ static void late_launch(void) {
   ovl_rank_result *r = scenario(&DEFAULTS, 8, &f, &n);
   double c8 = cost(&DEFAULTS, 8 * 25e6);
   expect_only(r, "late_firing", ALL_STEPS, 6 * c8 - c8);
-  release(r, n);
+  th_release(r, n);
 }
 
 static void find_unused(void) {
@@ -184,7 +166,7 @@ static void find_unused(void) {
   double bytes = 4.0 * 2 * 48;  /* 4 bytes per parameter tensor, weight and bias per layer */
   double copy = 5000 + bytes / 10;  /* the simulator's device-to-host copy: 5 us + 10 GB/s */
   expect_only(r, "find_unused_parameters", ALL_STEPS, cost(&DEFAULTS, bytes) + copy);
-  release(r, n);
+  th_release(r, n);
 }
 
 static void single_bucket(void) {
@@ -193,14 +175,14 @@ static void single_bucket(void) {
   /* one bucket after backward vs 1 MiB buckets, which hold one 25 MB layer each: only the
   ** last layer's all-reduce runs after backward */
   expect_only(r, "single_bucket", ALL_STEPS, cost(&DEFAULTS, 48 * 25e6) - cost(&DEFAULTS, 25e6));
-  release(r, n);
+  th_release(r, n);
 }
 
 static void exposed_tail(void) {
   size_t n;
   ovl_rank_result *r = scenario(&DEFAULTS, 16, NULL, &n);
   expect_only(r, "exposed_tail", ALL_STEPS, cost(&DEFAULTS, 16 * 25e6) - cost(&DEFAULTS, 25e6));
-  release(r, n);
+  th_release(r, n);
 }
 
 static void latency_bound(void) {
@@ -220,7 +202,7 @@ static void latency_bound(void) {
   for (size_t i = 0; i < sizeof caps / sizeof caps[0]; i++)
     best = fmin(best, ref_ddp_overlap(&tiny, 1048576.0, caps[i] * 1048576.0) - 50 * tiny.layer_compute_ns);
   expect_only(r, "latency_bound", ALL_STEPS, current - best);
-  release(r, n);
+  th_release(r, n);
 }
 
 /* A loss all-reduce of 4 bytes on the compute stream, mid-backward. */
@@ -232,7 +214,7 @@ static void blocking_on_compute_stream(void) {
   expect_only(r, "blocking_collective", ALL_STEPS, cost(&DEFAULTS, 4));
   const ovl_finding *fd = find(r->steps[0].findings, r->steps[0].nfindings, "blocking_collective");
   CHECK(fd && strstr(fd->message, "stream 7") && strstr(fd->message, "4 B"));
-  release(r, n);
+  th_release(r, n);
 }
 
 static void slowdown(void) {
@@ -255,7 +237,7 @@ static void slowdown(void) {
     CHECK_NEAR(r->slowdowns[0].factor, 1.3, 0.01);
     CHECK_NEAR(r->slowdowns[0].alone_ns, DEFAULTS.layer_compute_ns, 1000);
   }
-  release(r, n);
+  th_release(r, n);
 }
 
 static void first_step_single_bucket(void) {
@@ -266,7 +248,7 @@ static void first_step_single_bucket(void) {
   /* step 0 exposes its one bucket; the steady state exposes the last 8-layer bucket */
   expect_only(r, "first_iteration_differs", 1u, cost(&DEFAULTS, 48 * 25e6) - cost(&DEFAULTS, 8 * 25e6));
   CHECK(r->first_step_differs);
-  release(r, n);
+  th_release(r, n);
 }
 
 /* Hand-built: compute on stream 1, a loss all-reduce on stream 2 that compute waits for, then
@@ -285,7 +267,7 @@ static void compute_waits_for_collective(void) {
   tb_nvtx(&b, "ovl", "bucket 0", 499000, 501000);
   tb_close(&b);
   size_t n;
-  ovl_rank_result *r = analyse(path, &n);
+  ovl_rank_result *r = th_analyse(path, &n);
   CHECK_STR(codes(r->findings, r->nfindings), "blocking_collective");
   CHECK_STR(codes(r->steps[0].findings, r->steps[0].nfindings), "blocking_collective");
   const ovl_finding *fd = find(r->steps[0].findings, r->steps[0].nfindings, "blocking_collective");
@@ -294,7 +276,7 @@ static void compute_waits_for_collective(void) {
     CHECK(strstr(fd->message, "compute waits for an AllReduce of 4 B") != NULL);
     CHECK_I64(fd->at_ns, 300000);
   }
-  release(r, n);
+  th_release(r, n);
   remove(path);
 }
 
@@ -319,7 +301,7 @@ static void late_firing_without_marks(void) {
   }
   tb_close(&b);
   size_t n;
-  ovl_rank_result *r = analyse(path, &n);
+  ovl_rank_result *r = th_analyse(path, &n);
   CHECK_STR(codes(r->findings, r->nfindings), "late_firing");
   for (size_t s = 0; s < r->nsteps; s++) {
     CHECK_STR(codes(r->steps[s].findings, r->steps[s].nfindings), "late_firing");
@@ -331,7 +313,7 @@ static void late_firing_without_marks(void) {
       CHECK(strstr(fd->message, "approximated") != NULL);
     }
   }
-  release(r, n);
+  th_release(r, n);
   remove(path);
 }
 
@@ -361,10 +343,10 @@ static void grid_separates_signatures(void) {
     }
     tb_close(&b);
     size_t n;
-    ovl_rank_result *r = analyse(path, &n);
+    ovl_rank_result *r = th_analyse(path, &n);
     CHECK_I64(r[0].nslowdowns, with_grid ? 0 : 1);
     CHECK(find(r[0].findings, r[0].nfindings, "compute_slowdown") == NULL || !with_grid);
-    release(r, n);
+    th_release(r, n);
     remove(path);
   }
 }

@@ -6,6 +6,7 @@
 ** usage: test_fit OVL_BINARY
 */
 #include "analyze/alpha_beta_fit.h"
+#include "analysis_helper.h"
 #include "check.h"
 #include "run_cmd.h"
 #include "trace_builder.h"
@@ -40,22 +41,18 @@ static void call(tb *b, int64_t comm, int64_t rank, int64_t seq, int64_t bytes, 
   }
 }
 
-static ovl_rank_result *analyse(const char *path, size_t *n) {
-  ovl_analysis_ctx ctx;
-  ovl_analysis_options opt = {0};
+/* The one fit the ranks give (the test fails when there is not exactly one). */
+static ovl_comm_fit fit_one(const ovl_rank_result *r, size_t n) {
   ovl_err err = {0};
-  ovl_rank_result *r = NULL;
-  if (ovl_analysis_ctx_init(&ctx, &opt, &err) || ovl_analyze_file(&ctx, path, &r, n, &err)) {
-    fprintf(stderr, "analysis of %s failed: %s\n", path, err.msg);
-    exit(2);
-  }
-  ovl_analysis_ctx_free(&ctx);
-  return r;
-}
-
-static void release(ovl_rank_result *r, size_t n) {
-  for (size_t i = 0; i < n; i++) ovl_rank_result_free(&r[i]);
-  free(r);
+  ovl_comm_fit *fits = NULL, f;
+  size_t nfits = 0;
+  memset(&f, 0, sizeof f);
+  f.fit.alpha_ns = f.fit.beta_bytes_per_s = NAN;
+  CHECK(ovl_fit_ranks(r, n, 0, &fits, &nfits, &err) == 0);
+  CHECK_I64(nfits, 1);
+  if (nfits == 1) f = fits[0];
+  free(fits);
+  return f;
 }
 
 /* Sizes from 4 KB to 256 MB, several calls each, +-3% noise and 10% outliers that waited. */
@@ -84,25 +81,18 @@ static void recovers_alpha_beta(int outliers) {
   int ncalls = 0;
   const char *path = noisy_trace(alpha, beta, outliers, &ncalls);
   size_t n;
-  ovl_rank_result *r = analyse(path, &n);
-  ovl_err err = {0};
-  ovl_comm_fit *fits = NULL;
-  size_t nfits = 0;
-  CHECK(ovl_fit_ranks(r, n, 0, &fits, &nfits, &err) == 0);
-  CHECK_I64(nfits, 1);
-  if (nfits == 1) {
-    CHECK_I64(fits[0].comm, 5);
-    CHECK(fits[0].op == OVL_OP_ALLREDUCE);
-    CHECK(fits[0].fit.separable);
-    CHECK_I64(fits[0].fit.samples, ncalls);
-    CHECK_NEAR(fits[0].fit.alpha_ns, alpha, 0.02 * alpha);
-    CHECK_NEAR(fits[0].fit.beta_bytes_per_s, beta, 0.02 * beta);
-    CHECK(fits[0].fit.r2 > 0.99);
-    if (outliers) CHECK(fits[0].fit.kept <= (size_t)ncalls - (size_t)ncalls / 10 + 1);
-    else CHECK(fits[0].fit.kept >= (size_t)ncalls * 9 / 10);
-  }
-  free(fits);
-  release(r, n);
+  ovl_rank_result *r = th_analyse(path, &n);
+  ovl_comm_fit f = fit_one(r, n);
+  CHECK_I64(f.comm, 5);
+  CHECK(f.op == OVL_OP_ALLREDUCE);
+  CHECK(f.fit.separable);
+  CHECK_I64(f.fit.samples, ncalls);
+  CHECK_NEAR(f.fit.alpha_ns, alpha, 0.02 * alpha);
+  CHECK_NEAR(f.fit.beta_bytes_per_s, beta, 0.02 * beta);
+  CHECK(f.fit.r2 > 0.99);
+  if (outliers) CHECK(f.fit.kept <= (size_t)ncalls - (size_t)ncalls / 10 + 1);
+  else CHECK(f.fit.kept >= (size_t)ncalls * 9 / 10);
+  th_release(r, n);
   remove(path);
 }
 
@@ -114,19 +104,12 @@ static void one_size(void) {
   for (int i = 0; i < 10; i++) call(&b, 5, 0, i, 100 << 20, i * 10000000, i * 10000000 + 5000000);
   tb_close(&b);
   size_t n;
-  ovl_rank_result *r = analyse(path, &n);
-  ovl_err err = {0};
-  ovl_comm_fit *fits = NULL;
-  size_t nfits = 0;
-  CHECK(ovl_fit_ranks(r, n, 0, &fits, &nfits, &err) == 0);
-  CHECK_I64(nfits, 1);
-  if (nfits == 1) {
-    CHECK(!fits[0].fit.separable);
-    CHECK(isnan(fits[0].fit.alpha_ns));
-    CHECK_NEAR(fits[0].fit.beta_bytes_per_s, (double)(100 << 20) / 5e-3, 1.0);
-  }
-  free(fits);
-  release(r, n);
+  ovl_rank_result *r = th_analyse(path, &n);
+  ovl_comm_fit f = fit_one(r, n);
+  CHECK(!f.fit.separable);
+  CHECK(isnan(f.fit.alpha_ns));
+  CHECK_NEAR(f.fit.beta_bytes_per_s, (double)(100 << 20) / 5e-3, 1.0);
+  th_release(r, n);
   char cmd[1024];
   snprintf(cmd, sizeof cmd, "'%s' fit '%s'", ovl_bin, path);
   cmd_result c = run_cmd(cmd);
@@ -165,27 +148,18 @@ static void waits_for_peers(void) {
   ovl_rank_result *r[PEERS], all[PEERS];
   size_t n[PEERS];
   for (int k = 0; k < PEERS; k++) {
-    r[k] = analyse(paths[k], &n[k]);
+    r[k] = th_analyse(paths[k], &n[k]);
     all[k] = r[k][0];
   }
-  ovl_err err = {0};
-  ovl_comm_fit *fits = NULL;
-  size_t nfits = 0;
-  CHECK(ovl_fit_ranks(all, PEERS, 0, &fits, &nfits, &err) == 0);
-  CHECK_I64(nfits, 1);
-  if (nfits == 1) {
-    CHECK_I64(fits[0].fit.samples, 40 * PEERS);
-    CHECK_NEAR(fits[0].fit.alpha_ns, alpha, 0.01 * alpha);
-    CHECK_NEAR(fits[0].fit.beta_bytes_per_s, beta, 0.01 * beta);
-  }
-  free(fits);
+  ovl_comm_fit f = fit_one(all, PEERS);
+  CHECK_I64(f.fit.samples, 40 * PEERS);
+  CHECK_NEAR(f.fit.alpha_ns, alpha, 0.01 * alpha);
+  CHECK_NEAR(f.fit.beta_bytes_per_s, beta, 0.01 * beta);
   /* rank 0 alone: three of four of its calls include waiting, more than a robust fit can
   ** drop, so the fit is off */
-  CHECK(ovl_fit_ranks(r[0], 1, 0, &fits, &nfits, &err) == 0);
-  if (nfits == 1)
-    CHECK(fabs(fits[0].fit.alpha_ns - alpha) > 0.02 * alpha || fabs(fits[0].fit.beta_bytes_per_s - beta) > 0.02 * beta);
-  free(fits);
-  for (int k = 0; k < PEERS; k++) release(r[k], n[k]);
+  f = fit_one(r[0], 1);
+  CHECK(fabs(f.fit.alpha_ns - alpha) > 0.02 * alpha || fabs(f.fit.beta_bytes_per_s - beta) > 0.02 * beta);
+  for (int k = 0; k < PEERS; k++) th_release(r[k], n[k]);
   /* the CLI with every trace: JSON with the documented keys */
   char cmd[4096];
   int len = snprintf(cmd, sizeof cmd, "'%s' fit --json --compact", ovl_bin);

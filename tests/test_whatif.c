@@ -7,6 +7,7 @@
 ** usage: test_whatif OVL_BINARY
 */
 #include "analyze/whatif.h"
+#include "analysis_helper.h"
 #include "check.h"
 #include "model_reference.h"
 #include "run_cmd.h"
@@ -14,6 +15,7 @@
 #include "trace_builder.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,18 @@
 
 static const char *ovl_bin;
 
+/* Runs `ovl ARGS`, ARGS formatted like printf. */
+static cmd_result ovl(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static cmd_result ovl(const char *fmt, ...) {
+  char args[1024], cmd[1536];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  snprintf(cmd, sizeof cmd, "'%s' %s", ovl_bin, args);
+  return run_cmd(cmd);
+}
+
 static const char *emit(const ovl_sim_params *p, int bucket_layers, const char *tag) {
   const char *path = tb_temp_path(tag);
   ovl_err err = {0};
@@ -33,24 +47,6 @@ static const char *emit(const ovl_sim_params *p, int bucket_layers, const char *
     exit(2);
   }
   return path;
-}
-
-static ovl_rank_result *analyse(const char *path, size_t *n) {
-  ovl_analysis_ctx ctx;
-  ovl_analysis_options opt = {0};
-  ovl_err err = {0};
-  ovl_rank_result *r = NULL;
-  if (ovl_analysis_ctx_init(&ctx, &opt, &err) || ovl_analyze_file(&ctx, path, &r, n, &err)) {
-    fprintf(stderr, "analysis of %s failed: %s\n", path, err.msg);
-    exit(2);
-  }
-  ovl_analysis_ctx_free(&ctx);
-  return r;
-}
-
-static void release(ovl_rank_result *r, size_t n) {
-  for (size_t i = 0; i < n; i++) ovl_rank_result_free(&r[i]);
-  free(r);
 }
 
 /* Mean step of an emitted trace: every step but the last lasts lead + overlap + tail (the
@@ -65,7 +61,7 @@ static double emitted_mean_step(double overlap_ns) {
 static void against_model(const ovl_sim_params *p, int traced, const int *js, size_t nj, double alpha, double beta) {
   const char *path = emit(p, traced, "whatif.sqlite");
   size_t n;
-  ovl_rank_result *r = analyse(path, &n);
+  ovl_rank_result *r = th_analyse(path, &n);
   double caps[16];
   for (size_t i = 0; i < nj; i++) caps[i] = js[i] * p->layer_bytes;
   ovl_whatif_options opt = {caps, nj, 0, alpha, beta};
@@ -99,7 +95,7 @@ static void against_model(const ovl_sim_params *p, int traced, const int *js, si
       if (model_overlap[i] < model_overlap[k] * (1 - 1e-9)) CHECK(w.cands[i].step_ns < w.cands[k].step_ns);
   ovl_whatif_result_free(&w);
   ovl_sim_result_free(&traced_model);
-  release(r, n);
+  th_release(r, n);
   remove(path);
 }
 
@@ -108,7 +104,7 @@ static void first_bucket_cap(void) {
   ovl_sim_params p = {48, 25e6, 3e6, 200e3, 12e9};
   const char *path = emit(&p, 5, "whatif-first.sqlite");
   size_t n;
-  ovl_rank_result *r = analyse(path, &n);
+  ovl_rank_result *r = th_analyse(path, &n);
   double caps[] = {25 * MIB, 100 * MIB, 250 * MIB};
   ovl_whatif_options opt = {caps, 3, 1 * MIB, NAN, NAN};
   ovl_whatif_result w;
@@ -119,7 +115,7 @@ static void first_bucket_cap(void) {
     CHECK_NEAR(p.layers * p.layer_compute_ns + w.cands[i].exposed_ns, expect, 0.005 * expect);
   }
   ovl_whatif_result_free(&w);
-  release(r, n);
+  th_release(r, n);
   remove(path);
 }
 
@@ -131,14 +127,11 @@ static void without_marks(void) {
   CHECK(sqlite3_open(path, &db) == SQLITE_OK);
   CHECK(sqlite3_exec(db, "DELETE FROM nvtx WHERE name LIKE 'grad_ready%'", NULL, NULL, NULL) == SQLITE_OK);
   sqlite3_close(db);
-  char cmd[1024];
-  snprintf(cmd, sizeof cmd, "'%s' whatif --bucket-mb 25,100 --json '%s'", ovl_bin, path);
-  cmd_result c = run_cmd(cmd);
+  cmd_result c = ovl("whatif --bucket-mb 25,100 --json '%s'", path);
   CHECK_I64(c.status, 0);
   CHECK(strstr(c.out, "\"readiness\": \"approximated\"") != NULL);
   cmd_free(&c);
-  snprintf(cmd, sizeof cmd, "'%s' whatif --bucket-mb 25 '%s'", ovl_bin, path);
-  c = run_cmd(cmd);
+  c = ovl("whatif --bucket-mb 25 '%s'", path);
   CHECK_I64(c.status, 0);
   CHECK(strstr(c.out, "approximation") != NULL);
   cmd_free(&c);
@@ -149,17 +142,13 @@ static void without_marks(void) {
 static void needs_alpha_or_beta(void) {
   ovl_sim_params p = {48, 25e6, 3e6, 200e3, 12e9};
   const char *path = emit(&p, 8, "whatif-equal.sqlite");
-  char cmd[1024];
-  snprintf(cmd, sizeof cmd, "'%s' whatif --bucket-mb 25MB '%s'", ovl_bin, path);
-  cmd_result c = run_cmd(cmd);
+  cmd_result c = ovl("whatif --bucket-mb 25MB '%s'", path);
   CHECK_I64(c.status, 1);
   CHECK(strstr(c.err, "ovl: ") == c.err && strstr(c.err, "give --alpha or --beta") != NULL);
   CHECK_I64(count_lines(c.err), 1);
   cmd_free(&c);
   /* alpha given: beta fitted from it */
-  snprintf(cmd, sizeof cmd, "'%s' whatif --bucket-mb 25MB --alpha 200us --first-bucket-mb 0 --json --compact '%s'", ovl_bin,
-           path);
-  c = run_cmd(cmd);
+  c = ovl("whatif --bucket-mb 25MB --alpha 200us --first-bucket-mb 0 --json --compact '%s'", path);
   CHECK_I64(c.status, 0);
   const char *b = strstr(c.out, "\"beta_bytes_per_s\":");
   if (b) CHECK_NEAR(atof(b + 19), 12e9, 0.001 * 12e9);
@@ -172,9 +161,7 @@ static void needs_alpha_or_beta(void) {
 static void json_keys(void) {
   ovl_sim_params p = {48, 25e6, 3e6, 200e3, 12e9};
   const char *path = emit(&p, 5, "whatif-json.sqlite");
-  char cmd[1024];
-  snprintf(cmd, sizeof cmd, "'%s' whatif --bucket-mb 5,25,100 --json --compact '%s'", ovl_bin, path);
-  cmd_result c = run_cmd(cmd);
+  cmd_result c = ovl("whatif --bucket-mb 5,25,100 --json --compact '%s'", path);
   CHECK_I64(c.status, 0);
   CHECK(strncmp(c.out, "{\"current\":{\"step_ns\":", 22) == 0);
   CHECK(strstr(c.out, "\"t_exposed_ns\":") != NULL);
@@ -182,13 +169,11 @@ static void json_keys(void) {
   CHECK(strstr(c.out, "{\"bucket_mb\":100,\"step_ns\":") != NULL);
   CHECK(strstr(c.out, "\"best\":{\"bucket_mb\":5,\"step_ns\":") != NULL);
   cmd_free(&c);
-  snprintf(cmd, sizeof cmd, "'%s' whatif '%s'", ovl_bin, path);
-  c = run_cmd(cmd);
+  c = ovl("whatif '%s'", path);
   CHECK_I64(c.status, 1);
   CHECK(strstr(c.err, "--bucket-mb") != NULL);
   cmd_free(&c);
-  snprintf(cmd, sizeof cmd, "'%s' whatif --bucket-mb 0 '%s'", ovl_bin, path);
-  c = run_cmd(cmd);
+  c = ovl("whatif --bucket-mb 0 '%s'", path);
   CHECK_I64(c.status, 1);
   cmd_free(&c);
   remove(path);

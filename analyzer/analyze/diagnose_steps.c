@@ -97,15 +97,20 @@ static int sweep_sizes(const step_view *v, size_sweep *out) {
   return OVL_OK;
 }
 
-static void cost_note(const ovl_diag *d, ovl_msg *m) {
-  char a[32], b[32];
+/* The bucket-size suggestion: the best cap, its tail, the gain, the model, and whatif. */
+static void suggest_cap(const ovl_diag *d, const size_sweep *sz, double recoverable, ovl_msg *m) {
+  char t1[32], t2[32], t3[32];
+  ovl_msg_printf(m, "bucket_cap_mb=%g (first bucket %d MiB, %zu buckets) would end %s after backward instead of %s "
+                    "(-%s per step)",
+                 sz->best_cap, OVL_DIAG_FIRST_CAP_MIB, sz->best_buckets, ovl_ns_str(sz->best_tail, t1),
+                 ovl_ns_str(sz->model_tail, t2), ovl_ns_str(recoverable, t3));
   if (d->alpha_assumed)
     ovl_msg_printf(m, " (model: alpha unknown because the gradient collectives all have about one size, taken as 0; "
                       "beta %.2f GB/s effective)", d->beta / 1e9);
   else
-    ovl_msg_printf(m, " (model: alpha %s, beta %.2f GB/s, fitted on %zu collectives)", ovl_ns_str(d->alpha_ns, a),
+    ovl_msg_printf(m, " (model: alpha %s, beta %.2f GB/s, fitted on %zu collectives)", ovl_ns_str(d->alpha_ns, t1),
                    d->beta / 1e9, d->fit.fit.samples);
-  (void)b;
+  ovl_msg_printf(m, ". Compare sizes with: %s.", where);
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -201,18 +206,15 @@ static int single_bucket(step_view *v, const size_sweep *sz, int *fired) {
   if (!sz->ok) return OVL_OK;
   double recoverable = sz->model_tail - sz->best_tail;
   if (!significant(v, recoverable, OVL_DIAG_MIN_SHARE)) return OVL_OK;
-  char t1[32], t2[32], t3[32], t4[32];
+  char t1[32], t2[32], t3[32];
   ovl_msg m = {0};
   ovl_msg_printf(&m, "all %s of gradients are reduced in one %s launched after backward (at %s into the step), so "
                      "none of it overlaps compute: %s after the last backward kernel. This is DDP's first iteration "
                      "(before it rebuilds its buckets), static_graph's first iteration, a bucket_cap_mb larger than "
-                     "the model, or a compiled backward without bucketing. With bucket_cap_mb=%g (first bucket %d MiB) "
-                     "the buckets would end %s after backward (-%s per step)",
+                     "the model, or a compiled backward without bucketing. With ",
                  c->bytes != OVL_NONE ? ovl_bytes_str((double)c->bytes, t1) : "?", ovl_op_name(c->op),
-                 ovl_ns_str(rel(v, c->gpu_start), t2), ovl_ns_str(v->obs_tail, t3), sz->best_cap,
-                 OVL_DIAG_FIRST_CAP_MIB, ovl_ns_str(sz->best_tail, t4), ovl_ns_str(recoverable, t1));
-  cost_note(v->d, &m);
-  ovl_msg_printf(&m, ". Compare sizes with: %s.", where);
+                 ovl_ns_str(rel(v, c->gpu_start), t2), ovl_ns_str(v->obs_tail, t3));
+  suggest_cap(v->d, sz, recoverable, &m);
   *fired = 1;
   return ovl_step_finding(v->d, st, "single_bucket", recoverable, c->gpu_start, &m);
 }
@@ -272,19 +274,16 @@ static int exposed_tail(step_view *v, const size_sweep *sz) {
       ntail++;
       tail_bytes += v->grad[i]->bytes != OVL_NONE ? (double)v->grad[i]->bytes : 0;
     }
-  char t1[32], t2[32], t3[32], t4[32];
+  char t1[32], t2[32], t3[32];
   ovl_msg m = {0};
   ovl_msg_printf(&m, "most exposed communication is the tail after backward: the last %d gradient collective(s) "
                      "(%s) run %s past the last backward kernel (%.0f%% of the step's exposed communication), because "
                      "the gradients that become ready last go out in buckets of about %s. Smaller buckets send them "
-                     "in smaller pieces: bucket_cap_mb=%g (first bucket %d MiB) would end %s after backward (-%s per "
-                     "step)",
+                     "in smaller pieces: ",
                  ntail, ovl_bytes_str(tail_bytes, t1), ovl_ns_str(v->obs_tail, t2),
                  st->totals.exposed > 0 ? 100.0 * v->obs_tail / (double)st->totals.exposed : 100.0,
-                 ovl_bytes_str(sz->median_bytes, t3), sz->best_cap, OVL_DIAG_FIRST_CAP_MIB,
-                 ovl_ns_str(sz->best_tail, t4), ovl_ns_str(recoverable, t1));
-  cost_note(v->d, &m);
-  ovl_msg_printf(&m, ". Compare sizes with: %s.", where);
+                 ovl_bytes_str(sz->median_bytes, t3));
+  suggest_cap(v->d, sz, recoverable, &m);
   return ovl_step_finding(v->d, st, "exposed_tail", recoverable, st->backward_end, &m);
 }
 
@@ -308,19 +307,15 @@ static int latency_bound(step_view *v, const size_sweep *sz) {
   double median_busbw = nbw ? bw[nbw / 2] : NAN;
   free(bw);
   double peak_busbw = d->beta / 1e9 * ovl_busbw_factor(v->grad[0]->op, v->grad[0]->nranks);
-  char t1[32], t2[32], t3[32], t4[32];
+  char t1[32];
   ovl_msg m = {0};
   ovl_msg_printf(&m, "%d gradient collectives of median size %s each pay the latency alpha for little data: only "
                      "%.0f%% of their time moves bytes",
                  st->ngrad, ovl_bytes_str(sz->median_bytes, t1), 100.0 * efficiency);
   if (!isnan(median_busbw))
     ovl_msg_printf(&m, " (median busbw %.2f GB/s of the %.2f GB/s that beta allows)", median_busbw, peak_busbw);
-  ovl_msg_printf(&m, ". Larger buckets pay alpha less often: bucket_cap_mb=%g (first bucket %d MiB, %zu buckets) "
-                     "would end %s after backward instead of %s (-%s per step)",
-                 sz->best_cap, OVL_DIAG_FIRST_CAP_MIB, sz->best_buckets, ovl_ns_str(sz->best_tail, t2),
-                 ovl_ns_str(sz->model_tail, t3), ovl_ns_str(recoverable, t4));
-  cost_note(d, &m);
-  ovl_msg_printf(&m, ". Compare sizes with: %s.", where);
+  ovl_msg_printf(&m, ". Larger buckets pay alpha less often: ");
+  suggest_cap(d, sz, recoverable, &m);
   return ovl_step_finding(d, st, "latency_bound", recoverable, v->grad[0]->gpu_start, &m);
 }
 

@@ -6,6 +6,22 @@
 #include <errno.h>
 #include <string.h>
 
+void ovl_cli_job_opts_init(ovl_cli_job_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->pretty = 1;
+}
+
+int ovl_cli_job_option(int c, const char *arg, ovl_cli_job_opts *o) {
+  switch (c) {
+    case OVL_OPT_JSON: o->json = 1; return 1;
+    case OVL_OPT_COMPACT: o->pretty = 0; return 1;
+    case 'o': o->output = arg; return 1;
+    case OVL_OPT_COMM_PATTERN: o->analysis.comm_pattern = arg; return 1;
+    case OVL_OPT_STEP_PATTERN: o->analysis.step_pattern = arg; return 1;
+    default: return 0;
+  }
+}
+
 int ovl_cli_job_run(const ovl_analysis_options *opt, char *const *args, size_t nargs, ovl_cli_job *out) {
   ovl_err err;
   ovl_err_clear(&err);

@@ -7,7 +7,28 @@
 
 #include "../analyze/job.h"
 
+#include <getopt.h>
 #include <stdio.h>
+
+/* The options every analysing verb takes: --json, --compact, -o/--output FILE,
+** --comm-pattern RE, --step-pattern RE. Put OVL_CLI_JOB_LONGOPTS in the verb's option table
+** and hand each option to ovl_cli_job_option first. */
+enum { OVL_OPT_JSON = 200, OVL_OPT_COMPACT, OVL_OPT_COMM_PATTERN, OVL_OPT_STEP_PATTERN };
+#define OVL_CLI_JOB_LONGOPTS                                                                            \
+  {"json", no_argument, NULL, OVL_OPT_JSON}, {"compact", no_argument, NULL, OVL_OPT_COMPACT},          \
+      {"output", required_argument, NULL, 'o'}, {"comm-pattern", required_argument, NULL, OVL_OPT_COMM_PATTERN}, \
+      {"step-pattern", required_argument, NULL, OVL_OPT_STEP_PATTERN}
+
+typedef struct ovl_cli_job_opts {
+  int json, pretty;
+  const char *output;          /* NULL: standard output */
+  ovl_analysis_options analysis;
+} ovl_cli_job_opts;
+
+/* Defaults: text, indented JSON, standard output. */
+void ovl_cli_job_opts_init(ovl_cli_job_opts *o);
+/* Takes option c (with its argument) when it is a shared one: returns 1, else 0. */
+int ovl_cli_job_option(int c, const char *arg, ovl_cli_job_opts *o);
 
 typedef struct ovl_cli_job {
   ovl_analysis_ctx ctx;

@@ -30,7 +30,7 @@ static const char help[] =
     "  -h, --help           this help\n"
     "Exit status: 0 ok, 1 bad input or usage, 2 internal error.\n";
 
-enum { OPT_JSON = 256, OPT_COMPACT, OPT_GRADIENTS, OPT_COMM_PATTERN, OPT_STEP_PATTERN };
+enum { OPT_GRADIENTS = 256 };
 
 typedef struct fit_out {
   const ovl_comm_fit *fits;
@@ -46,36 +46,28 @@ static void write_fits(FILE *out, void *ctx) {
 
 int ovl_cmd_fit(int argc, char **argv) {
   static const struct option longopts[] = {
-    {"json", no_argument, NULL, OPT_JSON},
-    {"compact", no_argument, NULL, OPT_COMPACT},
-    {"output", required_argument, NULL, 'o'},
     {"gradients", no_argument, NULL, OPT_GRADIENTS},
-    {"comm-pattern", required_argument, NULL, OPT_COMM_PATTERN},
-    {"step-pattern", required_argument, NULL, OPT_STEP_PATTERN},
     {"help", no_argument, NULL, 'h'},
+    OVL_CLI_JOB_LONGOPTS,
     {NULL, 0, NULL, 0},
   };
-  int json = 0, pretty = 1, gradients = 0;
-  const char *output = NULL;
-  ovl_analysis_options aopt = {0};
+  int gradients = 0;
+  ovl_cli_job_opts jo;
+  ovl_cli_job_opts_init(&jo);
   optind = 1;
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+    if (ovl_cli_job_option(c, optarg, &jo)) continue;
     switch (c) {
-      case OPT_JSON: json = 1; break;
-      case OPT_COMPACT: pretty = 0; break;
-      case 'o': output = optarg; break;
       case OPT_GRADIENTS: gradients = 1; break;
-      case OPT_COMM_PATTERN: aopt.comm_pattern = optarg; break;
-      case OPT_STEP_PATTERN: aopt.step_pattern = optarg; break;
       case 'h': fputs(help, stdout); return 0;
       default: return ovl_cli_bad_option("fit", argv);
     }
   }
   if (optind >= argc) return ovl_cli_usage("fit", "no TRACE given");
   ovl_cli_job j;
-  int rc = ovl_cli_job_run(&aopt, argv + optind, (size_t)(argc - optind), &j);
+  int rc = ovl_cli_job_run(&jo.analysis, argv + optind, (size_t)(argc - optind), &j);
   if (rc) return rc;
   ovl_err err;
   ovl_err_clear(&err);
@@ -84,8 +76,8 @@ int ovl_cmd_fit(int argc, char **argv) {
   rc = ovl_fit_ranks(j.job.ranks, j.job.nranks, gradients, &fits, &n, &err);
   if (rc) rc = ovl_cli_fail(&err);
   else {
-    fit_out f = {fits, n, json, pretty};
-    rc = ovl_cli_write_output(output, write_fits, &f);
+    fit_out f = {fits, n, jo.json, jo.pretty};
+    rc = ovl_cli_write_output(jo.output, write_fits, &f);
   }
   free(fits);
   ovl_cli_job_free(&j);

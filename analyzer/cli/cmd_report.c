@@ -35,7 +35,7 @@ static const char help[] =
     "--step-pattern; else from the repetition of the collective sequence; else the whole trace.\n"
     "Exit status: 0 ok, 1 bad input or usage, 2 internal error.\n";
 
-enum { OPT_JSON = 256, OPT_COMPACT, OPT_COMM_PATTERN, OPT_STEP_PATTERN, OPT_TOP, OPT_DETAIL, OPT_ALL };
+enum { OPT_TOP = 256, OPT_DETAIL, OPT_ALL };
 
 typedef struct report_out {
   const ovl_job *job;
@@ -51,32 +51,23 @@ static void write_report(FILE *out, void *ctx) {
 
 int ovl_cmd_report(int argc, char **argv) {
   static const struct option longopts[] = {
-    {"json", no_argument, NULL, OPT_JSON},
-    {"compact", no_argument, NULL, OPT_COMPACT},
-    {"output", required_argument, NULL, 'o'},
-    {"comm-pattern", required_argument, NULL, OPT_COMM_PATTERN},
-    {"step-pattern", required_argument, NULL, OPT_STEP_PATTERN},
     {"top", required_argument, NULL, OPT_TOP},
     {"detail", required_argument, NULL, OPT_DETAIL},
     {"all", no_argument, NULL, OPT_ALL},
     {"help", no_argument, NULL, 'h'},
+    OVL_CLI_JOB_LONGOPTS,
     {NULL, 0, NULL, 0},
   };
-  int json = 0, pretty = 1;
-  const char *output = NULL;
-  ovl_analysis_options aopt = {0};
+  ovl_cli_job_opts jo;
+  ovl_cli_job_opts_init(&jo);
   ovl_text_options topt = {10, 3, 40};
   long n;
   optind = 1;
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+    if (ovl_cli_job_option(c, optarg, &jo)) continue;
     switch (c) {
-      case OPT_JSON: json = 1; break;
-      case OPT_COMPACT: pretty = 0; break;
-      case 'o': output = optarg; break;
-      case OPT_COMM_PATTERN: aopt.comm_pattern = optarg; break;
-      case OPT_STEP_PATTERN: aopt.step_pattern = optarg; break;
       case OPT_TOP:
         if (ovl_cli_int("report", "--top", optarg, 1, 1000000, &n)) return 1;
         topt.max_steps = (size_t)n;
@@ -93,10 +84,10 @@ int ovl_cmd_report(int argc, char **argv) {
   if (optind >= argc) return ovl_cli_usage("report", "no TRACE given");
 
   ovl_cli_job j;
-  int rc = ovl_cli_job_run(&aopt, argv + optind, (size_t)(argc - optind), &j);
+  int rc = ovl_cli_job_run(&jo.analysis, argv + optind, (size_t)(argc - optind), &j);
   if (rc) return rc;
-  report_out r = {&j.job, json, pretty, &topt};
-  rc = ovl_cli_write_output(output, write_report, &r);
+  report_out r = {&j.job, jo.json, jo.pretty, &topt};
+  rc = ovl_cli_write_output(jo.output, write_report, &r);
   ovl_cli_job_free(&j);
   return rc;
 }

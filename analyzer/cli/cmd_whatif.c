@@ -39,7 +39,7 @@ static const char help[] =
     "  -h, --help             this help\n"
     "Exit status: 0 ok, 1 bad input or usage, 2 internal error.\n";
 
-enum { OPT_BUCKETS = 256, OPT_FIRST, OPT_ALPHA, OPT_BETA, OPT_JSON, OPT_COMPACT, OPT_COMM_PATTERN, OPT_STEP_PATTERN };
+enum { OPT_BUCKETS = 256, OPT_FIRST, OPT_ALPHA, OPT_BETA };
 
 #define MAX_CAPS 64
 #define MIB 1048576.0
@@ -88,24 +88,20 @@ int ovl_cmd_whatif(int argc, char **argv) {
     {"first-bucket-mb", required_argument, NULL, OPT_FIRST},
     {"alpha", required_argument, NULL, OPT_ALPHA},
     {"beta", required_argument, NULL, OPT_BETA},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"compact", no_argument, NULL, OPT_COMPACT},
-    {"output", required_argument, NULL, 'o'},
-    {"comm-pattern", required_argument, NULL, OPT_COMM_PATTERN},
-    {"step-pattern", required_argument, NULL, OPT_STEP_PATTERN},
     {"help", no_argument, NULL, 'h'},
+    OVL_CLI_JOB_LONGOPTS,
     {NULL, 0, NULL, 0},
   };
   double caps[MAX_CAPS];
   size_t ncaps = 0;
   ovl_whatif_options wopt = {caps, 0, MIB, NAN, NAN};
-  int json = 0, pretty = 1;
-  const char *output = NULL;
-  ovl_analysis_options aopt = {0};
+  ovl_cli_job_opts jo;
+  ovl_cli_job_opts_init(&jo);
   optind = 1;
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
+    if (ovl_cli_job_option(c, optarg, &jo)) continue;
     switch (c) {
       case OPT_BUCKETS:
         if (parse_caps(optarg, caps, &ncaps)) return 1;
@@ -122,11 +118,6 @@ int ovl_cmd_whatif(int argc, char **argv) {
         if (ovl_parse_rate(optarg, &wopt.beta))
           return ovl_cli_usage("whatif", "--beta '%s': expected a rate such as 12GB/s", optarg);
         break;
-      case OPT_JSON: json = 1; break;
-      case OPT_COMPACT: pretty = 0; break;
-      case 'o': output = optarg; break;
-      case OPT_COMM_PATTERN: aopt.comm_pattern = optarg; break;
-      case OPT_STEP_PATTERN: aopt.step_pattern = optarg; break;
       case 'h': fputs(help, stdout); return 0;
       default: return ovl_cli_bad_option("whatif", argv);
     }
@@ -135,7 +126,7 @@ int ovl_cmd_whatif(int argc, char **argv) {
   if (optind >= argc) return ovl_cli_usage("whatif", "no TRACE given");
   wopt.ncaps = ncaps;
   ovl_cli_job j;
-  int rc = ovl_cli_job_run(&aopt, argv + optind, (size_t)(argc - optind), &j);
+  int rc = ovl_cli_job_run(&jo.analysis, argv + optind, (size_t)(argc - optind), &j);
   if (rc) return rc;
   ovl_err err;
   ovl_err_clear(&err);
@@ -151,8 +142,8 @@ int ovl_cmd_whatif(int argc, char **argv) {
     }
     rc = ovl_cli_fail(&err);
   } else {
-    whatif_out o = {&w, wopt.first_cap, json, pretty};
-    rc = ovl_cli_write_output(output, write_whatif, &o);
+    whatif_out o = {&w, wopt.first_cap, jo.json, jo.pretty};
+    rc = ovl_cli_write_output(jo.output, write_whatif, &o);
     ovl_whatif_result_free(&w);
   }
   ovl_cli_job_free(&j);
