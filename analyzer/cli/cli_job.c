@@ -43,7 +43,8 @@ void ovl_cli_job_free(ovl_cli_job *j) {
   ovl_analysis_ctx_free(&j->ctx);
 }
 
-int ovl_cli_write_output(const char *path, void (*write)(FILE *out, void *ctx), void *ctx) {
+int ovl_cli_write_output(const ovl_cli_job_opts *o, ovl_cli_writer write, void *ctx) {
+  const char *path = o->output;
   ovl_err err;
   ovl_err_clear(&err);
   FILE *out = stdout;
@@ -51,7 +52,7 @@ int ovl_cli_write_output(const char *path, void (*write)(FILE *out, void *ctx), 
     ovl_fail(&err, OVL_EUSER, "%s: cannot write: %s", path, strerror(errno));
     return ovl_cli_fail(&err);
   }
-  write(out, ctx);
+  write(out, o, ctx);
   int rc = (fflush(out) != 0 || ferror(out)) ? ovl_fail(&err, OVL_EUSER, "%s: write failed", path ? path : "stdout") : 0;
   if (out != stdout && fclose(out) != 0 && !rc) rc = ovl_fail(&err, OVL_EUSER, "%s: write failed", path);
   return rc ? ovl_cli_fail(&err) : 0;

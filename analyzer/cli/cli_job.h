@@ -41,8 +41,9 @@ typedef struct ovl_cli_job {
 int ovl_cli_job_run(const ovl_analysis_options *opt, char *const *args, size_t nargs, ovl_cli_job *out);
 void ovl_cli_job_free(ovl_cli_job *j);
 
-/* Writes through write(out, ctx) to `path` (NULL: standard output). Returns the exit status,
-** having printed any error. */
-int ovl_cli_write_output(const char *path, void (*write)(FILE *out, void *ctx), void *ctx);
+/* Writes through write(out, o, ctx) to o->output (standard output when NULL); write chooses
+** text or JSON from o. Returns the exit status, having printed any error. */
+typedef void (*ovl_cli_writer)(FILE *out, const ovl_cli_job_opts *o, void *ctx);
+int ovl_cli_write_output(const ovl_cli_job_opts *o, ovl_cli_writer write, void *ctx);
 
 #endif

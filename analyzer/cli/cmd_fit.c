@@ -35,12 +35,11 @@ enum { OPT_GRADIENTS = 256 };
 typedef struct fit_out {
   const ovl_comm_fit *fits;
   size_t n;
-  int json, pretty;
 } fit_out;
 
-static void write_fits(FILE *out, void *ctx) {
+static void write_fits(FILE *out, const ovl_cli_job_opts *o, void *ctx) {
   const fit_out *f = ctx;
-  if (f->json) ovl_fit_json(out, f->fits, f->n, f->pretty);
+  if (o->json) ovl_fit_json(out, f->fits, f->n, o->pretty);
   else ovl_fit_text(out, f->fits, f->n);
 }
 
@@ -76,8 +75,8 @@ int ovl_cmd_fit(int argc, char **argv) {
   rc = ovl_fit_ranks(j.job.ranks, j.job.nranks, gradients, &fits, &n, &err);
   if (rc) rc = ovl_cli_fail(&err);
   else {
-    fit_out f = {fits, n, jo.json, jo.pretty};
-    rc = ovl_cli_write_output(jo.output, write_fits, &f);
+    fit_out f = {fits, n};
+    rc = ovl_cli_write_output(&jo, write_fits, &f);
   }
   free(fits);
   ovl_cli_job_free(&j);

@@ -39,13 +39,12 @@ enum { OPT_TOP = 256, OPT_DETAIL, OPT_ALL };
 
 typedef struct report_out {
   const ovl_job *job;
-  int json, pretty;
   const ovl_text_options *topt;
 } report_out;
 
-static void write_report(FILE *out, void *ctx) {
+static void write_report(FILE *out, const ovl_cli_job_opts *o, void *ctx) {
   const report_out *r = ctx;
-  if (r->json) ovl_report_json(out, r->job->ranks, r->job->nranks, r->job->findings, r->job->nfindings, r->pretty);
+  if (o->json) ovl_report_json(out, r->job->ranks, r->job->nranks, r->job->findings, r->job->nfindings, o->pretty);
   else ovl_report_text(out, r->job->ranks, r->job->nranks, r->job->findings, r->job->nfindings, r->topt);
 }
 
@@ -86,8 +85,8 @@ int ovl_cmd_report(int argc, char **argv) {
   ovl_cli_job j;
   int rc = ovl_cli_job_run(&jo.analysis, argv + optind, (size_t)(argc - optind), &j);
   if (rc) return rc;
-  report_out r = {&j.job, jo.json, jo.pretty, &topt};
-  rc = ovl_cli_write_output(jo.output, write_report, &r);
+  report_out r = {&j.job, &topt};
+  rc = ovl_cli_write_output(&jo, write_report, &r);
   ovl_cli_job_free(&j);
   return rc;
 }

@@ -73,13 +73,12 @@ static int parse_caps(const char *text, double *caps, size_t *n) {
 typedef struct whatif_out {
   const ovl_whatif_result *w;
   double first_cap;
-  int json, pretty;
 } whatif_out;
 
-static void write_whatif(FILE *out, void *ctx) {
-  const whatif_out *o = ctx;
-  if (o->json) ovl_whatif_json(out, o->w, o->first_cap, o->pretty);
-  else ovl_whatif_text(out, o->w, o->first_cap);
+static void write_whatif(FILE *out, const ovl_cli_job_opts *o, void *ctx) {
+  const whatif_out *r = ctx;
+  if (o->json) ovl_whatif_json(out, r->w, r->first_cap, o->pretty);
+  else ovl_whatif_text(out, r->w, r->first_cap);
 }
 
 int ovl_cmd_whatif(int argc, char **argv) {
@@ -142,8 +141,8 @@ int ovl_cmd_whatif(int argc, char **argv) {
     }
     rc = ovl_cli_fail(&err);
   } else {
-    whatif_out o = {&w, wopt.first_cap, jo.json, jo.pretty};
-    rc = ovl_cli_write_output(jo.output, write_whatif, &o);
+    whatif_out o = {&w, wopt.first_cap};
+    rc = ovl_cli_write_output(&jo, write_whatif, &o);
     ovl_whatif_result_free(&w);
   }
   ovl_cli_job_free(&j);
