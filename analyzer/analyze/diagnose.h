@@ -14,10 +14,12 @@
 
 #include "analysis.h"
 
-/* A step finding needs this share of the step's duration (and OVL_DIAG_MIN_NS) recoverable;
-** named culprits (a blocking collective, the find_unused map) need OVL_DIAG_MIN_SHARE_NAMED. */
+/* A step finding needs this share of the step's duration (and OVL_DIAG_MIN_NS) recoverable.
+** Facts that name their culprit (a collective on a compute stream, the find_unused map) need
+** only OVL_DIAG_MIN_NS; a collective that compute is only seen to wait for needs
+** OVL_DIAG_MIN_SHARE_WAIT. */
 #define OVL_DIAG_MIN_SHARE 0.01
-#define OVL_DIAG_MIN_SHARE_NAMED 0.001
+#define OVL_DIAG_MIN_SHARE_WAIT 0.001
 #define OVL_DIAG_MIN_NS 1000
 /* late_firing: share of the gradient bytes whose collectives start after backward ended. */
 #define OVL_LATE_BYTES_SHARE 0.9

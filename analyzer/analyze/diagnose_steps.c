@@ -335,7 +335,7 @@ static int find_unused(step_view *v) {
       continue;
     double copy = c->d2h_start != OVL_NONE ? (double)(c->d2h_end - c->d2h_start) : 0;
     double recoverable = (double)c->exposed + copy;
-    if (!significant(v, recoverable, OVL_DIAG_MIN_SHARE_NAMED)) continue;
+    if (!significant(v, recoverable, 0)) continue;
     char t1[32], t2[32], t3[32], t4[32];
     ovl_msg m = {0};
     ovl_msg_printf(&m, "the signature of DDP's find_unused_parameters=True: an %s all-reduce of %s (a used-parameter "
@@ -375,7 +375,7 @@ static int blocking(step_view *v) {
     int on_stream = c->role == OVL_ROLE_BLOCKING;
     if (!on_stream && !compute_waits_for(v, c)) continue;
     double recoverable = (double)c->exposed;
-    if (!significant(v, recoverable, OVL_DIAG_MIN_SHARE_NAMED)) continue;
+    if (!significant(v, recoverable, on_stream ? 0 : OVL_DIAG_MIN_SHARE_WAIT)) continue;
     char t1[32], t2[32], t3[32], size[32];
     ovl_msg m = {0};
     if (c->bytes != OVL_NONE) ovl_bytes_str((double)c->bytes, size);
