@@ -153,14 +153,16 @@ int ovl_step_readiness(const ovl_step_result *st, const ovl_grad_mark *m, size_t
     *g = NULL;
   }
   if (st->grad_bytes == OVL_NONE || st->grad_bytes <= 0) return -1;
-  *g = malloc(OVL_APPROX_SLICES * sizeof **g);
+  size_t slices = 8 * (size_t)st->ngrad;
+  slices = slices < OVL_APPROX_SLICES ? OVL_APPROX_SLICES : slices > OVL_APPROX_SLICES_MAX ? OVL_APPROX_SLICES_MAX : slices;
+  *g = malloc(slices * sizeof **g);
   if (!*g) return -1;
   double end = (double)st->backward_end;
   double begin = end - 2.0 / 3.0 * (end - (double)st->start);
-  for (size_t i = 0; i < OVL_APPROX_SLICES; i++)
-    (*g)[i] = (ovl_bm_grad){begin + (end - begin) * (double)(i + 1) / OVL_APPROX_SLICES,
-                            (double)st->grad_bytes / OVL_APPROX_SLICES};
-  *n = OVL_APPROX_SLICES;
+  for (size_t i = 0; i < slices; i++)
+    (*g)[i] = (ovl_bm_grad){begin + (end - begin) * (double)(i + 1) / (double)slices,
+                            (double)st->grad_bytes / (double)slices};
+  *n = slices;
   *approximated = 1;
   return 0;
 }

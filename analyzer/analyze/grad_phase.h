@@ -42,10 +42,12 @@ void ovl_step_marks_free(ovl_step_marks *m);
 ** the step (m, nm) with their bytes (marks without bytes share their bucket's bytes), else an
 ** approximation: the gradient bytes become ready at an even rate over the backward window,
 ** taken as the last two thirds of [step start, backward_end] (backward costs about twice the
-** forward), in OVL_APPROX_SLICES pieces. *approximated says which. Returns 0, or -1 when the
+** forward), in 8 pieces per gradient collective (at least OVL_APPROX_SLICES, at most
+** OVL_APPROX_SLICES_MAX). *approximated says which. Returns 0, or -1 when the
 ** step has no usable curve (no gradient collective, unknown sizes) or memory ran out
 ** (*g NULL then). Caller frees *g. */
 #define OVL_APPROX_SLICES 256
+#define OVL_APPROX_SLICES_MAX 65536
 int ovl_step_readiness(const ovl_step_result *st, const ovl_grad_mark *m, size_t nm, ovl_bm_grad **g, size_t *n,
                        int *approximated);
 

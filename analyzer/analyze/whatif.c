@@ -1,6 +1,7 @@
 /* Bucket-size replays: see whatif.h. */
 #include "whatif.h"
 
+#include "../base/units.h"
 #include "../base/vec.h"
 
 #include <math.h>
@@ -116,11 +117,14 @@ static int choose_cost(const ovl_rank_result *ranks, size_t nranks, const ovl_wh
   if (nfits == 0)
     return ovl_fail(err, OVL_EUSER, "no gradient collective with a known size to fit alpha and beta on: give --alpha and --beta");
   if (!out->alpha_given && !out->beta_given) {
-    if (!out->fit.fit.separable)
+    if (!out->fit.fit.separable) {
+      char lo[32], hi[32];
       return ovl_fail(err, OVL_EUSER,
-                      "the gradient collectives' sizes do not vary enough to separate alpha from beta (%.4g to %.4g "
-                      "bytes, effective bandwidth %.4g GB/s): give --alpha or --beta (or both)",
-                      out->fit.fit.min_bytes, out->fit.fit.max_bytes, out->fit.fit.beta_bytes_per_s / 1e9);
+                      "the gradient collectives' sizes do not vary enough to separate alpha from beta (%s to %s, "
+                      "effective bandwidth %.4g GB/s): give --alpha or --beta (or both)",
+                      ovl_format_bytes(out->fit.fit.min_bytes, lo, sizeof lo),
+                      ovl_format_bytes(out->fit.fit.max_bytes, hi, sizeof hi), out->fit.fit.beta_bytes_per_s / 1e9);
+    }
     out->alpha_ns = out->fit.fit.alpha_ns;
     out->beta = out->fit.fit.beta_bytes_per_s;
     return OVL_OK;
