@@ -280,8 +280,9 @@ static void compute_waits_for_collective(void) {
   remove(path);
 }
 
-/* Hand-built without grad_ready marks: gradients all-reduced only after backward. */
-static void late_firing_without_marks(void) {
+/* Hand-built without grad_ready marks: gradients all-reduced only after backward; with
+** collectives rows, or only NCCL kernels (sizes unknown). */
+static void late_firing_without_marks(int with_rows) {
   const char *path = tb_temp_path("late.sqlite");
   tb b;
   tb_open(&b, path);
@@ -293,7 +294,7 @@ static void late_firing_without_marks(void) {
     for (int i = 0; i < 4; i++) {
       int64_t dur = 500000 + 100000 * i;  /* sizes differ: alpha and beta can be fitted */
       int64_t c = tb_kernel(&b, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", at, at + dur, 0, 2);
-      tb_collective(&b, "AllReduce", (int64_t)(1 + i) << 22, 8, at, c);
+      if (with_rows) tb_collective(&b, "AllReduce", (int64_t)(1 + i) << 22, 8, at, c);
       at += dur;
     }
     tb_kernel(&b, "optimizer", at, at + 100000, 0, 1);
@@ -351,6 +352,34 @@ static void grid_separates_signatures(void) {
   }
 }
 
+/* Naive data parallelism: every gradient all-reduced on the compute stream after backward.
+** One blocking_collective per step for all of them; no gradient phase to diagnose. */
+static void naive_blocking(void) {
+  const char *path = tb_temp_path("naive.sqlite");
+  tb b;
+  tb_open(&b, path);
+  int64_t t = 0;
+  for (int step = 0; step < 3; step++) {
+    tb_nvtx(&b, "ovl", "step", t, t + 10000000);
+    tb_kernel(&b, "fwd_bwd", t + 1000, t + 6001000, 0, 1);
+    int64_t at = t + 6001000;
+    for (int i = 0; i < 6; i++) {
+      int64_t c = tb_kernel(&b, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", at, at + 300000, 0, 1);
+      tb_collective(&b, "AllReduce", 1 << 22, 8, at, c);
+      at += 300000;
+    }
+    tb_kernel(&b, "optimizer", at, at + 100000, 0, 1);
+    t += 10000000;
+  }
+  tb_close(&b);
+  size_t n;
+  ovl_rank_result *r = th_analyse(path, &n);
+  expect_only(&r[0], "blocking_collective", 7u, 6 * 300000.0);
+  CHECK(strstr(r[0].steps[1].findings[0].message, "6 collectives block compute") != NULL);
+  th_release(r, n);
+  remove(path);
+}
+
 int main(void) {
   grid_separates_signatures();
   healthy();
@@ -364,6 +393,8 @@ int main(void) {
   slowdown();
   first_step_single_bucket();
   compute_waits_for_collective();
-  late_firing_without_marks();
+  late_firing_without_marks(1);
+  late_firing_without_marks(0);
+  naive_blocking();
   return check_summary();
 }

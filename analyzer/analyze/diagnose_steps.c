@@ -328,6 +328,7 @@ static int find_unused(step_view *v) {
   int last_grad = -1;
   for (size_t i = 0; i < st->ncolls; i++)
     if (st->colls[i].role == OVL_ROLE_GRADIENT) last_grad = st->colls[i].order;
+  if (last_grad < 0) return OVL_OK;  /* the map follows the gradient buckets */
   for (size_t i = 0; i < st->ncolls; i++) {
     const ovl_coll_result *c = &st->colls[i];
     if (c->role != OVL_ROLE_UNUSED_MAP || c->order < last_grad || c->bytes == OVL_NONE ||
@@ -368,34 +369,71 @@ static int compute_waits_for(const step_view *v, const ovl_coll_result *c) {
   return st->backward_end == OVL_NONE || c->gpu_start < st->backward_end;
 }
 
+static const char *article(const char *word) { return strchr("AEIOU", word[0]) ? "an" : "a"; }
+
+static void describe_blocking(const step_view *v, const ovl_coll_result *c, int on_stream, ovl_msg *m) {
+  char t1[32], t2[32], t3[32], size[32];
+  if (c->bytes != OVL_NONE) ovl_bytes_str((double)c->bytes, size);
+  else snprintf(size, sizeof size, "unknown size");
+  ovl_msg_printf(m, "%s%s %s of %s%s%s", on_stream ? "" : "compute waits for ", article(ovl_op_name(c->op)),
+                 ovl_op_name(c->op), size, c->dtype[0] ? " " : "", c->dtype);
+  if (on_stream)
+    ovl_msg_printf(m, " runs on stream %lld, a compute stream, at %s into the step: compute on that stream waits for "
+                      "it (%s exposed)",
+                   (long long)c->stream, ovl_ns_str(rel(v, c->gpu_start), t1), ovl_ns_str((double)c->exposed, t2));
+  else
+    ovl_msg_printf(m, " at %s into the step (stream %lld): nothing computes while it runs (%s exposed) and compute "
+                      "resumes %s after it ends",
+                   ovl_ns_str(rel(v, c->gpu_start), t1), (long long)c->stream, ovl_ns_str((double)c->exposed, t2),
+                   ovl_ns_str((double)(c->compute_after - c->gpu_end), t3));
+}
+
+static const char blocking_advice[] =
+    ". If the value is not needed right away (a loss or metric for logging), make the call asynchronous "
+    "(async_op=True, wait only where the value is used), run it on a communication stream, or reduce it every N "
+    "steps; if it fetches what the next compute needs (an AllGather of parameters), issue it earlier so that it "
+    "overlaps the compute before it.";
+
+#define BLOCKING_NAMED 3  /* more blocking collectives in a step make one finding */
+
+/* Does compute wait for this collective, enough to say so? */
+static int blocks(const step_view *v, const ovl_coll_result *c) {
+  int on_stream = c->role == OVL_ROLE_BLOCKING;
+  if (!on_stream && !compute_waits_for(v, c)) return 0;
+  return significant(v, (double)c->exposed, on_stream ? 0 : OVL_DIAG_MIN_SHARE_WAIT);
+}
+
+/* blocking_collective: one finding per collective compute waits for, or one for all of them
+** when a step has more than BLOCKING_NAMED (e.g. every gradient reduced on the compute stream). */
 static int blocking(step_view *v) {
   ovl_step_result *st = v->st;
+  size_t count = 0;
+  double total = 0;
+  const ovl_coll_result *first = NULL, *worst = NULL;
   for (size_t i = 0; i < st->ncolls; i++) {
     const ovl_coll_result *c = &st->colls[i];
-    int on_stream = c->role == OVL_ROLE_BLOCKING;
-    if (!on_stream && !compute_waits_for(v, c)) continue;
-    double recoverable = (double)c->exposed;
-    if (!significant(v, recoverable, on_stream ? 0 : OVL_DIAG_MIN_SHARE_WAIT)) continue;
-    char t1[32], t2[32], t3[32], size[32];
+    if (!blocks(v, c)) continue;
+    count++;
+    total += (double)c->exposed;
+    if (!first) first = c;
+    if (!worst || c->exposed > worst->exposed) worst = c;
+  }
+  if (count > BLOCKING_NAMED) {
+    char t1[32];
     ovl_msg m = {0};
-    if (c->bytes != OVL_NONE) ovl_bytes_str((double)c->bytes, size);
-    else snprintf(size, sizeof size, "unknown size");
-    ovl_msg_printf(&m, "%s%s %s of %s%s%s", on_stream ? "" : "compute waits for ",
-                   strchr("AEIOU", ovl_op_name(c->op)[0]) ? "an" : "a", ovl_op_name(c->op), size, c->dtype[0] ? " " : "",
-                   c->dtype);
-    if (on_stream)
-      ovl_msg_printf(&m, " runs on stream %lld, a compute stream, at %s into the step: compute on that stream waits "
-                         "for it (%s exposed)",
-                     (long long)c->stream, ovl_ns_str(rel(v, c->gpu_start), t1), ovl_ns_str((double)c->exposed, t2));
-    else
-      ovl_msg_printf(&m, " at %s into the step (stream %lld): nothing computes while it runs (%s exposed) and compute "
-                         "resumes %s after it ends",
-                     ovl_ns_str(rel(v, c->gpu_start), t1), (long long)c->stream, ovl_ns_str((double)c->exposed, t2),
-                     ovl_ns_str((double)(c->compute_after - c->gpu_end), t3));
-    ovl_msg_printf(&m, ". If it is not needed right away (a loss or metric for logging), make it asynchronous "
-                       "(async_op=True, wait only where the value is used), run it on a communication stream, or "
-                       "reduce it every N steps.");
-    int rc = ovl_step_finding(v->d, st, "blocking_collective", recoverable, c->gpu_start, &m);
+    ovl_msg_printf(&m, "%zu collectives block compute in this step, %s exposed in all; the largest: ", count,
+                   ovl_ns_str(total, t1));
+    describe_blocking(v, worst, worst->role == OVL_ROLE_BLOCKING, &m);
+    ovl_msg_printf(&m, "%s", blocking_advice);
+    return ovl_step_finding(v->d, st, "blocking_collective", total, first->gpu_start, &m);
+  }
+  for (size_t i = 0; count && i < st->ncolls; i++) {
+    const ovl_coll_result *c = &st->colls[i];
+    if (!blocks(v, c)) continue;
+    ovl_msg m = {0};
+    describe_blocking(v, c, c->role == OVL_ROLE_BLOCKING, &m);
+    ovl_msg_printf(&m, "%s", blocking_advice);
+    int rc = ovl_step_finding(v->d, st, "blocking_collective", (double)c->exposed, c->gpu_start, &m);
     if (rc) return rc;
   }
   return OVL_OK;

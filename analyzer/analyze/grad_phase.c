@@ -110,6 +110,12 @@ void ovl_step_marks_free(ovl_step_marks *m) {
   m->marks = NULL;
 }
 
+/* The approximate backward window: the last two thirds of [step start, backward end]. */
+static double window_begin(const ovl_step_result *st) {
+  double end = (double)st->backward_end;
+  return end - 2.0 / 3.0 * (end - (double)st->start);
+}
+
 /* Bytes of the gradient collective of bucket k in the step, or -1. */
 static int64_t bucket_bytes(const ovl_step_result *st, long k) {
   for (size_t i = 0; i < st->ncolls; i++)
@@ -157,8 +163,7 @@ int ovl_step_readiness(const ovl_step_result *st, const ovl_grad_mark *m, size_t
   slices = slices < OVL_APPROX_SLICES ? OVL_APPROX_SLICES : slices > OVL_APPROX_SLICES_MAX ? OVL_APPROX_SLICES_MAX : slices;
   *g = malloc(slices * sizeof **g);
   if (!*g) return -1;
-  double end = (double)st->backward_end;
-  double begin = end - 2.0 / 3.0 * (end - (double)st->start);
+  double end = (double)st->backward_end, begin = window_begin(st);
   for (size_t i = 0; i < slices; i++)
     (*g)[i] = (ovl_bm_grad){begin + (end - begin) * (double)(i + 1) / (double)slices,
                             (double)st->grad_bytes / (double)slices};
@@ -170,6 +175,15 @@ int ovl_step_readiness(const ovl_step_result *st, const ovl_grad_mark *m, size_t
 int ovl_bucket_ready_times(const ovl_step_result *st, const ovl_grad_mark *m, size_t nm, double *ready,
                            int *approximated) {
   *approximated = 0;
+  if (nm == 0 && st->grad_bytes == OVL_NONE && st->backward_end != OVL_NONE) {
+    /* No marks, no sizes: the collectives share the backward window equally. */
+    double begin = window_begin(st), end = (double)st->backward_end;
+    for (int k = 0; k < st->ngrad; k++) ready[k] = begin + (end - begin) * (double)(k + 1) / (double)st->ngrad;
+    for (size_t i = 0, k = 0; i < st->ncolls; i++)
+      if (st->colls[i].role == OVL_ROLE_GRADIENT && st->colls[i].ready != OVL_NONE) ready[k++] = (double)st->colls[i].ready;
+    *approximated = 1;
+    return 0;
+  }
   ovl_bm_grad *g = NULL;
   size_t ng = 0, k = 0, gi = 0;
   int curve_approx = 0, have_curve = -1;

@@ -52,7 +52,8 @@ int ovl_step_readiness(const ovl_step_result *st, const ovl_grad_mark *m, size_t
                        int *approximated);
 
 /* Ready time of each gradient collective of the step, in firing order (ngrad entries): its
-** ready_ns when known, else the time the readiness curve reaches its cumulative bytes.
+** ready_ns when known, else the time the readiness curve reaches its cumulative bytes (without
+** marks and sizes: the collectives share the approximate backward window equally).
 ** Returns 0 (*approximated set when any came from the curve), or -1. */
 int ovl_bucket_ready_times(const ovl_step_result *st, const ovl_grad_mark *m, size_t nm, double *ready,
                            int *approximated);
