@@ -126,15 +126,13 @@ static int readiness_stall(step_view *v, int *fired) {
   int nstalled = 0;
   int *blocker = malloc((size_t)st->ngrad * sizeof *blocker);
   if (!blocker) return ovl_oom(v->d->err, "diagnosis");
-  int main_blocker = -1;
+  int main_blocker = -1, latest = -1;  /* latest: the earlier-fired collective ready last */
   for (int j = 0; j < st->ngrad; j++) {
     const ovl_coll_result *c = v->grad[j];
     blocker[j] = -1;
-    if (c->stall == OVL_NONE || c->ready == OVL_NONE || (double)c->stall < min_stall) continue;
-    for (int i = 0; i < j; i++)
-      if (v->grad[i]->ready != OVL_NONE && v->grad[i]->ready > c->ready &&
-          (blocker[j] < 0 || v->grad[i]->ready > v->grad[blocker[j]]->ready))
-        blocker[j] = i;
+    int stalled = c->stall != OVL_NONE && c->ready != OVL_NONE && (double)c->stall >= min_stall;
+    if (stalled && latest >= 0 && v->grad[latest]->ready > c->ready) blocker[j] = latest;
+    if (c->ready != OVL_NONE && (latest < 0 || c->ready > v->grad[latest]->ready)) latest = j;
     if (blocker[j] < 0) continue;
     nstalled++;
     total += (double)c->stall;
