@@ -188,6 +188,20 @@ static void fit_edges(void) {
   CHECK(ovl_ab_fit_samples(s, 0, &f) == -1);
 }
 
+/* Usage and input errors: exit 1 with one line. */
+static void cli_errors(void) {
+  const char *args[] = {"fit", "fit --bogus x", "fit /nonexistent/trace.sqlite", "fit --json"};
+  for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd, "'%s' %s", ovl_bin, args[i]);
+    cmd_result c = run_cmd(cmd);
+    CHECK_I64(c.status, 1);
+    CHECK(strncmp(c.err, "ovl: ", 5) == 0);
+    CHECK_I64(count_lines(c.err), 1);
+    cmd_free(&c);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s OVL_BINARY\n", argv[0]);
@@ -195,6 +209,7 @@ int main(int argc, char **argv) {
   }
   ovl_bin = argv[1];
   fit_edges();
+  cli_errors();
   recovers_alpha_beta(0);
   recovers_alpha_beta(1);
   one_size();

@@ -7,7 +7,7 @@ int ovl_cmd_fit(int argc, char **argv);
 int ovl_cmd_whatif(int argc, char **argv);
 
 const ovl_verb ovl_verbs[] = {
-  {"report", ovl_cmd_report, "overlap of communication and compute per rank, step and collective"},
+  {"report", ovl_cmd_report, "overlap per rank, step and collective, and what is wrong with it (findings)"},
   {"simulate", ovl_cmd_simulate, "the alpha-beta gradient-bucketing model; emits a synthetic trace"},
   {"fit", ovl_cmd_fit, "alpha-beta cost of the collectives, per communicator and operation"},
   {"whatif", ovl_cmd_whatif, "replay the backward with other gradient bucket sizes"},
