@@ -454,7 +454,7 @@ static void note_copy(ovl_run *r, ovl_device_pass *d, const ovl_work *w) {
   d->copy_candidate = -1;
 }
 
-/* Launch dimensions cost a third more decoding per kernel: read them only when the trace
+/* Launch dimensions cost about 40% more decoding per kernel: read them only when the trace
 ** has them, judged by its first kernel (a capture records them for all kernels or none). */
 static int probe_launch_dims(ovl_run *r, ovl_err *err) {
   r->launch_dims = 0;
