@@ -1,7 +1,7 @@
 /* `ovl export`: analyse traces and write their timeline for Perfetto or Chrome's viewer. */
 #include "cli.h"
+#include "cli_job.h"
 
-#include "../analyze/job.h"
 #include "../export/export.h"
 
 #include <getopt.h>
@@ -33,7 +33,7 @@ static const char help[] =
     "\n"
     "Exit status: 0 ok, 1 bad input or usage, 2 internal error.\n";
 
-enum { OPT_PERFETTO = 256, OPT_CHROME, OPT_COMM_PATTERN, OPT_STEP_PATTERN };
+enum { OPT_PERFETTO = 256, OPT_CHROME };
 
 static int write_one(const ovl_job *job, const ovl_analysis_ctx *ctx, ovl_export_format format, const char *path,
                      int quiet, ovl_err *err) {
@@ -52,15 +52,16 @@ int ovl_cmd_export(int argc, char **argv) {
   static const struct option longopts[] = {
     {"perfetto", required_argument, NULL, OPT_PERFETTO},
     {"chrome", required_argument, NULL, OPT_CHROME},
-    {"comm-pattern", required_argument, NULL, OPT_COMM_PATTERN},
-    {"step-pattern", required_argument, NULL, OPT_STEP_PATTERN},
+    {"comm-pattern", required_argument, NULL, OVL_OPT_COMM_PATTERN},
+    {"step-pattern", required_argument, NULL, OVL_OPT_STEP_PATTERN},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
   const char *perfetto = NULL, *chrome = NULL;
   int quiet = 0;
-  ovl_analysis_options aopt = {0};
+  ovl_cli_job_opts jopt;
+  ovl_cli_job_opts_init(&jopt);
   optind = 1;
   opterr = 0;
   int c;
@@ -68,8 +69,8 @@ int ovl_cmd_export(int argc, char **argv) {
     switch (c) {
       case OPT_PERFETTO: perfetto = optarg; break;
       case OPT_CHROME: chrome = optarg; break;
-      case OPT_COMM_PATTERN: aopt.comm_pattern = optarg; break;
-      case OPT_STEP_PATTERN: aopt.step_pattern = optarg; break;
+      case OVL_OPT_COMM_PATTERN:
+      case OVL_OPT_STEP_PATTERN: ovl_cli_job_option(c, optarg, &jopt); break;
       case 'q': quiet = 1; break;
       case 'h': fputs(help, stdout); return 0;
       default: return ovl_cli_bad_option("export", argv);
@@ -80,19 +81,14 @@ int ovl_cmd_export(int argc, char **argv) {
     return ovl_cli_usage("export", "--perfetto and --chrome name the same file '%s'", perfetto);
   if (optind >= argc) return ovl_cli_usage("export", "no TRACE given");
 
+  ovl_cli_job j;
+  int status = ovl_cli_job_run(&jopt.analysis, argv + optind, (size_t)(argc - optind), &j);
+  if (status) return status;
   ovl_err err;
   ovl_err_clear(&err);
-  ovl_analysis_ctx ctx;
-  int rc = ovl_analysis_ctx_init(&ctx, &aopt, &err);
-  if (rc) return ovl_cli_fail(&err);
-  ovl_job job;
-  rc = ovl_analyze_job(&ctx, argv + optind, (size_t)(argc - optind), ovl_cli_progress, NULL, &job, &err);
-  if (!rc) {
-    ovl_cli_print_warnings(&job);
-    if (perfetto) rc = write_one(&job, &ctx, OVL_EXPORT_PERFETTO, perfetto, quiet, &err);
-    if (!rc && chrome) rc = write_one(&job, &ctx, OVL_EXPORT_CHROME, chrome, quiet, &err);
-    ovl_job_free(&job);
-  }
-  ovl_analysis_ctx_free(&ctx);
+  int rc = OVL_OK;
+  if (perfetto) rc = write_one(&j.job, &j.ctx, OVL_EXPORT_PERFETTO, perfetto, quiet, &err);
+  if (!rc && chrome) rc = write_one(&j.job, &j.ctx, OVL_EXPORT_CHROME, chrome, quiet, &err);
+  ovl_cli_job_free(&j);
   return rc ? ovl_cli_fail(&err) : 0;
 }
