@@ -8,6 +8,7 @@
 #include "check.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define GRID 160
 
@@ -79,6 +80,19 @@ static int cmp_item(const void *pa, const void *pb) {
   return (a->s.start > b->s.start) - (a->s.start < b->s.start);
 }
 
+/* Compute items report (duration, ns overlapped by communication) when they end. */
+typedef struct end_log {
+  int64_t duration[64], overlapped[64];
+  int seen[64];
+} end_log;
+
+static void on_end(void *ctx, int32_t sig, int64_t duration, int64_t overlapped) {
+  end_log *log = ctx;
+  log->duration[sig] = duration;
+  log->overlapped[sig] = overlapped;
+  log->seen[sig]++;
+}
+
 static void test_sweep(void) {
   enum { NCOLL = 6, MAXITEMS = 40 };
   for (int round = 0; round < 3000; round++) {
@@ -94,6 +108,7 @@ static void test_sweep(void) {
       it->s.ncolls = 0;
       it->s.coll = -1;
       it->s.close_step = -1;
+      it->s.sig = -1;
       if (it->s.cls == OVL_CLASS_COMM) {
         unsigned k = rnd(3);
         for (unsigned j = 0; j < k; j++) it->colls[j] = (int32_t)rnd(NCOLL);
@@ -106,8 +121,10 @@ static void test_sweep(void) {
       }
     }
     qsort(items, n, sizeof *items, cmp_item);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
       if (items[i].s.ncolls > 0 && items[i].s.coll < 0) items[i].s.colls = items[i].colls;
+      if (items[i].s.cls == OVL_CLASS_COMPUTE || rnd(2)) items[i].s.sig = (int32_t)i;  /* ignored unless compute */
+    }
 
     /* 0 to 3 disjoint windows */
     ovl_step_windows win;
@@ -124,6 +141,10 @@ static void test_sweep(void) {
     ovl_coll_state cs = {exposed, running, NCOLL};
     ovl_sweep sw;
     CHECK(ovl_sweep_init(&sw, &win, &cs) == 0);
+    end_log log;
+    memset(&log, 0, sizeof log);
+    sw.on_compute_end = on_end;
+    sw.on_compute_end_ctx = &log;
     for (size_t i = 0; i < n; i++) CHECK(ovl_sweep_add(&sw, &items[i].s) == 0);
     CHECK(ovl_sweep_finish(&sw) == 0);
 
@@ -163,6 +184,21 @@ static void test_sweep(void) {
       CHECK_I64(sw.steps[w].compute, wcomp[w]);
     }
     for (int k = 0; k < NCOLL; k++) CHECK_I64(running[k], 0);
+    /* each compute item: its length and the ns of it with communication running */
+    for (size_t i = 0; i < n; i++) {
+      const ovl_sweep_item *it = &items[i].s;
+      CHECK_I64(log.seen[i], it->cls == OVL_CLASS_COMPUTE ? 1 : 0);
+      if (it->cls != OVL_CLASS_COMPUTE) continue;
+      int64_t over = 0;
+      for (int64_t t = it->start; t < it->end; t++) {
+        int comm_now = 0;
+        for (size_t j = 0; j < n; j++)
+          comm_now |= items[j].s.cls == OVL_CLASS_COMM && t >= items[j].s.start && t < items[j].s.end;
+        over += comm_now;
+      }
+      CHECK_I64(log.duration[i], it->end - it->start);
+      CHECK_I64(log.overlapped[i], over);
+    }
     ovl_sweep_free(&sw);
     ovl_windows_free(&win);
   }

@@ -45,8 +45,8 @@ static void round_trip(const ovl_sim_params *p, int bucket_layers, int steps) {
   CHECK(ovl_sim_run(p, bucket_layers, &model) == 0);
   const char *path = tb_temp_path("sim.sqlite");
   ovl_err err = {0};
-  ovl_sim_trace_options opt = {steps, 8, "test"};
-  CHECK(ovl_sim_emit_trace(path, p, &model, &opt, &err) == 0);
+  ovl_sim_trace_options opt = {steps, 8, "test", NULL};
+  CHECK(ovl_sim_emit_trace(path, p, bucket_layers, &opt, &err) == 0);
   ovl_analysis_ctx ctx;
   ovl_analysis_options aopt = {0};
   CHECK(ovl_analysis_ctx_init(&ctx, &aopt, &err) == 0);

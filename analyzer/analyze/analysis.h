@@ -36,11 +36,21 @@ typedef enum ovl_step_projection {
 } ovl_step_projection;
 
 typedef struct ovl_finding {
-  char code[32];           /* contract section 2 finding codes */
+  char code[32];           /* contract section 2 finding codes (docs/findings.md) */
   char *message;           /* evidence and a concrete suggestion */
   int64_t recoverable_ns;
   long step;               /* step index, or -1 for a rank- or job-level finding */
+  int64_t at_ns;           /* the instant it points at (trace clock), or OVL_NONE */
+  long steps_affected;     /* rank-level summaries: steps whose findings it sums; else 0 */
 } ovl_finding;
+
+/* What a collective is in its step (set by the diagnosis, grad_phase.h). */
+typedef enum ovl_coll_role {
+  OVL_ROLE_OTHER = 0,      /* not part of the gradient reduction */
+  OVL_ROLE_GRADIENT,       /* reduces a gradient bucket */
+  OVL_ROLE_UNUSED_MAP,     /* DDP's find_unused_parameters used-parameter map */
+  OVL_ROLE_BLOCKING        /* runs on a compute stream: compute waits for it */
+} ovl_coll_role;
 
 typedef struct ovl_coll_result {
   int64_t id;              /* collectives.id; OVL_NONE when inferred from a kernel name */
@@ -54,6 +64,12 @@ typedef struct ovl_coll_result {
   int64_t gpu_start, gpu_end;
   int64_t exposed;         /* ns of its GPU interval with no compute running */
   int64_t ready, stall;    /* bucket readiness and launch - ready; OVL_NONE when unknown */
+  int64_t queueing;        /* gpu_start - host_launch; OVL_NONE when the launch is unknown */
+  int64_t compute_before;  /* end of the last compute kernel that started before it; OVL_NONE if none */
+  int64_t compute_after;   /* start of the first compute kernel at or after its end; OVL_NONE if none */
+  int64_t d2h_start, d2h_end, d2h_bytes;  /* a device-to-host copy right after it; OVL_NONE if none */
+  ovl_coll_role role;
+  int ready_order;         /* gradient collectives: position in readiness order, else -1 */
   int64_t correlation;     /* of its first GPU work */
   double algbw_gbps, busbw_gbps;
   long step;               /* -1 when outside every step */
@@ -72,11 +88,33 @@ typedef struct ovl_step_result {
   long index;
   int64_t start, end;
   ovl_totals totals;
+  /* The gradient phase (grad_phase.h); OVL_NONE when the step has no gradient collective. */
+  int64_t backward_end;    /* end of the last compute kernel before the last gradient collective */
+  int64_t grad_end;        /* end of the last gradient collective */
+  int64_t grad_bytes;      /* bytes of the gradient collectives */
+  int ngrad;               /* gradient collectives */
+  int misordered;          /* their firing order differs from their readiness order */
   ovl_coll_result *colls;  /* in firing order */
   size_t ncolls;
   ovl_finding *findings;
   size_t nfindings;
 } ovl_step_result;
+
+/* Time per CUDA stream of a device, by class of work (sums of durations). */
+typedef struct ovl_stream_stat {
+  int64_t stream;
+  int64_t compute_ns, comm_ns, memory_ns;
+  long kernels, memops;
+} ovl_stream_stat;
+
+/* A compute kernel that runs measurably slower while communication overlaps it
+** (kernel_stats.h). */
+typedef struct ovl_kernel_slowdown {
+  char *name;
+  int64_t grid[3];         /* OVL_NONE when unknown */
+  long runs, runs_alone, runs_overlapped;
+  double alone_ns, factor, cost_ns;
+} ovl_kernel_slowdown;
 
 typedef struct ovl_rank_result {
   char *trace_path;
@@ -93,6 +131,11 @@ typedef struct ovl_rank_result {
   long n_kernels, n_comm_kernels, n_memops, n_comm_memops;
   long colls_outside_steps, colls_without_gpu_work;
   ovl_bad_rows bad;
+  ovl_stream_stat *streams;
+  size_t nstreams;
+  ovl_kernel_slowdown *slowdowns;  /* significant ones, largest cost first */
+  size_t nslowdowns;
+  int first_step_differs;  /* step 0's bucket layout differs from the steady state */
   ovl_finding *findings;
   size_t nfindings;
 } ovl_rank_result;
@@ -125,6 +168,10 @@ void ovl_rank_result_free(ovl_rank_result *r);
 double ovl_overlap_efficiency(const ovl_totals *t);
 const char *ovl_step_method_name(ovl_step_method m);
 const char *ovl_step_projection_name(ovl_step_projection p);
+/* "gradient", "unused_map", "blocking", "other". */
+const char *ovl_coll_role_name(ovl_coll_role role);
+/* What a stream mostly runs: "compute", "communication", "memory" or "idle". */
+const char *ovl_stream_role_name(const ovl_stream_stat *s);
 
 /* Appends a finding (message is copied). Returns 0 or -1 when memory runs out. */
 int ovl_add_finding(ovl_finding **list, size_t *n, const char *code, long step, int64_t recoverable_ns,

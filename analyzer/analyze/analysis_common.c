@@ -29,6 +29,23 @@ const char *ovl_step_projection_name(ovl_step_projection p) {
   return "none";
 }
 
+const char *ovl_coll_role_name(ovl_coll_role role) {
+  switch (role) {
+    case OVL_ROLE_GRADIENT: return "gradient";
+    case OVL_ROLE_UNUSED_MAP: return "unused_map";
+    case OVL_ROLE_BLOCKING: return "blocking";
+    case OVL_ROLE_OTHER: return "other";
+  }
+  return "other";
+}
+
+const char *ovl_stream_role_name(const ovl_stream_stat *s) {
+  if (s->compute_ns == 0 && s->comm_ns == 0 && s->memory_ns == 0) return "idle";
+  if (s->compute_ns > s->comm_ns && s->compute_ns >= s->memory_ns) return "compute";
+  if (s->comm_ns >= s->memory_ns) return "communication";
+  return "memory";
+}
+
 int ovl_add_finding(ovl_finding **list, size_t *n, const char *code, long step, int64_t recoverable_ns,
                     const char *message) {
   ovl_finding *grown = realloc(*list, (*n + 1) * sizeof *grown);
@@ -40,6 +57,8 @@ int ovl_add_finding(ovl_finding **list, size_t *n, const char *code, long step, 
   if (!f->message) return -1;
   f->recoverable_ns = recoverable_ns;
   f->step = step;
+  f->at_ns = OVL_NONE;
+  f->steps_affected = 0;
   (*n)++;
   return 0;
 }
@@ -57,6 +76,9 @@ void ovl_rank_result_free(ovl_rank_result *r) {
   }
   free(r->steps);
   free(r->marks);
+  free(r->streams);
+  for (size_t i = 0; i < r->nslowdowns; i++) free(r->slowdowns[i].name);
+  free(r->slowdowns);
   ovl_free_findings(r->findings, r->nfindings);
   free(r->trace_path);
   free(r->hostname);

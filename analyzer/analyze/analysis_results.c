@@ -6,6 +6,7 @@
 #include "trace_analysis_internal.h"
 
 #include "../base/vec.h"
+#include "diagnose.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -97,7 +98,7 @@ static void fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *ou
   memcpy(out->dtype, rec->dtype, sizeof out->dtype);
   memcpy(out->redop, rec->redop, sizeof out->redop);
   out->device = t->device;
-  out->stream = rec->stream != OVL_NONE ? rec->stream : OVL_NONE;
+  out->stream = rec->stream != OVL_NONE ? rec->stream : t->stream;
   out->host_launch = rec->host_start;
   out->host_end = rec->host_end;
   out->gpu_start = t->gpu_start;
@@ -106,6 +107,14 @@ static void fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *ou
   out->correlation = t->correlation;
   out->bucket = bucket_of(&r->hm, rec->host_start, rec->tid);
   out->ready = out->stall = OVL_NONE;
+  out->queueing = rec->host_start != OVL_NONE ? t->gpu_start - rec->host_start : OVL_NONE;
+  out->compute_before = t->compute_before;
+  out->compute_after = t->compute_after;
+  out->d2h_start = t->d2h_start;
+  out->d2h_end = t->d2h_end;
+  out->d2h_bytes = t->d2h_bytes;
+  out->role = OVL_ROLE_OTHER;
+  out->ready_order = -1;
   out->step = step;
   int64_t dur = t->gpu_end - t->gpu_start;
   if (rec->bytes != OVL_NONE && rec->bytes >= 0 && dur > 0) {
@@ -179,6 +188,43 @@ static int assign_readiness(ovl_rank_result *res, int nvtx_steps) {
 }
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+static int cmp_slowdown_cost(const void *pa, const void *pb) {
+  const ovl_kernel_slowdown *a = pa, *b = pb;
+  if (a->cost_ns != b->cost_ns) return a->cost_ns > b->cost_ns ? -1 : 1;
+  return strcmp(a->name, b->name);
+}
+
+/* Per-stream time and the kernels that communication slows down significantly. */
+static int device_extras(const ovl_run *r, const ovl_device_pass *d, ovl_rank_result *res) {
+  if (d->nstreams) {
+    res->streams = malloc(d->nstreams * sizeof *res->streams);
+    if (!res->streams) return -1;
+    memcpy(res->streams, d->streams, d->nstreams * sizeof *res->streams);
+    res->nstreams = d->nstreams;
+  }
+  for (size_t i = 0; i < d->kstats.len; i++) {
+    ovl_slowdown sd;
+    if (!ovl_kstat_slowdown(&d->kstats.items[i], &sd)) continue;
+    ovl_kernel_slowdown *grown = realloc(res->slowdowns, (res->nslowdowns + 1) * sizeof *grown);
+    if (!grown) return -1;
+    res->slowdowns = grown;
+    ovl_kernel_slowdown *k = &res->slowdowns[res->nslowdowns];
+    const char *name = ovl_trace_string(r->t, sd.name);
+    k->name = strdup(name ? name : "?");
+    if (!k->name) return -1;
+    memcpy(k->grid, sd.grid, sizeof k->grid);
+    k->runs = sd.runs;
+    k->runs_alone = sd.runs_alone;
+    k->runs_overlapped = sd.runs_overlapped;
+    k->alone_ns = sd.alone_ns;
+    k->factor = sd.factor;
+    k->cost_ns = sd.cost_ns;
+    res->nslowdowns++;
+  }
+  ovl_qsort(res->slowdowns, res->nslowdowns, sizeof *res->slowdowns, cmp_slowdown_cost);
+  return 0;
+}
 
 static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_rank_result *res, ovl_err *err) {
   memset(res, 0, sizeof *res);
@@ -275,6 +321,8 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     }
   }
   if (!rc && assign_readiness(res, d->method == OVL_STEPS_NVTX)) rc = ovl_oom(err, "results");
+  if (!rc && device_extras(r, d, res)) rc = ovl_oom(err, "results");
+  if (!rc) rc = ovl_diagnose_rank(res, err);
   free(map.new_of_old);
   free(fill);
   free(window_of);

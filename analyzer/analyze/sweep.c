@@ -99,6 +99,8 @@ static int32_t entry_coll(const ovl_sweep_entry *e, uint32_t k) {
 
 static void retire(ovl_sweep *s, const ovl_sweep_entry *e) {
   s->running[e->cls]--;
+  if (e->sig >= 0 && s->on_compute_end)
+    s->on_compute_end(s->on_compute_end_ctx, e->sig, e->end - e->start, s->total.comm - e->comm_at_start);
   for (uint32_t k = 0; k < e->ncolls; k++) {
     int32_t c = entry_coll(e, k);
     if (--s->colls->running[c] > 0) continue;
@@ -135,7 +137,9 @@ int ovl_sweep_add(ovl_sweep *s, const ovl_sweep_item *item) {
     s->now = item->start;
   }
   ovl_sweep_advance(s, item->start);
-  ovl_sweep_entry e = {item->end, item->colls, item->ncolls, item->coll, (int32_t)item->cls, item->close_step};
+  ovl_sweep_entry e = {item->end,     item->start, s->total.comm,          item->colls, item->ncolls,
+                       item->coll,    (int32_t)item->cls, item->cls == OVL_CLASS_COMPUTE ? item->sig : -1,
+                       item->close_step};
   if (heap_push(s, e)) return -1;
   s->running[item->cls]++;
   for (uint32_t k = 0; k < e.ncolls; k++) {

@@ -13,6 +13,11 @@
 ** for the whole device and for the step window containing the segment. All of these are
 ** lengths of unions over every stream of the device, so overlapping communication on two
 ** streams counts once, and zero-length or touching items add nothing.
+**
+** Compute items may carry a kernel signature (sig >= 0): when such an item ends, the sweep
+** reports its duration and how long communication ran during it to on_compute_end. The
+** device's comm total is the running count of time with communication, so the overlap of
+** one item is the growth of that total over its lifetime: O(1) per item.
 */
 #ifndef OVL_SWEEP_H
 #define OVL_SWEEP_H
@@ -42,16 +47,23 @@ typedef struct ovl_sweep_item {
   uint32_t ncolls;       /* entries in colls, or 1 with colls NULL to use coll */
   int32_t coll;
   long close_step;       /* >= 0: when this item ends, that step's window closes and the next opens */
+  int32_t sig;           /* compute: kernel signature reported at its end, or -1 */
 } ovl_sweep_item;
 
 typedef struct ovl_sweep_entry {
   int64_t end;
+  int64_t start, comm_at_start;  /* for on_compute_end */
   const int32_t *colls;
   uint32_t ncolls;
   int32_t coll;
   int32_t cls;
+  int32_t sig;
   long close_step;
 } ovl_sweep_entry;
+
+/* Called when a compute item with a signature ends: its duration and the ns of it during
+** which communication ran on the device. */
+typedef void (*ovl_compute_end_fn)(void *ctx, int32_t sig, int64_t duration, int64_t overlapped);
 
 typedef struct ovl_sweep {
   int64_t now;
@@ -65,6 +77,8 @@ typedef struct ovl_sweep {
   ovl_step_windows *windows;
   ovl_totals total;
   ovl_totals *steps;        /* windows->n entries */
+  ovl_compute_end_fn on_compute_end;  /* may be NULL */
+  void *on_compute_end_ctx;
 } ovl_sweep;
 
 void ovl_totals_init(ovl_totals *t);

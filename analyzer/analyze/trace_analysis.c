@@ -49,6 +49,9 @@ static void reset_track(ovl_run *r, size_t i) {
   r->track[i].gpu_end = OVL_NONE;
   r->track[i].device = OVL_NONE;
   r->track[i].correlation = OVL_NONE;
+  r->track[i].stream = OVL_NONE;
+  r->track[i].compute_before = r->track[i].compute_after = OVL_NONE;
+  r->track[i].d2h_start = r->track[i].d2h_end = r->track[i].d2h_bytes = OVL_NONE;
   r->cstate.exposed[i] = 0;
   r->cstate.running[i] = 0;
 }
@@ -204,6 +207,7 @@ static void track_work(ovl_run *r, int32_t c, const ovl_work *w) {
   if (t->gpu_end == OVL_NONE || w->end > t->gpu_end) t->gpu_end = w->end;
   if (t->device == OVL_NONE) t->device = w->device;
   if (t->correlation == OVL_NONE) t->correlation = w->correlation;
+  if (t->stream == OVL_NONE) t->stream = w->stream;
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -221,6 +225,10 @@ static size_t periodic_steps_of(const ovl_run *r, int64_t device) {
   for (size_t i = 0; i < r->nperiodic; i++)
     if (r->periodic[i].device == device) return r->periodic[i].nsteps;
   return 0;
+}
+
+static void record_compute_end(void *ctx, int32_t sig, int64_t duration, int64_t overlapped) {
+  ovl_kstats_add(ctx, sig, duration, overlapped);
 }
 
 static int add_device(ovl_run *r, int64_t device, ovl_device_pass **out, ovl_err *err) {
@@ -243,10 +251,17 @@ static int add_device(ovl_run *r, int64_t device, ovl_device_pass **out, ovl_err
   if (d->method == OVL_STEPS_NVTX && !r->hm.by_correlation)
     for (size_t i = 0; i < nwin; i++)
       ovl_windows_set(&d->windows, i, r->hm.steps.items[i].start, r->hm.steps.items[i].end);
+  d->max_compute_end = OVL_NONE;
+  d->copy_candidate = -1;
   r->ndevs++;
-  /* The sweep points into the windows: initialise it only once the device sits in the array. */
-  for (size_t i = 0; i < r->ndevs; i++) r->devs[i].sweep.windows = &r->devs[i].windows;
+  /* The sweep points into the device: initialise it only once the device sits in the array. */
+  for (size_t i = 0; i < r->ndevs; i++) {
+    r->devs[i].sweep.windows = &r->devs[i].windows;
+    r->devs[i].sweep.on_compute_end_ctx = &r->devs[i].kstats;
+  }
   if (ovl_sweep_init(&d->sweep, &d->windows, &r->cstate)) return ovl_oom(err, "sweep");
+  d->sweep.on_compute_end = record_compute_end;
+  d->sweep.on_compute_end_ctx = &d->kstats;
   *out = d;
   return OVL_OK;
 }
@@ -334,6 +349,9 @@ static void reset_pass(ovl_run *r) {
   for (size_t i = 0; i < r->ndevs; i++) {
     ovl_sweep_free(&r->devs[i].sweep);
     ovl_windows_free(&r->devs[i].windows);
+    ovl_kstats_free(&r->devs[i].kstats);
+    OVL_VEC_FREE(&r->devs[i].awaiting);
+    free(r->devs[i].streams);
   }
   free(r->devs);
   r->devs = NULL;
@@ -373,9 +391,102 @@ static void drive_windows(ovl_run *r, ovl_device_pass *d, const ovl_work *w, lon
   }
 }
 
+/* Time per stream by class (streams of a device are few: a linear search). */
+static int note_stream(ovl_device_pass *d, const ovl_work *w, ovl_work_class cls, ovl_err *err) {
+  size_t i = 0;
+  while (i < d->nstreams && d->streams[i].stream != w->stream) i++;
+  if (i == d->nstreams) {
+    ovl_stream_stat *grown = realloc(d->streams, (d->nstreams + 1) * sizeof *grown);
+    if (!grown) return ovl_oom(err, "streams");
+    d->streams = grown;
+    memset(&d->streams[i], 0, sizeof d->streams[i]);
+    d->streams[i].stream = w->stream;
+    d->nstreams++;
+  }
+  ovl_stream_stat *st = &d->streams[i];
+  int64_t dur = w->end - w->start;
+  if (cls == OVL_CLASS_COMPUTE) st->compute_ns += dur;
+  else if (cls == OVL_CLASS_COMM) st->comm_ns += dur;
+  else st->memory_ns += dur;
+  if (w->is_memop) st->memops++;
+  else st->kernels++;
+  return OVL_OK;
+}
+
+/* A collective's work arrives: remember the compute that started before its first work, and
+** whether it is the kind a device-to-host copy follows (DDP's used-parameter map: a small
+** integer all-reduce). */
+static int note_collective_work(ovl_run *r, ovl_device_pass *d, int32_t c, ovl_err *err) {
+  ovl_coll_track *t = &r->track[c];
+  if (t->compute_before == OVL_NONE) {
+    t->compute_before = d->max_compute_end;
+    if (OVL_VEC_PUSH(&d->awaiting, c)) return ovl_oom(err, "collectives");
+  }
+  const ovl_coll_rec *rec = &r->recs[c];
+  int small_int = ovl_op_from_name(rec->op) == OVL_OP_ALLREDUCE &&
+                  (strncmp(rec->dtype, "Int", 3) == 0 || strncmp(rec->dtype, "int", 3) == 0 ||
+                   strncmp(rec->dtype, "Uint", 4) == 0);
+  d->copy_candidate = small_int ? c : -1;
+  return OVL_OK;
+}
+
+/* A compute kernel starts at t: it is the next compute of every awaiting collective that has
+** ended by then. Collectives still running keep waiting (the list stays short: collectives
+** running at once). */
+static void note_compute_start(ovl_run *r, ovl_device_pass *d, int64_t t) {
+  size_t kept = 0;
+  for (size_t i = 0; i < d->awaiting.len; i++) {
+    ovl_coll_track *c = &r->track[d->awaiting.items[i]];
+    if (c->gpu_end != OVL_NONE && c->gpu_end <= t) c->compute_after = t;
+    else d->awaiting.items[kept++] = d->awaiting.items[i];
+  }
+  d->awaiting.len = kept;
+}
+
+/* A memory copy: the device-to-host copy that follows the candidate collective. */
+static void note_copy(ovl_run *r, ovl_device_pass *d, const ovl_work *w) {
+  if (d->copy_candidate < 0 || strcmp(w->memkind, "DtoH") != 0) return;
+  ovl_coll_track *t = &r->track[d->copy_candidate];
+  if (t->gpu_end == OVL_NONE || w->start < t->gpu_end || t->d2h_start != OVL_NONE) return;
+  t->d2h_start = w->start;
+  t->d2h_end = w->end;
+  t->d2h_bytes = w->bytes;
+  d->copy_candidate = -1;
+}
+
+/* Launch dimensions cost about 40% more decoding per kernel: read them only when the trace
+** has them, judged by its first kernel (a capture records them for all kernels or none). */
+static int probe_launch_dims(ovl_run *r, ovl_err *err) {
+  r->launch_dims = 0;
+  if (!r->ctx->opt.launch_dims) return OVL_OK;
+  /* A one-row window: rows come in table order, and a row out of order only ends the probe. */
+  ovl_work_options wopt = {1, 1};
+  ovl_work_cursor *cur = NULL;
+  int rc = ovl_work_open(r->t, &wopt, &cur, err);
+  int decided = 0;
+  for (int tries = 0; !rc && tries < 4096; tries++) {
+    ovl_work w;
+    int has = 0;
+    rc = ovl_work_next(cur, &w, &has, err);  /* w is valid when has is set, even if rc is not 0 */
+    if (!has) break;
+    if (!w.is_memop) {
+      r->launch_dims = w.grid[0] != OVL_NONE;
+      decided = 1;
+      break;
+    }
+  }
+  ovl_work_close(cur);
+  if (rc == OVL_EUNSORTED) {
+    ovl_err_clear(err);
+    rc = OVL_OK;
+  }
+  if (!decided) r->launch_dims = 1;  /* no verdict: read them if present */
+  return rc;
+}
+
 /* One pass over the work. prepass: only infer collectives from NCCL kernels. */
 static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
-  ovl_work_options wopt = {window, r->ctx->opt.launch_dims};
+  ovl_work_options wopt = {window, r->launch_dims};
   ovl_work_cursor *cur = NULL;
   int rc = ovl_work_open(r->t, &wopt, &cur, err);
   ovl_work w;
@@ -404,13 +515,26 @@ static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
       d->n_kernels++;
       d->n_comm_kernels += cls == OVL_CLASS_COMM;
     }
-    ovl_sweep_item item = {w.start, w.end, cls, colls, ncolls, synth, -1};
+    if ((rc = note_stream(d, &w, cls, err))) break;
+    ovl_sweep_item item = {w.start, w.end, cls, colls, ncolls, synth, -1, -1};
     if (synth >= 0) item.ncolls = 1;
+    if (cls == OVL_CLASS_COMPUTE && w.name != OVL_NONE && (item.sig = ovl_kstats_index(&d->kstats, w.name, w.grid)) < 0) {
+      rc = ovl_oom(err, "kernel statistics");
+      break;
+    }
     long step_hint = -1;
     for (uint32_t k = 0; k < item.ncolls; k++) {
-      const ovl_coll_track *t = &r->track[colls ? colls[k] : synth];
+      int32_t c = colls ? colls[k] : synth;
+      const ovl_coll_track *t = &r->track[c];
       if (t->close_step > item.close_step) item.close_step = t->close_step;
       if (t->step > step_hint) step_hint = t->step;
+      if ((rc = note_collective_work(r, d, c, err))) break;
+    }
+    if (rc) break;
+    if (w.is_memop && cls == OVL_CLASS_MEMORY) note_copy(r, d, &w);
+    if (cls == OVL_CLASS_COMPUTE) {
+      note_compute_start(r, d, w.start);
+      if (d->max_compute_end == OVL_NONE || w.end > d->max_compute_end) d->max_compute_end = w.end;
     }
     drive_windows(r, d, &w, step_hint);
     if (ovl_sweep_add(&d->sweep, &item)) rc = ovl_oom(err, "sweep");
@@ -494,6 +618,7 @@ int ovl_analyze_file(const ovl_analysis_ctx *ctx, const char *path, ovl_rank_res
     else memset(r.name_class, -1, (size_t)r.name_class_len);
   }
   if (!rc) rc = load_collectives(&r, err);
+  if (!rc) rc = probe_launch_dims(&r, err);
   if (!rc) rc = ovl_host_markers_collect(r.t, ctx, &r.hm, err);
   if (!rc && r.hm.steps.len > 0) {
     r.method = OVL_STEPS_NVTX;

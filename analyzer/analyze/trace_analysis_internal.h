@@ -9,13 +9,17 @@
 #include "../base/i64map.h"
 #include "analysis.h"
 #include "host_markers.h"
+#include "kernel_stats.h"
 #include "step_windows.h"
 #include "sweep.h"
 
 /* What the pass learns about each collective (rows first, then ones inferred from kernels). */
 typedef struct ovl_coll_track {
   int64_t gpu_start, gpu_end;  /* hull of its GPU work; OVL_NONE when none was seen */
-  int64_t device, correlation;
+  int64_t device, correlation, stream;  /* of its first GPU work */
+  int64_t compute_before;      /* end of the last compute kernel that started before it */
+  int64_t compute_after;       /* start of the first compute kernel at or after its end */
+  int64_t d2h_start, d2h_end, d2h_bytes;  /* device-to-host copy right after it, if any */
   long step;                   /* periodic plans: its step; else -1 until results */
   long close_step;             /* periodic plans: >= 0 when it is the last of that step */
 } ovl_coll_track;
@@ -27,6 +31,12 @@ typedef struct ovl_device_pass {
   ovl_sweep sweep;
   int after_last;              /* work launched after the last NVTX step has begun */
   long n_kernels, n_comm_kernels, n_memops, n_comm_memops;
+  int64_t max_compute_end;     /* of the compute kernels seen so far (they started earlier) */
+  int32_t copy_candidate;      /* last collective that a device-to-host copy may follow, or -1 */
+  OVL_VEC(int32_t) awaiting;   /* collectives whose next compute kernel is not known yet */
+  ovl_kstats kstats;           /* per kernel signature: duration against overlap */
+  ovl_stream_stat *streams;
+  size_t nstreams;
 } ovl_device_pass;
 
 typedef struct ovl_periodic_plan {
@@ -57,6 +67,7 @@ typedef struct ovl_run {
   ovl_device_pass *devs;
   size_t ndevs;
   int force_sorted;
+  int launch_dims;             /* read kernel grid sizes (asked for, and the trace has them) */
 } ovl_run;
 
 int ovl_run_reserve_colls(ovl_run *r, size_t n, ovl_err *err);

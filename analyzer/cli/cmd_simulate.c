@@ -3,6 +3,7 @@
 
 #include "../base/units.h"
 #include "../simulate/bucket_model.h"
+#include "../simulate/sim_scenario.h"
 #include "../simulate/sim_trace.h"
 
 #include <getopt.h>
@@ -31,10 +32,20 @@ static const char help[] =
     "  --emit-trace FILE       write the schedule as an ovl trace (needs one --bucket-layers value)\n"
     "  --steps N               training steps in the emitted trace [3]\n"
     "  --ranks N               communicator size recorded in the emitted trace [8]\n"
+    "\n"
+    "Faults for the emitted trace (each is a problem `ovl report` diagnoses; see docs/findings.md):\n"
+    "  --misordered            bucket numbers run against gradient readiness: DDP launches in\n"
+    "                          number order, so everything goes out in a burst after backward\n"
+    "  --late-launch           every bucket is launched only once backward has ended\n"
+    "  --find-unused           DDP find_unused_parameters=True: an int32 all-reduce of the\n"
+    "                          used-parameter map after the last bucket, then a blocking copy\n"
+    "  --first-step-single-bucket  step 0 reduces all gradients in one bucket (DDP's first step)\n"
+    "  --blocking-allreduce SIZE   a stray all-reduce of SIZE on the compute stream mid-backward\n"
+    "  --overlap-slowdown F    compute runs F times slower while an all-reduce runs (F >= 1)\n"
     "  -h, --help              this help\n";
 
 enum { OPT_LAYERS = 256, OPT_LAYER_BYTES, OPT_LAYER_COMPUTE, OPT_ALPHA, OPT_BETA, OPT_BUCKETS, OPT_BEST, OPT_EMIT,
-       OPT_STEPS, OPT_RANKS };
+       OPT_STEPS, OPT_RANKS, OPT_MISORDERED, OPT_LATE, OPT_UNUSED, OPT_FIRST_SINGLE, OPT_BLOCKING, OPT_SLOWDOWN };
 
 #define MAX_BUCKET_SIZES 64
 
@@ -67,6 +78,12 @@ int ovl_cmd_simulate(int argc, char **argv) {
     {"emit-trace", required_argument, NULL, OPT_EMIT},
     {"steps", required_argument, NULL, OPT_STEPS},
     {"ranks", required_argument, NULL, OPT_RANKS},
+    {"misordered", no_argument, NULL, OPT_MISORDERED},
+    {"late-launch", no_argument, NULL, OPT_LATE},
+    {"find-unused", no_argument, NULL, OPT_UNUSED},
+    {"first-step-single-bucket", no_argument, NULL, OPT_FIRST_SINGLE},
+    {"blocking-allreduce", required_argument, NULL, OPT_BLOCKING},
+    {"overlap-slowdown", required_argument, NULL, OPT_SLOWDOWN},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
@@ -75,6 +92,8 @@ int ovl_cmd_simulate(int argc, char **argv) {
   int nsizes = 6;
   long best = 8, steps = 3, ranks = 8, layers = 48;
   const char *emit = NULL;
+  ovl_sim_faults faults = {0, 0, 0, 0, 0, 1.0};
+  int any_fault = 0;
   optind = 1;
   opterr = 0;
   int c;
@@ -113,6 +132,23 @@ int ovl_cmd_simulate(int argc, char **argv) {
       case OPT_RANKS:
         if (ovl_cli_int("simulate", "--ranks", optarg, 1, 1000000, &ranks)) return 1;
         break;
+      case OPT_MISORDERED: faults.misordered = any_fault = 1; break;
+      case OPT_LATE: faults.late_launch = any_fault = 1; break;
+      case OPT_UNUSED: faults.find_unused = any_fault = 1; break;
+      case OPT_FIRST_SINGLE: faults.first_step_single_bucket = any_fault = 1; break;
+      case OPT_BLOCKING:
+        if (ovl_parse_bytes(optarg, &faults.blocking_bytes) || faults.blocking_bytes <= 0)
+          return ovl_cli_usage("simulate", "--blocking-allreduce '%s': expected a size such as 4B or 1KB", optarg);
+        any_fault = 1;
+        break;
+      case OPT_SLOWDOWN: {
+        char *end = NULL;
+        faults.overlap_slowdown = strtod(optarg, &end);
+        if (end == optarg || *end || !(faults.overlap_slowdown >= 1.0) || faults.overlap_slowdown > 100.0)
+          return ovl_cli_usage("simulate", "--overlap-slowdown '%s': expected a factor from 1 to 100", optarg);
+        any_fault = 1;
+        break;
+      }
       case 'h': fputs(help, stdout); return 0;
       default: return ovl_cli_bad_option("simulate", argv);
     }
@@ -120,6 +156,7 @@ int ovl_cmd_simulate(int argc, char **argv) {
   if (optind < argc) return ovl_cli_usage("simulate", "unexpected argument '%s'", argv[optind]);
   if (emit && nsizes != 1)
     return ovl_cli_usage("simulate", "--emit-trace needs exactly one --bucket-layers value (got %d)", nsizes);
+  if (any_fault && !emit) return ovl_cli_usage("simulate", "faults only change the emitted trace: add --emit-trace FILE");
 
   for (int i = 0; i < nsizes; i++) {
     ovl_sim_result r;
@@ -131,11 +168,12 @@ int ovl_cmd_simulate(int argc, char **argv) {
     if (emit) {
       ovl_err err;
       ovl_err_clear(&err);
-      ovl_sim_trace_options topt = {(int)steps, (int)ranks, "ovl simulate --emit-trace"};
-      int rc = ovl_sim_emit_trace(emit, &p, &r, &topt, &err);
+      ovl_sim_trace_options topt = {(int)steps, (int)ranks, "ovl simulate --emit-trace", &faults};
+      int rc = ovl_sim_emit_trace(emit, &p, (int)sizes[0], &topt, &err);
       ovl_sim_result_free(&r);
       if (rc) return ovl_cli_fail(&err);
-      fprintf(stderr, "ovl: wrote %ld steps of %d-layer buckets to %s\n", steps, (int)sizes[0], emit);
+      fprintf(stderr, "ovl: wrote %ld steps of %d-layer buckets to %s%s\n", steps, (int)sizes[0], emit,
+              any_fault ? " (with the faults asked for)" : "");
       continue;
     }
     ovl_sim_result_free(&r);

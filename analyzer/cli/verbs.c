@@ -3,10 +3,16 @@
 
 int ovl_cmd_report(int argc, char **argv);
 int ovl_cmd_simulate(int argc, char **argv);
+int ovl_cmd_export(int argc, char **argv);
+int ovl_cmd_fit(int argc, char **argv);
+int ovl_cmd_whatif(int argc, char **argv);
 
 const ovl_verb ovl_verbs[] = {
-  {"report", ovl_cmd_report, "overlap of communication and compute per rank, step and collective"},
+  {"report", ovl_cmd_report, "overlap per rank, step and collective, and what is wrong with it (findings)"},
+  {"export", ovl_cmd_export, "timeline for Perfetto (--perfetto) or Chrome's trace viewer (--chrome)"},
   {"simulate", ovl_cmd_simulate, "the alpha-beta gradient-bucketing model; emits a synthetic trace"},
+  {"fit", ovl_cmd_fit, "alpha-beta cost of the collectives, per communicator and operation"},
+  {"whatif", ovl_cmd_whatif, "replay the backward with other gradient bucket sizes"},
 };
 
 const size_t ovl_nverbs = sizeof ovl_verbs / sizeof ovl_verbs[0];

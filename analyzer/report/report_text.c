@@ -3,6 +3,7 @@
 
 #include "../base/units.h"
 #include "../base/vec.h"
+#include "bucket_view.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -34,13 +35,53 @@ static int cmp_coll_exposed(const void *pa, const void *pb) {
   return (a->order > b->order) - (a->order < b->order);
 }
 
-static void print_findings(FILE *out, const char *indent, const ovl_finding *f, size_t n) {
-  for (size_t i = 0; i < n; i++) {
-    char t[32];
-    fprintf(out, "%s[%s] %s", indent, f[i].code, f[i].message);
-    if (f[i].recoverable_ns > 0) fprintf(out, " (recoverable: %s)", ns_text((double)f[i].recoverable_ns, t));
-    fputc('\n', out);
+#define WRAP_COLUMNS 100
+
+/* Prints text from column `col`, wrapping at spaces to WRAP_COLUMNS with `indent` spaces. */
+static void print_wrapped(FILE *out, const char *text, size_t col, size_t indent) {
+  const char *p = text;
+  while (*p) {
+    const char *word = p;
+    while (*p && *p != ' ') p++;
+    size_t len = (size_t)(p - word);
+    if (col > indent && col + 1 + len > WRAP_COLUMNS) {
+      fprintf(out, "\n%*s", (int)indent, "");
+      col = indent;
+    } else if (col > indent) {
+      fputc(' ', out);
+      col++;
+    }
+    fwrite(word, 1, len, out);
+    col += len;
+    while (*p == ' ') p++;
   }
+  fputc('\n', out);
+}
+
+/* Findings in full: code, recoverable time, then the wrapped message. */
+static void print_findings(FILE *out, const ovl_finding *f, size_t n) {
+  if (n == 0) return;
+  fprintf(out, "\n  Findings\n");
+  for (size_t i = 0; i < n; i++) {
+    char t[32], head[96];
+    if (f[i].recoverable_ns > 0)
+      snprintf(head, sizeof head, "  [%s] recoverable %s:", f[i].code, ns_text((double)f[i].recoverable_ns, t));
+    else
+      snprintf(head, sizeof head, "  [%s]", f[i].code);
+    fputs(head, out);
+    print_wrapped(out, f[i].message, strlen(head), 6);
+  }
+}
+
+/* A step's findings on one line: codes and recoverable time (the rank's findings explain them). */
+static void print_step_findings(FILE *out, const ovl_step_result *st) {
+  if (st->nfindings == 0) return;
+  fprintf(out, "  findings of step %ld:", st->index);
+  for (size_t i = 0; i < st->nfindings; i++) {
+    char t[32];
+    fprintf(out, "%s %s (%s)", i ? "," : "", st->findings[i].code, ns_text((double)st->findings[i].recoverable_ns, t));
+  }
+  fputc('\n', out);
 }
 
 static void print_collectives(FILE *out, const ovl_step_result *st, int64_t origin, const ovl_text_options *opt) {
@@ -98,7 +139,7 @@ static void print_rank(FILE *out, const ovl_rank_result *r, const ovl_text_optio
   if (r->colls_without_gpu_work || r->colls_outside_steps)
     fprintf(out, "  %ld collective calls launched no GPU work; %ld ran outside every step\n", r->colls_without_gpu_work,
             r->colls_outside_steps);
-  print_findings(out, "  ", r->findings, r->nfindings);
+  print_findings(out, r->findings, r->nfindings);
   if (r->nsteps == 0) return;
 
   int64_t origin = r->totals.busy_start != INT64_MAX ? r->totals.busy_start : 0;
@@ -120,8 +161,9 @@ static void print_rank(FILE *out, const ovl_rank_result *r, const ovl_text_optio
   if (shown < r->nsteps) fprintf(out, "  ... %zu more (use --all)\n", r->nsteps - shown);
   size_t detail = r->nsteps < opt->detail_steps ? r->nsteps : opt->detail_steps;
   for (size_t i = 0; i < detail; i++) {
+    ovl_bucket_view_text(out, sorted[i], opt->max_collectives);
     if (sorted[i]->ncolls) print_collectives(out, sorted[i], origin, opt);
-    print_findings(out, "  ", sorted[i]->findings, sorted[i]->nfindings);
+    print_step_findings(out, sorted[i]);
   }
   free(sorted);
 }
@@ -133,7 +175,7 @@ void ovl_report_text(FILE *out, const ovl_rank_result *ranks, size_t nranks, con
     print_rank(out, &ranks[i], opt);
   }
   if (nfindings) {
-    fprintf(out, "\nJob findings\n");
-    print_findings(out, "  ", findings, nfindings);
+    fprintf(out, "\nJob");
+    print_findings(out, findings, nfindings);
   }
 }

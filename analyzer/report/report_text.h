@@ -1,7 +1,8 @@
 /*
-** The human-readable `ovl report`: per rank a summary, a table of steps with the most
-** exposed first, and for the worst steps one line per collective, most exposed first.
-** Times are shown relative to the rank's first GPU activity.
+** The human-readable `ovl report`: per rank a summary and its findings, a table of steps with
+** the most exposed first, and for the worst steps the bucket view (bucket_view.h), one line
+** per collective, most exposed first, and the step's findings. Times are shown relative to
+** the rank's first GPU activity (bucket view: to the step's start).
 */
 #ifndef OVL_REPORT_TEXT_H
 #define OVL_REPORT_TEXT_H

@@ -1,0 +1,276 @@
+/*
+** The diagnosis driver: gradient phases of every step, the cost model of the gradient
+** collectives, first_iteration_differs, the per-step findings (diagnose_steps.c),
+** compute_slowdown, and one rank-level summary per code.
+*/
+#include "diagnose_internal.h"
+
+#include "../base/units.h"
+#include "../base/vec.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------------------------------------------------------------------------- */
+/* Messages                                                                            */
+/* ---------------------------------------------------------------------------------- */
+
+void ovl_msg_printf(ovl_msg *m, const char *fmt, ...) {
+  if (m->oom) return;
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = m->cap - m->len;
+    int n = vsnprintf(m->s ? m->s + m->len : NULL, m->s ? room : 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+      m->oom = 1;
+      return;
+    }
+    if (m->s && (size_t)n < room) {
+      m->len += (size_t)n;
+      return;
+    }
+    size_t cap = m->cap ? m->cap : 256;
+    while (cap < m->len + (size_t)n + 1) cap *= 2;
+    char *grown = realloc(m->s, cap);
+    if (!grown) {
+      m->oom = 1;
+      return;
+    }
+    m->s = grown;
+    m->cap = cap;
+  }
+}
+
+void ovl_msg_free(ovl_msg *m) {
+  free(m->s);
+  memset(m, 0, sizeof *m);
+}
+
+const char *ovl_ns_str(double ns, char *buf) { return ovl_format_ns(ns, buf, 32); }
+const char *ovl_bytes_str(double bytes, char *buf) { return ovl_format_bytes(bytes, buf, 32); }
+
+static int add_finding(ovl_diag *d, ovl_finding **list, size_t *n, const char *code, long step, double recoverable,
+                       int64_t at_ns, ovl_msg *m) {
+  int rc = OVL_OK;
+  if (m->oom || !m->s) rc = ovl_oom(d->err, "findings");
+  else if (ovl_add_finding(list, n, code, step, (int64_t)llround(recoverable > 0 ? recoverable : 0), m->s))
+    rc = ovl_oom(d->err, "findings");
+  else (*list)[*n - 1].at_ns = at_ns;
+  ovl_msg_free(m);
+  return rc;
+}
+
+int ovl_step_finding(ovl_diag *d, ovl_step_result *st, const char *code, double recoverable_ns, int64_t at_ns,
+                     ovl_msg *m) {
+  return add_finding(d, &st->findings, &st->nfindings, code, st->index, recoverable_ns, at_ns, m);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* The cost model of the gradient collectives                                          */
+/* ---------------------------------------------------------------------------------- */
+
+static int fit_cost(ovl_diag *d) {
+  ovl_comm_fit *fits = NULL;
+  size_t nfits = 0;
+  int rc = ovl_fit_ranks(d->r, 1, 1, &fits, &nfits, d->err);
+  if (rc || nfits == 0) {
+    free(fits);
+    return rc;
+  }
+  size_t best = 0;
+  for (size_t i = 1; i < nfits; i++)
+    if (fits[i].total_bytes > fits[best].total_bytes) best = i;
+  d->fit = fits[best];
+  free(fits);
+  d->have_cost = d->fit.fit.beta_bytes_per_s > 0;
+  d->alpha_assumed = !d->fit.fit.separable;
+  d->alpha_ns = d->fit.fit.separable ? d->fit.fit.alpha_ns : 0;
+  d->beta = d->fit.fit.beta_bytes_per_s;
+  return OVL_OK;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* first_iteration_differs                                                             */
+/* ---------------------------------------------------------------------------------- */
+
+/* The bucket layout of a step: count and sizes of its gradient collectives in firing order. */
+static uint64_t layout_hash(const ovl_step_result *st) {
+  uint64_t h = 1469598103934665603ULL ^ (uint64_t)st->ngrad;
+  for (size_t i = 0; i < st->ncolls; i++)
+    if (st->colls[i].role == OVL_ROLE_GRADIENT) h = (h ^ (uint64_t)st->colls[i].bytes) * 1099511628211ULL;
+  return h;
+}
+
+static int cmp_u64(const void *pa, const void *pb) {
+  uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+  return (a > b) - (a < b);
+}
+
+static int cmp_i64(const void *pa, const void *pb) {
+  int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+  return (a > b) - (a < b);
+}
+
+/* Step 0 differs when the layout most later steps share (at least two of them, and at least
+** half) is not step 0's. */
+static int first_iteration(ovl_diag *d) {
+  ovl_rank_result *r = d->r;
+  if (r->nsteps < 3 || r->steps[0].ngrad == 0) return OVL_OK;
+  size_t n = r->nsteps - 1;
+  uint64_t *h = malloc(n * sizeof *h);
+  int64_t *exposed = malloc(n * sizeof *exposed);
+  if (!h || !exposed) {
+    free(h);
+    free(exposed);
+    return ovl_oom(d->err, "diagnosis");
+  }
+  for (size_t s = 0; s < n; s++) h[s] = layout_hash(&r->steps[s + 1]);
+  uint64_t steady = 0;
+  size_t best = 0;
+  uint64_t *sorted = malloc(n * sizeof *sorted);
+  if (!sorted) {
+    free(h);
+    free(exposed);
+    return ovl_oom(d->err, "diagnosis");
+  }
+  memcpy(sorted, h, n * sizeof *h);
+  ovl_qsort(sorted, n, sizeof *sorted, cmp_u64);
+  for (size_t i = 0; i < n;) {
+    size_t j = i;
+    while (j < n && sorted[j] == sorted[i]) j++;
+    if (j - i > best) {
+      best = j - i;
+      steady = sorted[i];
+    }
+    i = j;
+  }
+  free(sorted);
+  const ovl_step_result *s0 = &r->steps[0];
+  int rc = OVL_OK;
+  if (best >= 2 && 2 * best >= n && layout_hash(s0) != steady) {
+    size_t m = 0, example = 0;
+    for (size_t s = 0; s < n; s++)
+      if (h[s] == steady) {
+        if (!m) example = s + 1;
+        exposed[m++] = r->steps[s + 1].totals.exposed;
+      }
+    ovl_qsort(exposed, m, sizeof *exposed, cmp_i64);
+    double median = (double)exposed[m / 2];
+    double recoverable = (double)s0->totals.exposed - median;
+    const ovl_step_result *ex = &r->steps[example];
+    int64_t largest0 = 0, largest = 0;
+    for (size_t i = 0; i < s0->ncolls; i++)
+      if (s0->colls[i].role == OVL_ROLE_GRADIENT && s0->colls[i].bytes > largest0) largest0 = s0->colls[i].bytes;
+    for (size_t i = 0; i < ex->ncolls; i++)
+      if (ex->colls[i].role == OVL_ROLE_GRADIENT && ex->colls[i].bytes > largest) largest = ex->colls[i].bytes;
+    char b1[32], b2[32], b3[32], t1[32], t2[32];
+    ovl_msg msg = {0};
+    ovl_msg_printf(&msg, "the bucket layout of step 0 differs from the steady state (%zu of the %zu later steps): step "
+                         "0 reduced %s of gradients in %d collective(s), the largest %s; the steady-state steps use %d, "
+                         "the largest %s. Step 0 exposed %s of communication against a steady-state median of %s. "
+                         "PyTorch DDP reduces the first iteration in parameter order and rebuilds its buckets in "
+                         "gradient-ready order afterwards (static_graph=True, too): a one-time cost. Judge the "
+                         "steady-state steps separately: the other findings and `ovl whatif` leave step 0 out.",
+                   best, n, s0->grad_bytes != OVL_NONE ? ovl_bytes_str((double)s0->grad_bytes, b1) : "?", s0->ngrad,
+                   ovl_bytes_str((double)largest0, b2), ex->ngrad, ovl_bytes_str((double)largest, b3),
+                   ovl_ns_str((double)s0->totals.exposed, t1), ovl_ns_str(median, t2));
+    r->first_step_differs = 1;
+    rc = add_finding(d, &r->steps[0].findings, &r->steps[0].nfindings, "first_iteration_differs", 0, recoverable,
+                     s0->start, &msg);
+  }
+  free(h);
+  free(exposed);
+  return rc;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* compute_slowdown                                                                    */
+/* ---------------------------------------------------------------------------------- */
+
+static int compute_slowdown(ovl_diag *d) {
+  ovl_rank_result *r = d->r;
+  double total = 0;
+  for (size_t i = 0; i < r->nslowdowns; i++) total += r->slowdowns[i].cost_ns;
+  if (r->nslowdowns == 0 || total < OVL_SLOWDOWN_MIN_SHARE * (double)r->totals.compute || total < OVL_DIAG_MIN_NS)
+    return OVL_OK;
+  char t1[32], t2[32];
+  ovl_msg m = {0};
+  ovl_msg_printf(&m, "%zu compute kernel signature(s) run measurably slower while communication overlaps them, "
+                     "costing %s of compute in total (%.1f%% of the rank's compute time): ",
+                 r->nslowdowns, ovl_ns_str(total, t1), 100.0 * total / (double)r->totals.compute);
+  for (size_t i = 0; i < r->nslowdowns && i < 3; i++) {
+    const ovl_kernel_slowdown *k = &r->slowdowns[i];
+    ovl_msg_printf(&m, "%s%.60s%s", i ? "; " : "", k->name, strlen(k->name) > 60 ? "..." : "");
+    if (k->grid[0] != OVL_NONE)
+      ovl_msg_printf(&m, " grid (%lld,%lld,%lld)", (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2]);
+    ovl_msg_printf(&m, " %.2fx slower when overlapped (%s alone; %ld of %ld runs overlapped; %s)", k->factor,
+                   ovl_ns_str(k->alone_ns, t1), k->runs_overlapped, k->runs, ovl_ns_str(k->cost_ns, t2));
+  }
+  if (r->nslowdowns > 3) ovl_msg_printf(&m, "; and %zu more", r->nslowdowns - 3);
+  ovl_msg_printf(&m, ". An overlap percentage alone hides this: part of the hidden communication is paid back as "
+                     "slower compute. Limit the GPU share NCCL takes (NCCL_MAX_CTAS or NCCL_MAX_NCHANNELS) and "
+                     "compare the step time, or overlap communication with kernels that leave bandwidth to spare.");
+  return add_finding(d, &r->findings, &r->nfindings, "compute_slowdown", -1, total, OVL_NONE, &m);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Rank summaries                                                                      */
+/* ---------------------------------------------------------------------------------- */
+
+static const char *const step_codes[] = {"first_iteration_differs", "readiness_stall", "single_bucket",
+                                         "late_firing", "exposed_tail", "latency_bound",
+                                         "find_unused_parameters", "blocking_collective"};
+
+static int summarise(ovl_diag *d, size_t steady_steps) {
+  ovl_rank_result *r = d->r;
+  for (size_t k = 0; k < sizeof step_codes / sizeof step_codes[0]; k++) {
+    long nsteps = 0, last_step = -1;
+    double total = 0;
+    const ovl_finding *worst = NULL;
+    for (size_t s = 0; s < r->nsteps; s++)
+      for (size_t i = 0; i < r->steps[s].nfindings; i++) {
+        const ovl_finding *f = &r->steps[s].findings[i];
+        if (strcmp(f->code, step_codes[k]) != 0) continue;
+        total += (double)f->recoverable_ns;
+        if (last_step != (long)s) nsteps++;
+        last_step = (long)s;
+        if (!worst || f->recoverable_ns > worst->recoverable_ns) worst = f;
+      }
+    if (!worst) continue;
+    ovl_msg m = {0};
+    if (strcmp(step_codes[k], "first_iteration_differs") == 0) ovl_msg_printf(&m, "%s", worst->message);
+    else if (nsteps == 1) ovl_msg_printf(&m, "step %ld: %s", worst->step, worst->message);
+    else
+      ovl_msg_printf(&m, "%ld of %zu steps (recoverable summed over them); step %ld, the worst: %s", nsteps,
+                     steady_steps, worst->step, worst->message);
+    int rc = add_finding(d, &r->findings, &r->nfindings, step_codes[k], -1, total, worst->at_ns, &m);
+    if (rc) return rc;
+    r->findings[r->nfindings - 1].steps_affected = nsteps;
+  }
+  return OVL_OK;
+}
+
+int ovl_diagnose_rank(ovl_rank_result *r, ovl_err *err) {
+  ovl_diag d;
+  memset(&d, 0, sizeof d);
+  d.r = r;
+  d.err = err;
+  for (size_t s = 0; s < r->nsteps; s++) ovl_grad_phase(r, &r->steps[s]);
+  if (ovl_step_marks_build(r, &d.marks)) return ovl_oom(err, "diagnosis");
+  int rc = fit_cost(&d);
+  if (!rc) rc = first_iteration(&d);
+  size_t steady = 0;
+  for (size_t s = 0; !rc && s < r->nsteps; s++) {
+    if (s == 0 && r->first_step_differs) continue;
+    steady++;
+    rc = ovl_diagnose_step(&d, s);
+  }
+  if (!rc) rc = summarise(&d, steady);
+  if (!rc) rc = compute_slowdown(&d);
+  ovl_step_marks_free(&d.marks);
+  return rc;
+}

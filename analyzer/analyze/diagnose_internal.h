@@ -1,0 +1,45 @@
+/*
+** Shared by the files of the diagnosis (diagnose.c: driver and rank-level findings;
+** diagnose_steps.c: the per-step findings). Not part of the analyzer's interface.
+*/
+#ifndef OVL_DIAGNOSE_INTERNAL_H
+#define OVL_DIAGNOSE_INTERNAL_H
+
+#include "alpha_beta_fit.h"
+#include "diagnose.h"
+#include "grad_phase.h"
+
+#include <stdarg.h>
+
+/* A growing message. Errors (no memory) are sticky and reported once at the end. */
+typedef struct ovl_msg {
+  char *s;
+  size_t len, cap;
+  int oom;
+} ovl_msg;
+
+void ovl_msg_printf(ovl_msg *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void ovl_msg_free(ovl_msg *m);
+/* "12.34 ms" / "25.0 MB" into a caller buffer of 32 bytes. */
+const char *ovl_ns_str(double ns, char *buf);
+const char *ovl_bytes_str(double bytes, char *buf);
+
+typedef struct ovl_diag {
+  ovl_rank_result *r;
+  ovl_step_marks marks;
+  /* alpha-beta of the gradient collectives */
+  int have_cost;           /* a fit of the gradient collectives exists */
+  int alpha_assumed;       /* sizes did not vary: alpha taken as 0, beta the effective bandwidth */
+  double alpha_ns, beta;
+  ovl_comm_fit fit;
+  ovl_err *err;
+} ovl_diag;
+
+/* Per-step findings of step s (steady state). Returns OVL_OK or an error. */
+int ovl_diagnose_step(ovl_diag *d, size_t s);
+
+/* Appends a finding to the step (recoverable rounded to ns). Returns OVL_OK or OVL_EINTERNAL. */
+int ovl_step_finding(ovl_diag *d, ovl_step_result *st, const char *code, double recoverable_ns, int64_t at_ns,
+                     ovl_msg *m);
+
+#endif

@@ -1,0 +1,101 @@
+/* Kernel slowdown statistics: see kernel_stats.h. */
+#include "kernel_stats.h"
+
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t sig_hash(int64_t name, const int64_t grid[3]) {
+  uint64_t h = 1469598103934665603ULL;
+  int64_t v[4] = {name, grid[0], grid[1], grid[2]};
+  for (int i = 0; i < 4; i++) h = (h ^ (uint64_t)v[i]) * 1099511628211ULL;
+  return h ^ (h >> 29);
+}
+
+static int same_sig(const ovl_kstat *s, int64_t name, const int64_t grid[3]) {
+  return s->name == name && s->grid[0] == grid[0] && s->grid[1] == grid[1] && s->grid[2] == grid[2];
+}
+
+static int rehash(ovl_kstats *k, size_t nslots) {
+  int32_t *slots = calloc(nslots, sizeof *slots);
+  if (!slots) return -1;
+  for (size_t i = 0; i < k->len; i++) {
+    size_t j = sig_hash(k->items[i].name, k->items[i].grid) & (nslots - 1);
+    while (slots[j]) j = (j + 1) & (nslots - 1);
+    slots[j] = (int32_t)i + 1;
+  }
+  free(k->slots);
+  k->slots = slots;
+  k->nslots = nslots;
+  return 0;
+}
+
+int32_t ovl_kstats_index(ovl_kstats *k, int64_t name, const int64_t grid[3]) {
+  uint64_t h = sig_hash(name, grid);
+  if (k->nslots) {
+    for (size_t j = h & (k->nslots - 1); k->slots[j]; j = (j + 1) & (k->nslots - 1))
+      if (same_sig(&k->items[k->slots[j] - 1], name, grid)) return k->slots[j] - 1;
+  }
+  if (k->len >= INT32_MAX - 1) return -1;
+  /* Keep the load factor at most 1/2. */
+  if ((k->len + 1) * 2 > k->nslots && rehash(k, k->nslots ? k->nslots * 2 : 128)) return -1;
+  if (k->len == k->cap) {
+    size_t cap = k->cap ? k->cap * 2 : 64;
+    ovl_kstat *items = realloc(k->items, cap * sizeof *items);
+    if (!items) return -1;
+    k->items = items;
+    k->cap = cap;
+  }
+  ovl_kstat *s = &k->items[k->len];
+  memset(s, 0, sizeof *s);
+  s->name = name;
+  memcpy(s->grid, grid, sizeof s->grid);
+  size_t j = h & (k->nslots - 1);
+  while (k->slots[j]) j = (j + 1) & (k->nslots - 1);
+  k->slots[j] = (int32_t)++k->len;
+  return (int32_t)k->len - 1;
+}
+
+void ovl_kstats_add(ovl_kstats *k, int32_t index, int64_t duration, int64_t overlapped) {
+  ovl_kstat *s = &k->items[index];
+  double d = (double)duration, o = (double)overlapped;
+  s->n++;
+  if (duration > 0 && 10 * overlapped <= duration) s->n_alone++;
+  if (duration > 0 && 2 * overlapped >= duration) s->n_over++;
+  double dxo = o - s->mean_o, dxd = d - s->mean_d;
+  s->mean_o += dxo / (double)s->n;
+  s->mean_d += dxd / (double)s->n;
+  s->c_oo += dxo * (o - s->mean_o);
+  s->c_od += dxo * (d - s->mean_d);
+  s->c_dd += dxd * (d - s->mean_d);
+}
+
+void ovl_kstats_free(ovl_kstats *k) {
+  free(k->items);
+  free(k->slots);
+  memset(k, 0, sizeof *k);
+}
+
+int ovl_kstat_slowdown(const ovl_kstat *k, ovl_slowdown *out) {
+  memset(out, 0, sizeof *out);
+  out->name = k->name;
+  memcpy(out->grid, k->grid, sizeof out->grid);
+  out->runs = k->n;
+  out->runs_alone = k->n_alone;
+  out->runs_overlapped = k->n_over;
+  if (k->n < 2 || !(k->c_oo > 0)) return 0;
+  double slope = k->c_od / k->c_oo;
+  out->alone_ns = k->mean_d - slope * k->mean_o;
+  out->factor = slope < 1 ? 1.0 / (1.0 - slope) : INFINITY;
+  out->cost_ns = slope * k->mean_o * (double)k->n;
+  if (k->n_alone < OVL_SLOWDOWN_MIN_RUNS || k->n_over < OVL_SLOWDOWN_MIN_RUNS) return 0;
+  if (!(out->factor >= OVL_SLOWDOWN_MIN_FACTOR) || !(out->alone_ns > 0)) return 0;
+  /* Residual variance of the line; exact data (a simulation) has none. */
+  double resid = k->c_dd - slope * k->c_od;
+  if (k->n > 2 && resid > 1e-9 * k->c_dd) {
+    double se = sqrt(resid / (double)(k->n - 2) / k->c_oo);
+    if (slope / se < OVL_SLOWDOWN_MIN_T) return 0;
+  }
+  return 1;
+}

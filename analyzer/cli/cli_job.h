@@ -1,0 +1,49 @@
+/*
+** What the verbs that analyse traces (report, export, fit, whatif) share: analysing the TRACE
+** arguments into a job, and writing the result to standard output or -o FILE.
+*/
+#ifndef OVL_CLI_JOB_H
+#define OVL_CLI_JOB_H
+
+#include "../analyze/job.h"
+
+#include <getopt.h>
+#include <stdio.h>
+
+/* The options every analysing verb takes: --json, --compact, -o/--output FILE,
+** --comm-pattern RE, --step-pattern RE. Put OVL_CLI_JOB_LONGOPTS in the verb's option table
+** and hand each option to ovl_cli_job_option first. */
+enum { OVL_OPT_JSON = 200, OVL_OPT_COMPACT, OVL_OPT_COMM_PATTERN, OVL_OPT_STEP_PATTERN };
+#define OVL_CLI_JOB_LONGOPTS                                                                            \
+  {"json", no_argument, NULL, OVL_OPT_JSON}, {"compact", no_argument, NULL, OVL_OPT_COMPACT},          \
+      {"output", required_argument, NULL, 'o'}, {"comm-pattern", required_argument, NULL, OVL_OPT_COMM_PATTERN}, \
+      {"step-pattern", required_argument, NULL, OVL_OPT_STEP_PATTERN}
+
+typedef struct ovl_cli_job_opts {
+  int json, pretty;
+  const char *output;          /* NULL: standard output */
+  ovl_analysis_options analysis;
+} ovl_cli_job_opts;
+
+/* Defaults: text, indented JSON, standard output. */
+void ovl_cli_job_opts_init(ovl_cli_job_opts *o);
+/* Takes option c (with its argument) when it is a shared one: returns 1, else 0. */
+int ovl_cli_job_option(int c, const char *arg, ovl_cli_job_opts *o);
+
+typedef struct ovl_cli_job {
+  ovl_analysis_ctx ctx;
+  ovl_job job;
+} ovl_cli_job;
+
+/* Analyses args[0..nargs) with opt (kernel launch dimensions are always read: the diagnosis
+** compares kernels by name and grid). Prints warnings; on failure prints the error and returns
+** the exit status (nothing to free), else 0. */
+int ovl_cli_job_run(const ovl_analysis_options *opt, char *const *args, size_t nargs, ovl_cli_job *out);
+void ovl_cli_job_free(ovl_cli_job *j);
+
+/* Writes through write(out, o, ctx) to o->output (standard output when NULL); write chooses
+** text or JSON from o. Returns the exit status, having printed any error. */
+typedef void (*ovl_cli_writer)(FILE *out, const ovl_cli_job_opts *o, void *ctx);
+int ovl_cli_write_output(const ovl_cli_job_opts *o, ovl_cli_writer write, void *ctx);
+
+#endif

@@ -1,0 +1,94 @@
+/* `ovl export`: analyse traces and write their timeline for Perfetto or Chrome's viewer. */
+#include "cli.h"
+#include "cli_job.h"
+
+#include "../export/export.h"
+
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char help[] =
+    "usage: ovl export (--perfetto FILE | --chrome FILE[.gz])... [options] TRACE...\n"
+    "\n"
+    "Writes the timeline of the traces: one process per rank (GPU), a track per CUDA stream\n"
+    "(named with its role: compute, NCCL or memcpy; overlapping work on extra lanes), host\n"
+    "threads with NCCL calls, NVTX ranges and CUDA API calls, flows from each call to the GPU\n"
+    "work it launched, a steps track with each step's overlap efficiency and the findings,\n"
+    "and counters: exposed communication (1 while communication runs with no compute) and\n"
+    "communication bytes in flight. Collective slices carry the analysis (bucket, bytes,\n"
+    "busbw, exposed ns, readiness stall) as arguments. See docs/export.md.\n"
+    "TRACE: an ovl SQLite trace, or a directory of them.\n"
+    "\n"
+    "Options:\n"
+    "  --perfetto FILE      Perfetto protobuf trace: open it in https://ui.perfetto.dev\n"
+    "  --chrome FILE        Chrome Trace Event JSON (gzip when FILE ends in .gz): open it in\n"
+    "                       chrome://tracing or ui.perfetto.dev\n"
+    "                       (both may be given: the traces are analysed once)\n"
+    "  --comm-pattern RE    also count kernels whose name matches RE (POSIX ERE) as communication\n"
+    "  --step-pattern RE    also treat NVTX ranges whose name matches RE as training steps\n"
+    "  -q, --quiet          do not print what was written\n"
+    "  -h, --help           this help\n"
+    "\n"
+    "Exit status: 0 ok, 1 bad input or usage, 2 internal error.\n";
+
+enum { OPT_PERFETTO = 256, OPT_CHROME };
+
+static int write_one(const ovl_job *job, const ovl_analysis_ctx *ctx, ovl_export_format format, const char *path,
+                     int quiet, ovl_err *err) {
+  ovl_export_options opt = {format, path, NULL, 0};
+  ovl_export_stats st;
+  int rc = ovl_export_job(job, ctx, &opt, &st, err);
+  if (!rc && !quiet)
+    printf("wrote %s (%s): %" PRIu64 " kernel slices, %" PRIu64 " memop slices, %" PRIu64 " host slices, %" PRIu64
+           " flows, %" PRIu64 " counter values, %" PRIu64 " events, %" PRIu64 " bytes\n",
+           path, format == OVL_EXPORT_PERFETTO ? "Perfetto" : "Chrome JSON", st.kernel_slices, st.memop_slices,
+           st.host_slices, st.flows, st.counter_values, st.events, st.bytes);
+  return rc;
+}
+
+int ovl_cmd_export(int argc, char **argv) {
+  static const struct option longopts[] = {
+    {"perfetto", required_argument, NULL, OPT_PERFETTO},
+    {"chrome", required_argument, NULL, OPT_CHROME},
+    {"comm-pattern", required_argument, NULL, OVL_OPT_COMM_PATTERN},
+    {"step-pattern", required_argument, NULL, OVL_OPT_STEP_PATTERN},
+    {"quiet", no_argument, NULL, 'q'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+  };
+  const char *perfetto = NULL, *chrome = NULL;
+  int quiet = 0;
+  ovl_cli_job_opts jopt;
+  ovl_cli_job_opts_init(&jopt);
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
+    switch (c) {
+      case OPT_PERFETTO: perfetto = optarg; break;
+      case OPT_CHROME: chrome = optarg; break;
+      case OVL_OPT_COMM_PATTERN:
+      case OVL_OPT_STEP_PATTERN: ovl_cli_job_option(c, optarg, &jopt); break;
+      case 'q': quiet = 1; break;
+      case 'h': fputs(help, stdout); return 0;
+      default: return ovl_cli_bad_option("export", argv);
+    }
+  }
+  if (!perfetto && !chrome) return ovl_cli_usage("export", "give --perfetto FILE or --chrome FILE");
+  if (perfetto && chrome && strcmp(perfetto, chrome) == 0)
+    return ovl_cli_usage("export", "--perfetto and --chrome name the same file '%s'", perfetto);
+  if (optind >= argc) return ovl_cli_usage("export", "no TRACE given");
+
+  ovl_cli_job j;
+  int status = ovl_cli_job_run(&jopt.analysis, argv + optind, (size_t)(argc - optind), &j);
+  if (status) return status;
+  ovl_err err;
+  ovl_err_clear(&err);
+  int rc = OVL_OK;
+  if (perfetto) rc = write_one(&j.job, &j.ctx, OVL_EXPORT_PERFETTO, perfetto, quiet, &err);
+  if (!rc && chrome) rc = write_one(&j.job, &j.ctx, OVL_EXPORT_CHROME, chrome, quiet, &err);
+  ovl_cli_job_free(&j);
+  return rc ? ovl_cli_fail(&err) : 0;
+}

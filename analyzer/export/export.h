@@ -1,0 +1,40 @@
+/*
+** Timeline export of an analysed job: `ovl export --perfetto FILE` (Perfetto's native
+** protobuf trace) and `ovl export --chrome FILE[.gz]` (Chrome Trace Event JSON).
+**
+** The analysis (ovl_analyze_job) provides ranks, steps, collectives and findings; the
+** slices themselves come from a streaming re-read of each rank's trace, so memory does not
+** grow with the number of kernels and packets are written as they are produced.
+** docs/export.md describes the layout.
+*/
+#ifndef OVL_EXPORT_H
+#define OVL_EXPORT_H
+
+#include "../analyze/job.h"
+
+#include <stdint.h>
+
+typedef enum ovl_export_format { OVL_EXPORT_PERFETTO, OVL_EXPORT_CHROME } ovl_export_format;
+
+typedef struct ovl_export_options {
+  ovl_export_format format;
+  const char *path;
+  /* Per rank clock offsets in ns, added to every timestamp of ranks[i] (NULL: none).
+  ** Cross-rank clock alignment fills this in. */
+  const int64_t *rank_offsets;
+  size_t reorder_window;   /* host rows held to restore start order; 0: default */
+} ovl_export_options;
+
+typedef struct ovl_export_stats {
+  uint64_t events;         /* slices count twice (begin and end), plus instants and counter values */
+  uint64_t kernel_slices, memop_slices, host_slices, flows, counter_values, lanes;
+  uint64_t bytes;          /* size of the file written */
+} ovl_export_stats;
+
+/* Writes the job's timeline. ctx must be the context the job was analysed with (the
+** classification of work into compute / communication / memory). On failure the partial
+** file is removed. stats may be NULL. */
+int ovl_export_job(const ovl_job *job, const ovl_analysis_ctx *ctx, const ovl_export_options *opt,
+                   ovl_export_stats *stats, ovl_err *err);
+
+#endif

@@ -1,0 +1,427 @@
+/*
+** GPU work of one trace file on the timeline: one lane group per CUDA stream (named with its
+** role: compute, NCCL or memcpy, from the classes of its work), flow ends (the launch and the
+** NCCL call that started the work), the analysis of the collective a piece of work executes
+** as debug annotations, and the rank's counters (exposed communication, bytes in flight).
+** Classification is the analyzer's (classify.h: kernel names; linked collectives are
+** communication; other memops memory).
+*/
+#include "export_internal.h"
+
+#include "../base/vec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct xstream {
+  int64_t device, stream;
+  uint32_t proc;
+  long count[3];           /* work items per ovl_work_class */
+  int32_t order;
+  int has_group;
+  xgroup group;
+} xstream;
+
+struct xstreams {
+  xstream *items;
+  size_t n, cap;
+  ovl_i64map index;        /* stream key -> items index */
+  size_t last;             /* the stream looked up last */
+  int sorted_reads;        /* rows are too far out of order: let SQLite sort */
+};
+
+static int64_t stream_key(int64_t device, int64_t stream) { return (int64_t)((uint64_t)device << 32 ^ (uint64_t)stream); }
+
+/* The stream entry of (device, stream), created when create is set; NULL when absent/OOM. */
+static xstream *find_stream(xstreams *s, int64_t device, int64_t stream, int create) {
+  if (s->n && s->items[s->last].device == device && s->items[s->last].stream == stream) return &s->items[s->last];
+  int64_t idx;
+  if (ovl_i64map_get(&s->index, stream_key(device, stream), &idx) && s->items[idx].device == device &&
+      s->items[idx].stream == stream) {
+    s->last = (size_t)idx;
+    return &s->items[idx];
+  }
+  for (size_t i = 0; i < s->n; i++)  /* key collision: rare */
+    if (s->items[i].device == device && s->items[i].stream == stream) return &s->items[s->last = i];
+  if (!create) return NULL;
+  if (s->n == s->cap) {
+    size_t cap = s->cap ? s->cap * 2 : 16;
+    xstream *grown = realloc(s->items, cap * sizeof *grown);
+    if (!grown) return NULL;
+    s->items = grown;
+    s->cap = cap;
+  }
+  xstream *x = &s->items[s->n];
+  memset(x, 0, sizeof *x);
+  x->device = device;
+  x->stream = stream;
+  if (ovl_i64map_put(&s->index, stream_key(device, stream), (int64_t)s->n)) return NULL;
+  s->last = s->n++;
+  return x;
+}
+
+void xgpu_streams_free(xstreams *s) {
+  if (!s) return;
+  for (size_t i = 0; i < s->n; i++)
+    if (s->items[i].has_group) xgroup_free(&s->items[i].group);
+  free(s->items);
+  ovl_i64map_free(&s->index);
+  free(s);
+}
+
+static ovl_work_class work_class(xfile *f, const ovl_work *w, size_t nlinks) {
+  if (nlinks) return OVL_CLASS_COMM;
+  return w->is_memop ? OVL_CLASS_MEMORY : xfile_kernel_class(f, w->name);
+}
+
+typedef int (*work_fn)(xfile *f, xstreams *s, const ovl_work *w, void *ctx, ovl_err *err);
+
+/* Runs fn over the file's GPU work in start order, with SQLite sorting once the pre-pass
+** found the rows further out of order than the reorder window. Returns OVL_EUNSORTED when
+** the window was too small: the caller resets what it counted and runs again. */
+static int for_each_work(xfile *f, xstreams *s, work_fn fn, void *ctx, ovl_err *err) {
+  size_t window = f->ex->ctx->opt.reorder_window ? f->ex->ctx->opt.reorder_window : OVL_DEFAULT_REORDER_WINDOW;
+  ovl_work_options wopt = {s->sorted_reads ? 0 : window, 0};
+  ovl_work_cursor *cur = NULL;
+  int rc = ovl_work_open(f->t, &wopt, &cur, err);
+  ovl_work w;
+  int has = 0;
+  while (!rc && !(rc = ovl_work_next(cur, &w, &has, err)) && has)
+    if (xfile_proc_of(f, w.device) != UINT32_MAX) rc = fn(f, s, &w, ctx, err);
+  ovl_work_close(cur);
+  if (rc == OVL_EUNSORTED && !s->sorted_reads) {
+    ovl_err_clear(err);
+    s->sorted_reads = 1;
+  }
+  return rc;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Pre-pass                                                                            */
+/* ---------------------------------------------------------------------------------- */
+
+static int prepass_one(xfile *f, xstreams *s, const ovl_work *w, void *ctx, ovl_err *err) {
+  (void)ctx;
+  xstream *x = find_stream(s, w->device, w->stream, 1);
+  if (!x) return ovl_oom(err, "streams");
+  size_t first;
+  x->count[work_class(f, w, xfile_links(f, w->correlation, &first))]++;
+  if (ovl_idset_add(&f->gpu_corr, w->correlation)) return ovl_oom(err, "correlation ids");
+  return OVL_OK;
+}
+
+static int cmp_stream(const void *pa, const void *pb) {
+  const xstream *a = pa, *b = pb;
+  if (a->device != b->device) return a->device < b->device ? -1 : 1;
+  return (a->stream > b->stream) - (a->stream < b->stream);
+}
+
+int xgpu_prepass(xfile *f, xstreams **out, ovl_err *err) {
+  xstreams *s = calloc(1, sizeof *s);
+  if (!s) return ovl_oom(err, "streams");
+  int rc = for_each_work(f, s, prepass_one, NULL, err);
+  if (rc == OVL_EUNSORTED && s->sorted_reads) {
+    for (size_t i = 0; i < s->n; i++) memset(s->items[i].count, 0, sizeof s->items[i].count);
+    rc = for_each_work(f, s, prepass_one, NULL, err);
+  }
+  if (!rc) {
+    /* Streams ordered by device and id; the index is rebuilt for the new positions. */
+    ovl_qsort(s->items, s->n, sizeof *s->items, cmp_stream);
+    ovl_i64map_free(&s->index);
+    for (size_t i = 0; !rc && i < s->n; i++) {
+      s->items[i].order = 1000 + (int32_t)i * 1024;
+      s->items[i].proc = xfile_proc_of(f, s->items[i].device);
+      if (ovl_i64map_put(&s->index, stream_key(s->items[i].device, s->items[i].stream), (int64_t)i))
+        rc = ovl_oom(err, "streams");
+    }
+    s->last = 0;
+  }
+  if (rc) {
+    xgpu_streams_free(s);
+    return rc;
+  }
+  *out = s;
+  return OVL_OK;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Counters                                                                            */
+/* ---------------------------------------------------------------------------------- */
+
+/* Writes the values held since the last change, once time has moved past it. */
+static int settle(ovl_exporter *ex, uint32_t proc, int64_t t, ovl_err *err) {
+  xcounters *c = &ex->procs[proc].counters;
+  if (!c->has_pending || c->pending_t >= t) return OVL_OK;
+  c->has_pending = 0;
+  int exposed = c->running[OVL_CLASS_COMM] > 0 && c->running[OVL_CLASS_COMPUTE] == 0;
+  int rc = OVL_OK;
+  if (!c->written_any || exposed != c->last_exposed) rc = xcounter(ex, proc, c->exposed_track, c->pending_t, exposed, err);
+  if (!rc && (!c->written_any || c->bytes != c->last_bytes))
+    rc = xcounter(ex, proc, c->bytes_track, c->pending_t, c->bytes, err);
+  c->written_any = 1;
+  c->last_exposed = exposed;
+  c->last_bytes = c->bytes;
+  return rc;
+}
+
+/* Bytes of the collectives a piece of work executes, counted while any of their work runs. */
+static void change_bytes(xfile *f, xcounters *c, int64_t correlation, int delta) {
+  size_t first, n = xfile_links(f, correlation, &first);
+  for (size_t k = 0; k < n; k++) {
+    uint32_t coll = f->link_coll[first + k];
+    int64_t bytes = f->recs[coll].bytes;
+    int32_t was = f->coll_running[coll];
+    f->coll_running[coll] += delta;
+    if (bytes > 0 && (was == 0) != (f->coll_running[coll] == 0)) c->bytes += delta > 0 ? bytes : -bytes;
+  }
+}
+
+static void heap_push(xcounters *c, xrunning r) {
+  size_t i = c->n++;
+  while (i > 0 && c->heap[(i - 1) / 2].end > r.end) {
+    c->heap[i] = c->heap[(i - 1) / 2];
+    i = (i - 1) / 2;
+  }
+  c->heap[i] = r;
+}
+
+static xrunning heap_pop(xcounters *c) {
+  xrunning top = c->heap[0], last = c->heap[--c->n];
+  size_t i = 0;
+  for (;;) {
+    size_t k = 2 * i + 1;
+    if (k >= c->n) break;
+    if (k + 1 < c->n && c->heap[k + 1].end < c->heap[k].end) k++;
+    if (last.end <= c->heap[k].end) break;
+    c->heap[i] = c->heap[k];
+    i = k;
+  }
+  if (c->n) c->heap[i] = last;
+  return top;
+}
+
+/* Ends the work that has ended by t. */
+static int counters_advance(xfile *f, uint32_t proc, int64_t t, ovl_err *err) {
+  xcounters *c = &f->ex->procs[proc].counters;
+  while (c->n && c->heap[0].end <= t) {
+    int rc = settle(f->ex, proc, c->heap[0].end, err);
+    if (rc) return rc;
+    xrunning r = heap_pop(c);
+    c->running[r.cls]--;
+    if (r.cls == OVL_CLASS_COMM) change_bytes(f, c, r.correlation, -1);
+    c->has_pending = 1;
+    c->pending_t = r.end;
+  }
+  return OVL_OK;
+}
+
+static int counters_add(xfile *f, uint32_t proc, const ovl_work *w, ovl_work_class cls, ovl_err *err) {
+  if (w->end <= w->start) return OVL_OK;  /* zero-length work never runs */
+  xcounters *c = &f->ex->procs[proc].counters;
+  int rc = counters_advance(f, proc, w->start, err);
+  if (!rc) rc = settle(f->ex, proc, w->start, err);
+  if (rc) return rc;
+  if (c->n == c->cap) {
+    size_t cap = c->cap ? c->cap * 2 : 64;
+    xrunning *h = realloc(c->heap, cap * sizeof *h);
+    if (!h) return ovl_oom(err, "counters");
+    c->heap = h;
+    c->cap = cap;
+  }
+  c->running[cls]++;
+  if (cls == OVL_CLASS_COMM) change_bytes(f, c, w->correlation, +1);
+  heap_push(c, (xrunning){w->end, w->correlation, (int32_t)cls});
+  c->has_pending = 1;
+  c->pending_t = w->start;
+  return OVL_OK;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* The pass                                                                            */
+/* ---------------------------------------------------------------------------------- */
+
+/* Results of collectives inferred from NCCL kernel names (no collectives row), per rank
+** in GPU start order: matched to their kernel as the pass reaches it. */
+typedef struct inferred {
+  const ovl_coll_result **items;
+  size_t n, next;
+} inferred;
+
+typedef struct gpu_pass {
+  OVL_VEC(uint64_t) flows;
+  inferred *inferred;      /* per device of the file */
+} gpu_pass;
+
+static int cmp_inferred(const void *pa, const void *pb) {
+  const ovl_coll_result *a = *(const ovl_coll_result *const *)pa, *b = *(const ovl_coll_result *const *)pb;
+  return (a->gpu_start > b->gpu_start) - (a->gpu_start < b->gpu_start);
+}
+
+static int collect_inferred(xfile *f, gpu_pass *g, ovl_err *err) {
+  g->inferred = calloc(f->nprocs, sizeof *g->inferred);
+  if (!g->inferred) return ovl_oom(err, "collectives");
+  for (size_t p = 0; p < f->nprocs; p++) {
+    const ovl_rank_result *r = f->ex->procs[f->procs[p]].r;
+    inferred *in = &g->inferred[p];
+    for (int pass = 0; pass < 2; pass++) {
+      for (size_t s = 0; s < r->nsteps; s++)
+        for (size_t i = 0; i < r->steps[s].ncolls; i++)
+          if (r->steps[s].colls[i].id == OVL_NONE) {
+            if (pass) in->items[in->n] = &r->steps[s].colls[i];
+            in->n++;
+          }
+      if (!pass) {
+        in->items = malloc((in->n ? in->n : 1) * sizeof *in->items);
+        if (!in->items) return ovl_oom(err, "collectives");
+        in->n = 0;
+      }
+    }
+    ovl_qsort(in->items, in->n, sizeof *in->items, cmp_inferred);
+  }
+  return OVL_OK;
+}
+
+static const ovl_coll_result *match_inferred(xfile *f, gpu_pass *g, const ovl_work *w) {
+  for (size_t p = 0; p < f->nprocs; p++) {
+    if (f->devices[p] != w->device) continue;
+    inferred *in = &g->inferred[p];
+    while (in->next < in->n && in->items[in->next]->gpu_start < w->start) in->next++;
+    if (in->next < in->n && in->items[in->next]->gpu_start == w->start) return in->items[in->next++];
+  }
+  return NULL;
+}
+
+/* Debug annotations of work that executes a collective. */
+static size_t coll_args(const ovl_coll_result *c, const ovl_coll_rec *rec, size_t ncolls, ovl_xarg *a) {
+  size_t n = 0;
+  a[n++] = (ovl_xarg){"op", OVL_XARG_STRING, 0, 0, c ? ovl_op_name(c->op) : rec->op};
+  int64_t bytes = c ? c->bytes : rec->bytes;
+  if (bytes != OVL_NONE) a[n++] = (ovl_xarg){"bytes", OVL_XARG_INT, bytes, 0, NULL};
+  if (c) {
+    if (c->bucket >= 0) a[n++] = (ovl_xarg){"bucket", OVL_XARG_INT, c->bucket, 0, NULL};
+    a[n++] = (ovl_xarg){"exposed_ns", OVL_XARG_INT, c->exposed, 0, NULL};
+    if (c->stall != OVL_NONE) a[n++] = (ovl_xarg){"readiness_stall_ns", OVL_XARG_INT, c->stall, 0, NULL};
+    if (c->ready != OVL_NONE) a[n++] = (ovl_xarg){"ready_ns", OVL_XARG_INT, c->ready, 0, NULL};
+    a[n++] = (ovl_xarg){"busbw_gbps", OVL_XARG_DOUBLE, 0, c->busbw_gbps, NULL};
+    a[n++] = (ovl_xarg){"algbw_gbps", OVL_XARG_DOUBLE, 0, c->algbw_gbps, NULL};
+    a[n++] = (ovl_xarg){"step", OVL_XARG_INT, c->step, 0, NULL};
+  }
+  int64_t seq = c ? c->seq : rec->seq;
+  if (seq != OVL_NONE) a[n++] = (ovl_xarg){"seq", OVL_XARG_INT, seq, 0, NULL};
+  if (ncolls > 1) a[n++] = (ovl_xarg){"collectives", OVL_XARG_INT, (int64_t)ncolls, 0, NULL};
+  return n;
+}
+
+static const char *role_of(const xstream *x) {
+  const long *k = x->count;
+  if (k[OVL_CLASS_COMM] > k[OVL_CLASS_COMPUTE] && k[OVL_CLASS_COMM] >= k[OVL_CLASS_MEMORY]) return "NCCL";
+  if (k[OVL_CLASS_MEMORY] > k[OVL_CLASS_COMPUTE]) return "memcpy";
+  return "compute";
+}
+
+static int gpu_one(xfile *f, xstreams *s, const ovl_work *w, void *ctx, ovl_err *err) {
+  gpu_pass *g = ctx;
+  ovl_exporter *ex = f->ex;
+  uint32_t proc = xfile_proc_of(f, w->device);
+  xstream *x = find_stream(s, w->device, w->stream, 0);
+  if (!x) return ovl_fail(err, OVL_EINTERNAL, "%s: a stream appeared after the pre-pass", f->path);
+  if (!x->has_group) {
+    char name[96];
+    if (w->stream >= 0) snprintf(name, sizeof name, "stream %lld (%s)", (long long)w->stream, role_of(x));
+    else snprintf(name, sizeof name, "unknown stream (%s)", role_of(x));
+    if (xgroup_init(&x->group, OVL_LANES_DISJOINT, proc, name, x->order, w->stream >= 0 ? w->stream : -1))
+      return ovl_oom(err, "streams");
+    x->has_group = 1;
+  }
+  size_t first, nlinks = xfile_links(f, w->correlation, &first);
+  ovl_work_class cls = work_class(f, w, nlinks);
+
+  ovl_xslice sl;
+  memset(&sl, 0, sizeof sl);
+  sl.start = w->start;
+  sl.end = w->end;
+  char memname[32];
+  if (w->is_memop) {
+    snprintf(memname, sizeof memname, strcmp(w->memkind, "memset") == 0 ? "memset" : "memcpy %s",
+             w->memkind[0] ? w->memkind : "?");
+    sl.name = memname;
+    sl.name_iid = xname(ex, memname);
+    sl.category = "memcpy";
+  } else {
+    const char *text = ovl_trace_string(f->t, w->name);
+    sl.name = text ? text : "kernel";
+    sl.name_iid = xfile_string_iid(f, w->name);
+    sl.category = cls == OVL_CLASS_COMM ? "nccl" : "kernel";
+  }
+  if (!sl.name_iid) return ovl_oom(err, "names");
+
+  /* Flow ends: the launch (when its api row drew a start) and the NCCL calls. */
+  g->flows.len = 0;
+  if (ovl_idset_has(&f->launch_started, w->correlation) && !ovl_idset_has(&f->launch_ended, w->correlation)) {
+    if (ovl_idset_add(&f->launch_ended, w->correlation) ||
+        OVL_VEC_PUSH(&g->flows, xflow_id(f->host_proc, XFLOW_LAUNCH, w->correlation)))
+      return ovl_oom(err, "flows");
+  }
+  const ovl_coll_result *res = NULL;
+  for (size_t k = 0; k < nlinks; k++) {
+    uint32_t c = f->link_coll[first + k];
+    if (!res) res = f->coll_result[c];
+    if (f->coll_started[c] && !f->coll_ended[c]) {
+      f->coll_ended[c] = 1;
+      if (OVL_VEC_PUSH(&g->flows, xflow_id(f->host_proc, XFLOW_NCCL, (int64_t)c))) return ovl_oom(err, "flows");
+    }
+  }
+  sl.flows_in = g->flows.items;
+  sl.nflows_in = g->flows.len;
+
+  ovl_xarg args[12];
+  if (nlinks) {
+    sl.nargs = coll_args(res, &f->recs[f->link_coll[first]], nlinks, args);
+  } else if (cls == OVL_CLASS_COMM && !w->is_memop && (res = match_inferred(f, g, w))) {
+    sl.nargs = coll_args(res, NULL, 1, args);
+  }
+  sl.args = sl.nargs ? args : NULL;
+
+  int rc = xgroup_slice(ex, &x->group, &sl, 0, err);
+  if (!rc) rc = counters_add(f, proc, w, cls, err);
+  if (w->is_memop) ex->stats.memop_slices++;
+  else ex->stats.kernel_slices++;
+  return rc;
+}
+
+int xgpu_export(xfile *f, xstreams *s, ovl_err *err) {
+  ovl_exporter *ex = f->ex;
+  gpu_pass g;
+  memset(&g, 0, sizeof g);
+  int rc = collect_inferred(f, &g, err);
+  for (size_t p = 0; !rc && p < f->nprocs; p++) {
+    xcounters *c = &ex->procs[f->procs[p]].counters;
+    rc = xtrack(ex, f->procs[p], OVL_XTRACK_COUNTER, "exposed communication", 1, -1, &c->exposed_track, err);
+    if (!rc)
+      rc = xtrack(ex, f->procs[p], OVL_XTRACK_COUNTER_BYTES, "communication bytes in flight", 2, -1, &c->bytes_track,
+                  err);
+  }
+  if (!rc) rc = for_each_work(f, s, gpu_one, &g, err);
+  for (size_t p = 0; !rc && p < f->nprocs; p++) {
+    rc = counters_advance(f, f->procs[p], INT64_MAX, err);
+    if (!rc) rc = settle(ex, f->procs[p], INT64_MAX, err);
+  }
+  for (size_t p = 0; p < f->nprocs; p++) {
+    xcounters *c = &ex->procs[f->procs[p]].counters;
+    if (!rc) rc = ex->sink.close_track(ex->sink.self, c->exposed_track, err);
+    if (!rc) rc = ex->sink.close_track(ex->sink.self, c->bytes_track, err);
+    free(c->heap);
+    c->heap = NULL;
+  }
+  for (size_t i = 0; i < s->n; i++)
+    if (s->items[i].has_group) {
+      if (!rc) rc = xgroup_close(ex, &s->items[i].group, err);
+      else xgroup_free(&s->items[i].group);
+      s->items[i].has_group = 0;
+    }
+  for (size_t p = 0; g.inferred && p < f->nprocs; p++) free(g.inferred[p].items);
+  free(g.inferred);
+  OVL_VEC_FREE(&g.flows);
+  return rc;
+}

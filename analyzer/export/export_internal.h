@@ -1,0 +1,137 @@
+/*
+** State shared by the parts of the timeline export (not part of the exporter's interface):
+**   export_job.c     entry point: processes, steps, findings, one pass set per trace file
+**   export_emit.c    names, tracks, lane groups; every timestamp is shifted here (xtime)
+**   export_file.c    per trace file: collectives, links, flows bookkeeping, the passes
+**   export_host.c    host threads: NCCL calls, NVTX ranges, CUDA API calls
+**   export_gpu.c     GPU work on stream lanes, flow ends, collective annotations, counters
+*/
+#ifndef OVL_EXPORT_INTERNAL_H
+#define OVL_EXPORT_INTERNAL_H
+
+#include "../base/strmap.h"
+#include "../base/i64map.h"
+#include "export.h"
+#include "export_sink.h"
+#include "idset.h"
+#include "lanes.h"
+
+/* A logical track drawn on lanes: a CUDA stream, a thread's ranges, a thread's API calls,
+** the steps. Every lane is a sink track with the group's name. */
+typedef struct xgroup {
+  ovl_lanes lanes;
+  uint32_t proc;
+  char *name;
+  int32_t order;           /* lane k is ordered order + k */
+  int64_t chrome_tid;      /* lane 0's Chrome thread id, or -1 */
+} xgroup;
+
+/* Counter state of a rank: exposed communication and communication bytes in flight. */
+typedef struct xrunning {
+  int64_t end, correlation;
+  int32_t cls;
+} xrunning;
+
+typedef struct xcounters {
+  uint32_t exposed_track, bytes_track;
+  xrunning *heap;          /* running work, min-heap on end */
+  size_t n, cap;
+  int running[3];          /* per ovl_work_class */
+  int64_t bytes;
+  int has_pending;         /* values at pending_t not yet written */
+  int64_t pending_t;
+  int written_any;
+  int last_exposed;
+  int64_t last_bytes;
+} xcounters;
+
+typedef struct xproc {
+  const ovl_rank_result *r;
+  uint32_t index;
+  int64_t offset;          /* added to every timestamp of this rank */
+  xcounters counters;
+} xproc;
+
+typedef struct ovl_exporter {
+  ovl_export_sink sink;
+  const ovl_analysis_ctx *ctx;
+  const ovl_export_options *opt;
+  ovl_export_stats stats;
+  xproc *procs;
+  size_t nprocs;
+  uint32_t ntracks;
+  ovl_strmap name_iids;    /* name -> iid, for the whole export */
+  char **names;            /* iid - 1 -> name */
+  size_t nnames, names_cap;
+} ovl_exporter;
+
+/* ---- export_emit.c ---- */
+int64_t xtime(const ovl_exporter *ex, uint32_t proc, int64_t t);
+/* iid of a name (interned on first use); 0 when memory runs out. */
+uint32_t xname(ovl_exporter *ex, const char *name);
+const char *xname_text(const ovl_exporter *ex, uint32_t iid);
+int xtrack(ovl_exporter *ex, uint32_t proc, ovl_xtrack_kind kind, const char *name, int32_t order, int64_t chrome_tid,
+           uint32_t *id, ovl_err *err);
+int xgroup_init(xgroup *g, ovl_lane_mode mode, uint32_t proc, const char *name, int32_t order, int64_t chrome_tid);
+/* Places a slice (instant: a zero-length one) on the group's lanes and sends it. Times are
+** the trace's; xtime shifts them. */
+int xgroup_slice(ovl_exporter *ex, xgroup *g, const ovl_xslice *sl, int instant, ovl_err *err);
+/* Closes every lane track and frees the group. */
+int xgroup_close(ovl_exporter *ex, xgroup *g, ovl_err *err);
+void xgroup_free(xgroup *g);
+int xcounter(ovl_exporter *ex, uint32_t proc, uint32_t track, int64_t t, int64_t value, ovl_err *err);
+
+/* Flow ids: unique across the export. kind 0: CUDA launch (value = correlation id);
+** kind 1: NCCL call (value = collective index in its file). */
+#define XFLOW_LAUNCH 0
+#define XFLOW_NCCL 1
+#define XFLOW_VALUE_BITS 41
+int xflow_ok(int64_t value);
+uint64_t xflow_id(uint32_t file_proc, int kind, int64_t value);
+
+/* ---- export_file.c: one trace file and the ranks (devices) it holds ---- */
+typedef struct xfile {
+  ovl_exporter *ex;
+  ovl_trace *t;
+  const char *path;
+  uint32_t *procs;         /* exporter process of each device of this file */
+  int64_t *devices;
+  size_t nprocs;
+  uint32_t host_proc;      /* host threads are drawn under the file's first rank */
+  /* collectives rows, and correlation -> collective links sorted by correlation */
+  ovl_coll_rec *recs;
+  size_t nrecs;
+  int64_t *link_corr;
+  uint32_t *link_coll;
+  size_t nlinks;
+  const ovl_coll_result **coll_result;  /* per row: its analysis result, or NULL */
+  /* flows: both ends must exist, every id starts once and ends once */
+  ovl_idset gpu_corr;      /* correlations of GPU work (the pre-pass) */
+  ovl_idset launch_started, launch_ended;
+  unsigned char *coll_has_gpu, *coll_started, *coll_ended;
+  int32_t *coll_running;   /* work items of each collective running now (bytes in flight) */
+  /* kernel names: strings.id -> iid (0: not yet), and -> class (-1: not judged yet) */
+  uint32_t *iid_of_string;
+  signed char *class_of_string;
+  int64_t string_limit;
+  size_t reorder_window;
+} xfile;
+
+int xfile_export(ovl_exporter *ex, const char *trace_path, const uint32_t *procs, size_t nprocs, ovl_err *err);
+/* Collectives executed by work with this correlation id: *first indexes link_coll. */
+size_t xfile_links(const xfile *f, int64_t correlation, size_t *first);
+/* Proc of a device of this file, or UINT32_MAX. */
+uint32_t xfile_proc_of(const xfile *f, int64_t device);
+/* iid of a strings.id (kernel and API names); 0 when memory runs out. */
+uint32_t xfile_string_iid(xfile *f, int64_t name);
+ovl_work_class xfile_kernel_class(xfile *f, int64_t name);
+
+/* ---- export_host.c / export_gpu.c ---- */
+int xhost_export(xfile *f, ovl_err *err);
+/* Pre-pass over GPU work: which correlations have GPU work, and each stream's role. */
+typedef struct xstreams xstreams;
+int xgpu_prepass(xfile *f, xstreams **streams, ovl_err *err);
+int xgpu_export(xfile *f, xstreams *streams, ovl_err *err);
+void xgpu_streams_free(xstreams *s);
+
+#endif

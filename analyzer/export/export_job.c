@@ -1,0 +1,192 @@
+/*
+** Timeline export of a job: see export.h. Lays out one process per rank (in rank order),
+** its step track with the findings, then the passes over each trace file (export_file.c).
+*/
+#include "export_internal.h"
+
+#include "../base/vec.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* An entry of a step track: a step, or a finding shown as an instant at its step. */
+typedef struct step_entry {
+  int64_t t, end;
+  const ovl_step_result *step;   /* NULL for a finding */
+  const ovl_finding *finding;
+} step_entry;
+
+static int cmp_step_entry(const void *pa, const void *pb) {
+  const step_entry *a = pa, *b = pb;
+  if (a->t != b->t) return a->t < b->t ? -1 : 1;
+  if ((a->step == NULL) != (b->step == NULL)) return a->step ? -1 : 1;  /* the step encloses its findings */
+  if (a->end != b->end) return a->end > b->end ? -1 : 1;
+  return 0;
+}
+
+static int draw_finding(ovl_exporter *ex, xgroup *g, const ovl_finding *fd, int64_t t, ovl_err *err) {
+  ovl_xarg a[2] = {{"message", OVL_XARG_STRING, 0, 0, fd->message ? fd->message : ""},
+                   {"recoverable_ns", OVL_XARG_INT, fd->recoverable_ns, 0, NULL}};
+  ovl_xslice sl = {t, t, xname(ex, fd->code), fd->code, "finding", a, 2, NULL, 0, NULL, 0};
+  if (!sl.name_iid) return ovl_oom(err, "names");
+  return xgroup_slice(ex, g, &sl, 1, err);
+}
+
+static int draw_step(ovl_exporter *ex, xgroup *g, const ovl_step_result *st, ovl_err *err) {
+  double eff = ovl_overlap_efficiency(&st->totals);
+  char name[96];
+  if (isnan(eff)) snprintf(name, sizeof name, "step %ld: no communication", st->index);
+  else snprintf(name, sizeof name, "step %ld: overlap %.0f%%", st->index, eff * 100.0);
+  ovl_xarg a[4] = {{"overlap_efficiency", OVL_XARG_DOUBLE, 0, eff, NULL},
+                   {"t_compute_ns", OVL_XARG_INT, st->totals.compute, 0, NULL},
+                   {"t_comm_ns", OVL_XARG_INT, st->totals.comm, 0, NULL},
+                   {"t_exposed_ns", OVL_XARG_INT, st->totals.exposed, 0, NULL}};
+  ovl_xslice sl = {st->start, st->end, xname(ex, name), name, "step", a, 4, NULL, 0, NULL, 0};
+  if (!sl.name_iid) return ovl_oom(err, "names");
+  return xgroup_slice(ex, g, &sl, 0, err);
+}
+
+/* The time a rank-level finding is shown at: its step's start, else the rank's first. */
+static int64_t finding_time(const ovl_rank_result *r, const ovl_finding *fd) {
+  if (fd->step >= 0 && (size_t)fd->step < r->nsteps) return r->steps[fd->step].start;
+  if (r->nsteps) return r->steps[0].start;
+  return r->totals.busy_start != INT64_MAX ? r->totals.busy_start : 0;
+}
+
+static int draw_steps(ovl_exporter *ex, uint32_t proc, ovl_err *err) {
+  const ovl_rank_result *r = ex->procs[proc].r;
+  size_t n = r->nsteps + r->nfindings;
+  for (size_t s = 0; s < r->nsteps; s++) n += r->steps[s].nfindings;
+  if (n == 0) return OVL_OK;
+  step_entry *e = malloc(n * sizeof *e);
+  if (!e) return ovl_oom(err, "steps");
+  size_t k = 0;
+  for (size_t s = 0; s < r->nsteps; s++) {
+    const ovl_step_result *st = &r->steps[s];
+    e[k++] = (step_entry){st->start, st->end, st, NULL};
+    for (size_t i = 0; i < st->nfindings; i++) e[k++] = (step_entry){st->start, st->start, NULL, &st->findings[i]};
+  }
+  for (size_t i = 0; i < r->nfindings; i++) {
+    int64_t t = finding_time(r, &r->findings[i]);
+    e[k++] = (step_entry){t, t, NULL, &r->findings[i]};
+  }
+  ovl_qsort(e, k, sizeof *e, cmp_step_entry);
+  xgroup g;
+  int rc = xgroup_init(&g, OVL_LANES_NESTED, proc, "steps", 0, -1) ? ovl_oom(err, "steps") : OVL_OK;
+  for (size_t i = 0; !rc && i < k; i++)
+    rc = e[i].step ? draw_step(ex, &g, e[i].step, err) : draw_finding(ex, &g, e[i].finding, e[i].t, err);
+  if (!rc) rc = xgroup_close(ex, &g, err);
+  else xgroup_free(&g);
+  free(e);
+  return rc;
+}
+
+/* Job-level findings on a trace-wide track, at the start of the earliest rank. */
+static int draw_job_findings(ovl_exporter *ex, const ovl_job *job, ovl_err *err) {
+  if (!job->nfindings) return OVL_OK;
+  int64_t t = INT64_MAX;
+  for (uint32_t p = 0; p < ex->nprocs; p++) {
+    const ovl_rank_result *r = ex->procs[p].r;
+    if (r->totals.busy_start != INT64_MAX && xtime(ex, p, r->totals.busy_start) < t)
+      t = xtime(ex, p, r->totals.busy_start);
+  }
+  if (t == INT64_MAX) t = 0;
+  xgroup g;
+  if (xgroup_init(&g, OVL_LANES_NESTED, OVL_NO_PROCESS, "job findings", 0, -1)) return ovl_oom(err, "findings");
+  int rc = OVL_OK;
+  for (size_t i = 0; !rc && i < job->nfindings; i++) rc = draw_finding(ex, &g, &job->findings[i], t, err);
+  if (!rc) rc = xgroup_close(ex, &g, err);
+  else xgroup_free(&g);
+  return rc;
+}
+
+static const char *base_name(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
+static int declare_processes(ovl_exporter *ex, ovl_err *err) {
+  /* Chrome pids are the ranks when every rank is known and unique. */
+  int ranks_usable = 1;
+  for (size_t i = 0; i < ex->nprocs && ranks_usable; i++) {
+    if (ex->procs[i].r->rank == OVL_NONE) ranks_usable = 0;
+    for (size_t j = 0; j < i && ranks_usable; j++)
+      if (ex->procs[j].r->rank == ex->procs[i].r->rank) ranks_usable = 0;
+  }
+  int rc = OVL_OK;
+  for (uint32_t i = 0; !rc && i < ex->nprocs; i++) {
+    const ovl_rank_result *r = ex->procs[i].r;
+    char name[512], device[32] = "?";
+    if (r->device != OVL_NONE) snprintf(device, sizeof device, "%lld", (long long)r->device);
+    const char *host = r->hostname && *r->hostname ? r->hostname : "unknown host";
+    if (r->rank != OVL_NONE)
+      snprintf(name, sizeof name, "rank %lld (%s, GPU %s)", (long long)r->rank, host, device);
+    else snprintf(name, sizeof name, "rank ? (%s, GPU %s, %s)", host, device, base_name(r->trace_path));
+    ovl_xprocess p = {i, r->rank, ranks_usable ? r->rank : (int64_t)i, name};
+    rc = ex->sink.process(ex->sink.self, &p, err);
+  }
+  return rc;
+}
+
+/* Ranks grouped by trace file (a process that drives several GPUs gives several ranks). */
+static int export_files(ovl_exporter *ex, ovl_err *err) {
+  unsigned char *done = calloc(ex->nprocs ? ex->nprocs : 1, 1);
+  uint32_t *group = malloc((ex->nprocs ? ex->nprocs : 1) * sizeof *group);
+  int rc = (!done || !group) ? ovl_oom(err, "export") : OVL_OK;
+  for (size_t i = 0; !rc && i < ex->nprocs; i++) {
+    if (done[i]) continue;
+    size_t n = 0;
+    for (size_t j = i; j < ex->nprocs; j++)
+      if (!done[j] && strcmp(ex->procs[j].r->trace_path, ex->procs[i].r->trace_path) == 0) {
+        done[j] = 1;
+        group[n++] = (uint32_t)j;
+      }
+    rc = xfile_export(ex, ex->procs[i].r->trace_path, group, n, err);
+  }
+  free(done);
+  free(group);
+  return rc;
+}
+
+int ovl_export_job(const ovl_job *job, const ovl_analysis_ctx *ctx, const ovl_export_options *opt,
+                   ovl_export_stats *stats, ovl_err *err) {
+  ovl_exporter ex;
+  memset(&ex, 0, sizeof ex);
+  ex.ctx = ctx;
+  ex.opt = opt;
+  if (job->nranks == 0) return ovl_fail(err, OVL_EUSER, "%s: nothing to export (no ranks)", opt->path);
+  ex.procs = calloc(job->nranks, sizeof *ex.procs);
+  if (!ex.procs) return ovl_oom(err, "export");
+  ex.nprocs = job->nranks;
+  for (uint32_t i = 0; i < ex.nprocs; i++) {
+    ex.procs[i].r = &job->ranks[i];
+    ex.procs[i].index = i;
+    ex.procs[i].offset = opt->rank_offsets ? opt->rank_offsets[i] : 0;
+  }
+  int rc = opt->format == OVL_EXPORT_PERFETTO ? ovl_perfetto_sink_open(opt->path, &ex.sink, err)
+                                              : ovl_chrome_sink_open(opt->path, &ex.sink, err);
+  int sink_open = !rc;
+  if (!rc) rc = declare_processes(&ex, err);
+  for (uint32_t p = 0; !rc && p < ex.nprocs; p++) rc = draw_steps(&ex, p, err);
+  if (!rc) rc = draw_job_findings(&ex, job, err);
+  if (!rc) rc = export_files(&ex, err);
+  if (!rc) {
+    rc = ex.sink.finish(ex.sink.self, err);
+  } else if (sink_open) {
+    ex.sink.destroy(ex.sink.self);
+  }
+  if (!rc && stats) {
+    *stats = ex.stats;
+    FILE *f = fopen(opt->path, "rb");
+    if (f && fseek(f, 0, SEEK_END) == 0) stats->bytes = (uint64_t)ftell(f);
+    if (f) fclose(f);
+  }
+  for (uint32_t p = 0; p < ex.nprocs; p++) free(ex.procs[p].counters.heap);
+  free(ex.procs);
+  ovl_strmap_free(&ex.name_iids);
+  for (size_t i = 0; i < ex.nnames; i++) free(ex.names[i]);
+  free(ex.names);
+  return rc;
+}

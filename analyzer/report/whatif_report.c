@@ -1,0 +1,89 @@
+/* `ovl whatif` output: see whatif_report.h. */
+#include "whatif_report.h"
+
+#include "../base/json_out.h"
+#include "../base/units.h"
+
+#include <math.h>
+
+#define MIB 1048576.0
+
+static const char *ns_text(double ns, char *buf) { return ovl_format_ns(ns, buf, 32); }
+
+void ovl_whatif_text(FILE *out, const ovl_whatif_result *w, double first_cap_bytes) {
+  char a[32], b[32], c[32], d[32];
+  fprintf(out, "replayed %zu step%s of %zu rank%s%s; gradient readiness from %s\n", w->steps, w->steps == 1 ? "" : "s",
+          w->ranks, w->ranks == 1 ? "" : "s", w->skipped_first_step ? " (a differing first step left out)" : "",
+          w->approximated ? "an approximation (no grad_ready marks: an even rate over the backward compute)"
+                          : "the grad_ready marks");
+  fprintf(out, "cost: alpha %s (%s), beta %.3f GB/s (%s)", ns_text(w->alpha_ns, a), w->alpha_given ? "given" : "fitted",
+          w->beta / 1e9, w->beta_given ? "given" : "fitted");
+  if (!w->alpha_given || !w->beta_given)
+    fprintf(out, " on %zu %s collectives of comm %lld", w->fit.fit.samples, ovl_op_name(w->fit.op),
+            (long long)w->fit.comm);
+  fprintf(out, "\nfirst bucket cap: ");
+  if (first_cap_bytes > 0) fprintf(out, "%g MiB\n", first_cap_bytes / MIB);
+  else fprintf(out, "none (the first bucket uses the bucket cap)\n");
+  fprintf(out, "model check: the trace's own buckets replay to %s per step (the trace shows %s)\n\n",
+          ns_text(w->model_step_ns, a), ns_text(w->current_step_ns, b));
+  fprintf(out, "%-22s %12s %12s %9s %12s\n", "", "step", "exposed", "buckets", "vs trace");
+  fprintf(out, "%-22s %12s %12s %9s %12s\n", "trace", ns_text(w->current_step_ns, a), ns_text(w->current_exposed_ns, b),
+          "", "");
+  for (size_t i = 0; i < w->ncands; i++) {
+    const ovl_whatif_candidate *k = &w->cands[i];
+    char label[48], buckets[16];
+    snprintf(label, sizeof label, "%sbucket %g MiB", i == w->best ? "* " : "  ", k->cap_bytes / MIB);
+    snprintf(buckets, sizeof buckets, "%.1f", k->buckets);
+    snprintf(d, sizeof d, "%+.1f%%", 100.0 * (k->step_ns - w->current_step_ns) / w->current_step_ns);
+    fprintf(out, "%-22s %12s %12s %9s %12s\n", label, ns_text(k->step_ns, a), ns_text(k->exposed_ns, b), buckets, d);
+  }
+  if (w->ncands) {
+    const ovl_whatif_candidate *best = &w->cands[w->best];
+    double gain = w->current_step_ns - best->step_ns;
+    fprintf(out, "\nbest: bucket_cap_mb=%g: %s per step, %s %s than the trace (%.1f%%)\n", best->cap_bytes / MIB,
+            ns_text(best->step_ns, a), ns_text(fabs(gain), c), gain >= 0 ? "faster" : "slower",
+            100.0 * fabs(gain) / w->current_step_ns);
+  }
+}
+
+void ovl_whatif_json(FILE *out, const ovl_whatif_result *w, double first_cap_bytes, int pretty) {
+  ovl_json j;
+  ovl_json_init(&j, out, pretty);
+  ovl_json_object_begin(&j, NULL);
+  ovl_json_object_begin(&j, "current");
+  ovl_json_double(&j, "step_ns", w->current_step_ns);
+  ovl_json_double(&j, "t_exposed_ns", w->current_exposed_ns);
+  ovl_json_object_end(&j);
+  ovl_json_array_begin(&j, "candidates");
+  for (size_t i = 0; i < w->ncands; i++) {
+    ovl_json_object_begin(&j, NULL);
+    ovl_json_double(&j, "bucket_mb", w->cands[i].cap_bytes / MIB);
+    ovl_json_double(&j, "step_ns", w->cands[i].step_ns);
+    ovl_json_double(&j, "t_exposed_ns", w->cands[i].exposed_ns);
+    ovl_json_double(&j, "buckets", w->cands[i].buckets);
+    ovl_json_object_end(&j);
+  }
+  ovl_json_array_end(&j);
+  ovl_json_object_begin(&j, "best");
+  if (w->ncands) {
+    ovl_json_double(&j, "bucket_mb", w->cands[w->best].cap_bytes / MIB);
+    ovl_json_double(&j, "step_ns", w->cands[w->best].step_ns);
+    ovl_json_double(&j, "gain_ns", w->current_step_ns - w->cands[w->best].step_ns);
+  }
+  ovl_json_object_end(&j);
+  ovl_json_object_begin(&j, "model_current");
+  ovl_json_double(&j, "step_ns", w->model_step_ns);
+  ovl_json_double(&j, "t_exposed_ns", w->model_exposed_ns);
+  ovl_json_object_end(&j);
+  ovl_json_double(&j, "first_bucket_mb", first_cap_bytes / MIB);
+  ovl_json_double(&j, "alpha_ns", w->alpha_ns);
+  ovl_json_double(&j, "beta_bytes_per_s", w->beta);
+  ovl_json_string(&j, "alpha_source", w->alpha_given ? "given" : "fitted");
+  ovl_json_string(&j, "beta_source", w->beta_given ? "given" : "fitted");
+  ovl_json_string(&j, "readiness", w->approximated ? "approximated" : "marks");
+  ovl_json_int(&j, "ranks", (int64_t)w->ranks);
+  ovl_json_int(&j, "steps", (int64_t)w->steps);
+  ovl_json_bool(&j, "first_step_skipped", w->skipped_first_step);
+  ovl_json_object_end(&j);
+  ovl_json_finish(&j);
+}

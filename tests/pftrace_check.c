@@ -1,0 +1,453 @@
+/*
+** ovl_pftrace_check: an independent checker for ovl's exports (a test tool, not part of ovl).
+**
+**   ovl_pftrace_check FILE.pftrace [--kernels N]   Perfetto protobuf, decoded with protobuf-c
+**   ovl_pftrace_check --chrome FILE[.gz] [--kernels N]   Chrome Trace Event JSON
+**
+** Perfetto checks: every packet decodes; every track uuid an event or descriptor refers to
+** was declared before; every name_iid was defined on its sequence (since its last clear)
+** before use; packets that use interned names or sequence defaults set
+** SEQ_NEEDS_INCREMENTAL_STATE; incremental timestamps have a clock snapshot on their
+** sequence; on every track events are in time order, every END closes an open BEGIN and
+** nothing is left open (so slices nest); counter values only on counter tracks; every flow
+** id starts exactly once and terminates exactly once, not before it started. Kernel slices
+** are the slices on "stream ..." tracks that are not memcpy/memset; with --kernels their
+** count must equal N. Prints statistics, among them the bytes per kernel slice (its BEGIN
+** and END packets, framing and interned definitions included).
+**
+** Chrome checks: the file is well-formed JSON (a strict validator), has a traceEvents
+** array, and holds one "X" event of category kernel or nccl per kernel (--kernels N).
+** Exit status 0 when every check passes, 1 otherwise (each problem printed), 2 on usage.
+*/
+#include "base/i64map.h"
+#include "perfetto_subset.pb-c.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+static long problems;
+
+static void problem(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void problem(const char *fmt, ...) {
+  if (problems++ < 20) {
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("check: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+  }
+}
+
+/* Reads a whole (possibly gzipped) file. */
+static unsigned char *slurp(const char *path, size_t *len) {
+  gzFile f = gzopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 1 << 20, n = 0;
+  unsigned char *buf = malloc(cap);
+  int got;
+  while (buf && (got = gzread(f, buf + n, (unsigned)(cap - n))) > 0) {
+    n += (size_t)got;
+    if (n == cap) {
+      unsigned char *b = realloc(buf, cap *= 2);
+      if (!b) free(buf);
+      buf = b;
+    }
+  }
+  gzclose(f);
+  *len = n;
+  return buf;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Perfetto                                                                             */
+/* ------------------------------------------------------------------------------------ */
+
+typedef struct track {
+  int counter, gpu;
+  int64_t last_ts;
+  long depth;
+  unsigned char *open_kernel;  /* per open slice: is it a kernel slice */
+  size_t open_cap;
+} track;
+
+typedef struct sequence {
+  ovl_i64map iids;             /* defined name iids */
+  int has_defaults, has_snapshot;
+  uint64_t default_track;
+  uint32_t default_clock;
+  int64_t clock_value;         /* incremental clock */
+} sequence;
+
+static track *tracks;
+static size_t ntracks, tracks_cap;
+static ovl_i64map track_of_uuid, seq_index, flow_started, flow_ended;
+static sequence *seqs;
+static size_t nseqs;
+
+static sequence *get_seq(uint32_t id) {
+  int64_t idx;
+  if (ovl_i64map_get(&seq_index, id, &idx)) return &seqs[idx];
+  seqs = realloc(seqs, (nseqs + 1) * sizeof *seqs);
+  memset(&seqs[nseqs], 0, sizeof *seqs);
+  ovl_i64map_put(&seq_index, id, (int64_t)nseqs);
+  return &seqs[nseqs++];
+}
+
+static int is_memop_name(const char *n) { return strncmp(n, "memcpy ", 7) == 0 || strcmp(n, "memset") == 0; }
+
+typedef struct stats {
+  long packets, descriptors, begins, ends, instants, counters, kernel_slices, flows;
+  uint64_t kernel_bytes, kernel_flow_bytes, total_bytes;
+} stats;
+
+static void declare(const Perfetto__Protos__TrackDescriptor *d, long at) {
+  if (!d->has_uuid) {
+    problem("packet %ld: track descriptor without uuid", at);
+    return;
+  }
+  int64_t idx;
+  if (d->uuid == 0) return;  /* the root descriptor */
+  if (ovl_i64map_get(&track_of_uuid, (int64_t)d->uuid, &idx)) {
+    problem("packet %ld: track uuid %" PRIu64 " declared twice", at, d->uuid);
+    return;
+  }
+  if (d->has_parent_uuid && d->parent_uuid && !ovl_i64map_get(&track_of_uuid, (int64_t)d->parent_uuid, &idx))
+    problem("packet %ld: parent uuid %" PRIu64 " used before it was declared", at, d->parent_uuid);
+  if (ntracks == tracks_cap) tracks = realloc(tracks, (tracks_cap = tracks_cap ? tracks_cap * 2 : 64) * sizeof *tracks);
+  track *t = &tracks[ntracks];
+  memset(t, 0, sizeof *t);
+  t->counter = d->counter != NULL;
+  t->gpu = d->name && (strncmp(d->name, "stream ", 7) == 0 || strncmp(d->name, "unknown stream", 14) == 0);
+  t->last_ts = INT64_MIN;
+  ovl_i64map_put(&track_of_uuid, (int64_t)d->uuid, (int64_t)ntracks++);
+}
+
+static void check_event(const Perfetto__Protos__TracePacket *p, uint32_t seq_id, size_t bytes, long at, stats *st,
+                        char **iid_names) {
+  const Perfetto__Protos__TrackEvent *ev = p->track_event;
+  sequence *sq = get_seq(seq_id);
+  /* Time: the packet's clock, else the sequence default, else the trace clock. */
+  uint32_t clock = p->has_timestamp_clock_id ? p->timestamp_clock_id : sq->has_defaults ? sq->default_clock : 0;
+  int64_t ts = (int64_t)p->timestamp;
+  int needs = p->has_sequence_flags && (p->sequence_flags & 2);
+  if (clock >= 64 && clock < 128) {
+    if (!sq->has_snapshot) problem("packet %ld: incremental timestamp without a clock snapshot", at);
+    sq->clock_value += (int64_t)p->timestamp;
+    ts = sq->clock_value;
+  }
+  if ((clock >= 64 || !ev->has_track_uuid || ev->has_name_iid) && !needs)
+    problem("packet %ld: uses sequence state without SEQ_NEEDS_INCREMENTAL_STATE", at);
+  uint64_t uuid = ev->has_track_uuid ? ev->track_uuid : sq->has_defaults ? sq->default_track : 0;
+  int64_t ti;
+  if (!ovl_i64map_get(&track_of_uuid, (int64_t)uuid, &ti)) {
+    problem("packet %ld: track uuid %" PRIu64 " used before it was declared", at, uuid);
+    return;
+  }
+  track *t = &tracks[ti];
+  const char *name = NULL;
+  if (ev->has_name_iid) {
+    int64_t v;
+    if (!ovl_i64map_get(&sq->iids, (int64_t)ev->name_iid, &v)) problem("packet %ld: name_iid %" PRIu64 " not defined on sequence %u", at, ev->name_iid, seq_id);
+    else name = iid_names[v];
+  }
+  if (ts < t->last_ts) problem("packet %ld: time goes back on a track (%" PRId64 " < %" PRId64 ")", at, ts, t->last_ts);
+  t->last_ts = ts;
+  switch (ev->type) {
+    case PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN: {
+      st->begins++;
+      if (t->counter) problem("packet %ld: slice on a counter track", at);
+      int kernel = t->gpu && name && !is_memop_name(name);
+      if ((size_t)t->depth == t->open_cap)
+        t->open_kernel = realloc(t->open_kernel, t->open_cap = t->open_cap ? t->open_cap * 2 : 4);
+      t->open_kernel[t->depth++] = (unsigned char)kernel;
+      if (kernel) {
+        st->kernel_slices++;
+        st->kernel_bytes += bytes;
+        st->kernel_flow_bytes += 10 * (ev->n_flow_ids + ev->n_terminating_flow_ids);
+      }
+      break;
+    }
+    case PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END:
+      st->ends++;
+      if (t->depth == 0) problem("packet %ld: END without an open slice on its track", at);
+      else if (t->open_kernel[--t->depth]) st->kernel_bytes += bytes;
+      break;
+    case PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT: st->instants++; break;
+    case PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER:
+      st->counters++;
+      if (!t->counter) problem("packet %ld: counter value on a slice track", at);
+      break;
+    default: problem("packet %ld: event without a type", at);
+  }
+  for (size_t i = 0; i < ev->n_flow_ids; i++) {
+    int64_t v;
+    if (ovl_i64map_get(&flow_started, (int64_t)ev->flow_ids[i], &v)) problem("packet %ld: flow %" PRIx64 " starts twice", at, ev->flow_ids[i]);
+    ovl_i64map_put(&flow_started, (int64_t)ev->flow_ids[i], ts);
+    st->flows++;
+  }
+  for (size_t i = 0; i < ev->n_terminating_flow_ids; i++) {
+    int64_t v;
+    uint64_t id = ev->terminating_flow_ids[i];
+    if (ovl_i64map_get(&flow_ended, (int64_t)id, &v)) problem("packet %ld: flow %" PRIx64 " terminates twice", at, id);
+    if (!ovl_i64map_get(&flow_started, (int64_t)id, &v)) problem("packet %ld: flow %" PRIx64 " terminates before it starts", at, id);
+    else if (ts < v) problem("packet %ld: flow %" PRIx64 " ends before its start time", at, id);
+    ovl_i64map_put(&flow_ended, (int64_t)id, ts);
+  }
+}
+
+static int check_perfetto(const char *path, long expect_kernels) {
+  size_t len;
+  unsigned char *buf = slurp(path, &len);
+  if (!buf) {
+    fprintf(stderr, "check: %s: cannot read\n", path);
+    return 1;
+  }
+  stats st;
+  memset(&st, 0, sizeof st);
+  st.total_bytes = len;
+  char **iid_names = NULL;   /* all names ever defined, by definition number */
+  size_t nnames = 0;
+  size_t pos = 0;
+  while (pos < len) {
+    size_t start = pos;
+    if (buf[pos++] != 0x0a) {
+      problem("offset %zu: not a Trace.packet field", start);
+      break;
+    }
+    uint64_t n = 0;
+    for (int shift = 0; pos < len && shift < 64; shift += 7) {
+      n |= (uint64_t)(buf[pos] & 0x7f) << shift;
+      if (!(buf[pos++] & 0x80)) break;
+    }
+    if (n > len - pos) {
+      problem("offset %zu: truncated packet", start);
+      break;
+    }
+    Perfetto__Protos__TracePacket *p = perfetto__protos__trace_packet__unpack(NULL, (size_t)n, buf + pos);
+    pos += (size_t)n;
+    long at = st.packets++;
+    if (!p) {
+      problem("packet %ld: does not decode", at);
+      continue;
+    }
+    uint32_t seq_id = p->has_trusted_packet_sequence_id ? p->trusted_packet_sequence_id : 0;
+    sequence *sq = get_seq(seq_id);
+    if (p->has_sequence_flags && (p->sequence_flags & 1)) {
+      ovl_i64map_free(&sq->iids);
+      sq->has_defaults = sq->has_snapshot = 0;
+    }
+    if (p->trace_packet_defaults) {
+      sq->has_defaults = 1;
+      sq->default_clock = p->trace_packet_defaults->has_timestamp_clock_id ? p->trace_packet_defaults->timestamp_clock_id : 0;
+      const Perfetto__Protos__TrackEventDefaults *ted = p->trace_packet_defaults->track_event_defaults;
+      sq->default_track = ted && ted->has_track_uuid ? ted->track_uuid : 0;
+    }
+    if (p->interned_data)
+      for (size_t i = 0; i < p->interned_data->n_event_names; i++) {
+        const Perfetto__Protos__EventName *e = p->interned_data->event_names[i];
+        iid_names = realloc(iid_names, (nnames + 1) * sizeof *iid_names);
+        iid_names[nnames] = strdup(e->name ? e->name : "");
+        ovl_i64map_put(&sq->iids, (int64_t)e->iid, (int64_t)nnames++);
+      }
+    if (p->clock_snapshot) {
+      for (size_t i = 0; i < p->clock_snapshot->n_clocks; i++) {
+        const Perfetto__Protos__ClockSnapshot__Clock *c = p->clock_snapshot->clocks[i];
+        if (c->clock_id >= 64 && c->clock_id < 128) {
+          sq->has_snapshot = 1;
+          sq->clock_value = (int64_t)c->timestamp;
+        }
+      }
+    }
+    if (p->track_descriptor) {
+      st.descriptors++;
+      declare(p->track_descriptor, at);
+    }
+    if (p->track_event) check_event(p, seq_id, pos - start, at, &st, iid_names);
+    perfetto__protos__trace_packet__free_unpacked(p, NULL);
+  }
+  for (size_t i = 0; i < ntracks; i++)
+    if (tracks[i].depth) problem("a track ends with %ld open slice(s)", tracks[i].depth);
+  for (size_t s = 0; flow_started.mask && s <= flow_started.mask; s++) {
+    int64_t v;
+    if (flow_started.keys[s] != INT64_MIN && !ovl_i64map_get(&flow_ended, flow_started.keys[s], &v))
+      problem("flow %" PRIx64 " never terminates", (uint64_t)flow_started.keys[s]);
+  }
+  if (expect_kernels >= 0 && st.kernel_slices != expect_kernels)
+    problem("%ld kernel slices, the trace has %ld kernels", st.kernel_slices, expect_kernels);
+  printf("packets %ld\ndescriptors %ld\nslices %ld\ninstants %ld\ncounter_values %ld\nflows %ld\n", st.packets,
+         st.descriptors, st.begins, st.instants, st.counters, st.flows);
+  printf("kernel_slices %ld\nbytes %" PRIu64 "\n", st.kernel_slices, st.total_bytes);
+  if (st.kernel_slices) {
+    printf("bytes_per_kernel_slice %.2f\n", (double)st.kernel_bytes / (double)st.kernel_slices);
+    printf("bytes_per_kernel_slice_without_flow_ids %.2f\n",
+           (double)(st.kernel_bytes - st.kernel_flow_bytes) / (double)st.kernel_slices);
+  }
+  for (size_t i = 0; i < nnames; i++) free(iid_names[i]);
+  free(iid_names);
+  free(buf);
+  return problems ? 1 : 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* Chrome JSON: a strict validator that also counts the kernel X events                 */
+/* ------------------------------------------------------------------------------------ */
+
+typedef struct jp {
+  const char *s, *end;
+  int bad;
+} jp;
+
+static void ws(jp *p) {
+  while (p->s < p->end && (*p->s == ' ' || *p->s == '\n' || *p->s == '\r' || *p->s == '\t')) p->s++;
+}
+
+/* Parses a string; copies up to cap-1 bytes of its raw content into out when given. */
+static void jstring(jp *p, char *out, size_t cap) {
+  size_t k = 0;
+  if (p->s >= p->end || *p->s != '"') {
+    p->bad = 1;
+    return;
+  }
+  for (p->s++; p->s < p->end && *p->s != '"'; p->s++) {
+    if ((unsigned char)*p->s < 0x20) p->bad = 1;
+    if (*p->s == '\\') {
+      p->s++;
+      if (p->s >= p->end || !strchr("\"\\/bfnrtu", *p->s)) p->bad = 1;
+    }
+    if (out && k + 1 < cap) out[k++] = *p->s;
+  }
+  if (p->s >= p->end) p->bad = 1;
+  else p->s++;
+  if (out) out[k] = 0;
+}
+
+static void jvalue(jp *p, int depth, int events, long *kernels);
+
+static void jnumber(jp *p) {
+  const char *st = p->s;
+  if (p->s < p->end && *p->s == '-') p->s++;
+  while (p->s < p->end && strchr("0123456789.eE+-", *p->s)) p->s++;
+  if (p->s == st) p->bad = 1;
+}
+
+/* An object; `event` objects have their ph and cat looked at. */
+static void jobject(jp *p, int depth, int event, int events_key_seen, long *kernels) {
+  char ph[8] = "", cat[16] = "";
+  p->s++;
+  ws(p);
+  if (p->s < p->end && *p->s == '}') {
+    p->s++;
+    return;
+  }
+  while (!p->bad) {
+    char key[32];
+    ws(p);
+    jstring(p, key, sizeof key);
+    ws(p);
+    if (p->s >= p->end || *p->s != ':') {
+      p->bad = 1;
+      return;
+    }
+    p->s++;
+    ws(p);
+    if (event && strcmp(key, "ph") == 0 && p->s < p->end && *p->s == '"') jstring(p, ph, sizeof ph);
+    else if (event && strcmp(key, "cat") == 0 && p->s < p->end && *p->s == '"') jstring(p, cat, sizeof cat);
+    else jvalue(p, depth + 1, !event && events_key_seen == 0 && depth == 0 && strcmp(key, "traceEvents") == 0, kernels);
+    ws(p);
+    if (p->s < p->end && *p->s == ',') {
+      p->s++;
+      continue;
+    }
+    if (p->s < p->end && *p->s == '}') {
+      p->s++;
+      break;
+    }
+    p->bad = 1;
+  }
+  if (event && strcmp(ph, "X") == 0 && (strcmp(cat, "kernel") == 0 || strcmp(cat, "nccl") == 0)) (*kernels)++;
+}
+
+static void jvalue(jp *p, int depth, int events, long *kernels) {
+  ws(p);
+  if (depth > 64 || p->s >= p->end) {
+    p->bad = 1;
+    return;
+  }
+  char c = *p->s;
+  if (c == '{') {
+    jobject(p, depth, 0, 0, kernels);
+  } else if (c == '[') {
+    p->s++;
+    ws(p);
+    if (p->s < p->end && *p->s == ']') {
+      p->s++;
+      return;
+    }
+    while (!p->bad) {
+      ws(p);
+      if (events && p->s < p->end && *p->s == '{') jobject(p, depth + 1, 1, 0, kernels);
+      else jvalue(p, depth + 1, 0, kernels);
+      ws(p);
+      if (p->s < p->end && *p->s == ',') p->s++;
+      else if (p->s < p->end && *p->s == ']') {
+        p->s++;
+        return;
+      } else p->bad = 1;
+    }
+  } else if (c == '"') {
+    jstring(p, NULL, 0);
+  } else if (!strncmp(p->s, "true", 4) || !strncmp(p->s, "null", 4)) {
+    p->s += 4;
+  } else if (!strncmp(p->s, "false", 5)) {
+    p->s += 5;
+  } else {
+    jnumber(p);
+  }
+}
+
+static int check_chrome(const char *path, long expect_kernels) {
+  size_t len;
+  unsigned char *buf = slurp(path, &len);
+  if (!buf) {
+    fprintf(stderr, "check: %s: cannot read\n", path);
+    return 1;
+  }
+  jp p = {(const char *)buf, (const char *)buf + len, 0};
+  long kernels = 0;
+  ws(&p);
+  if (p.s < p.end && *p.s == '{') jobject(&p, 0, 0, 0, &kernels);
+  else p.bad = 1;
+  ws(&p);
+  if (p.bad || p.s != p.end) problem("%s: not valid JSON (near byte %ld)", path, (long)(p.s - (const char *)buf));
+  if (!strstr((const char *)buf, "\"traceEvents\"")) problem("%s: no traceEvents", path);
+  if (expect_kernels >= 0 && kernels != expect_kernels)
+    problem("%ld kernel X events, the trace has %ld kernels", kernels, expect_kernels);
+  printf("json_bytes %zu\nkernel_x_events %ld\n", len, kernels);
+  free(buf);
+  return problems ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+  const char *path = NULL;
+  int chrome = 0;
+  long expect = -1;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--chrome") == 0) chrome = 1;
+    else if (strcmp(argv[i], "--kernels") == 0 && i + 1 < argc) expect = atol(argv[++i]);
+    else if (!path) path = argv[i];
+    else path = NULL, i = argc;
+  }
+  if (!path) {
+    fprintf(stderr, "usage: ovl_pftrace_check [--chrome] FILE [--kernels N]\n");
+    return 2;
+  }
+  int rc = chrome ? check_chrome(path, expect) : check_perfetto(path, expect);
+  if (problems > 20) fprintf(stderr, "check: ... %ld problems in all\n", problems);
+  return rc;
+}

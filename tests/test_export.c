@@ -1,0 +1,353 @@
+/*
+** ovl export: Perfetto and Chrome timelines of hand-built and simulated traces, verified by
+** the independent checker (ovl_pftrace_check: nesting, declared tracks, interned names,
+** flows, kernel slice count against an SQL count of the trace) and by `protoc --decode`
+** against schema/perfetto_subset.proto; the counters, lanes, findings and clock offsets
+** against worked-out values; real third-party traces when this build can import them.
+**
+** usage: test_export OVL CHECKER PROTOC|- SCHEMA_DIR TRACES_DIR
+*/
+#include "analyze/job.h"
+#include "check.h"
+#include "export/export.h"
+#include "run_cmd.h"
+#include "trace_builder.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *ovl, *checker, *protoc, *schema_dir, *traces_dir;
+
+/* Valid kernels of a trace, counted with SQL (what the reader keeps). */
+static long sql_kernels(const char *path) {
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st = NULL;
+  long n = -1;
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+      sqlite3_prepare_v2(db,
+                         "SELECT count(*) FROM kernels WHERE start IS NOT NULL AND end IS NOT NULL"
+                         " AND device IS NOT NULL AND end >= start",
+                         -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    n = (long)sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return n;
+}
+
+/* Runs the checker on a file; returns its exit status and keeps its output in *out. */
+static int run_checker(const char *file, int chrome, long kernels, char **out) {
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "'%s' %s '%s' --kernels %ld", checker, chrome ? "--chrome" : "", file, kernels);
+  cmd_result r = run_cmd(cmd);
+  if (r.status != 0) fprintf(stderr, "checker on %s:\n%s%s", file, r.out, r.err);
+  if (out) *out = strdup(r.out);
+  int status = r.status;
+  cmd_free(&r);
+  return status;
+}
+
+/* Value of "key N" in the checker's output, or -1. */
+static double stat_of(const char *out, const char *key) {
+  size_t n = strlen(key);
+  for (const char *p = out; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+    if (strncmp(p, key, n) == 0 && p[n] == ' ') return atof(p + n + 1);
+  return -1;
+}
+
+static int count_of(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle)) n++;
+  return n;
+}
+
+static char *read_text(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return strdup("");
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = calloc(1, (size_t)n + 1);
+  if (fread(buf, 1, (size_t)n, f) != (size_t)n) buf[0] = 0;
+  fclose(f);
+  return buf;
+}
+
+/* Exports a trace both ways through the CLI and runs every file-level check on the results. */
+static void export_and_check(const char *label, const char *trace_args, long kernels) {
+  char pf[512], js[512], cmd[4096];
+  snprintf(pf, sizeof pf, "%s", tb_temp_path("out.pftrace"));
+  snprintf(js, sizeof js, "%s", tb_temp_path("out.json.gz"));
+  snprintf(cmd, sizeof cmd, "'%s' export --perfetto '%s' --chrome '%s' %s", ovl, pf, js, trace_args);
+  cmd_result r = run_cmd(cmd);
+  if (r.status != 0) fprintf(stderr, "%s: %s%s", label, r.out, r.err);
+  CHECK_I64(r.status, 0);
+  cmd_free(&r);
+  CHECK_I64(run_checker(pf, 0, kernels, NULL), 0);
+  CHECK_I64(run_checker(js, 1, kernels, NULL), 0);
+  if (strcmp(protoc, "-") != 0) {
+    snprintf(cmd, sizeof cmd, "'%s' --decode=perfetto.protos.Trace -I'%s' '%s/perfetto_subset.proto' < '%s'", protoc,
+             schema_dir, schema_dir, pf);
+    r = run_cmd(cmd);
+    CHECK_I64(r.status, 0);
+    int begins = count_of(r.out, "type: TYPE_SLICE_BEGIN"), ends = count_of(r.out, "type: TYPE_SLICE_END");
+    CHECK(begins >= kernels);
+    CHECK_I64(begins, ends);
+    cmd_free(&r);
+  }
+  unlink(pf);
+  unlink(js);
+}
+
+/* A trace with everything the layout draws. Returns its kernel count. */
+static void build_rich(const char *path, int rank) {
+  tb b;
+  tb_open(&b, path);
+  if (rank) {
+    ovl_err err = {0};
+    char text[16];
+    snprintf(text, sizeof text, "%d", rank);
+    if (ovl_tw_meta(b.w, "rank", text, &err)) exit(2);
+  }
+  tb_nvtx(&b, "ovl", "step", 0, 1000);
+  tb_nvtx(&b, "ovl", "step", 1000, 2000);
+  for (int s = 0; s < 2; s++) {
+    int64_t t0 = s * 1000;
+    int64_t c1 = tb_kernel(&b, "gemm", t0 + 10, t0 + 400, 0, 7);
+    int64_t c2 = tb_kernel(&b, "relu", t0 + 300, t0 + 500, 0, 7);  /* overlaps gemm: second lane */
+    int64_t c3 = tb_kernel(&b, "gemm", t0 + 500, t0 + 600, 0, 7);  /* starts as relu ends */
+    int64_t c4 = tb_kernel(&b, "tiny", t0 + 650, t0 + 650, 0, 7);  /* zero length */
+    int64_t nccl = tb_kernel(&b, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", t0 + 450, t0 + 900, 0, 13);
+    tb_memop(&b, "HtoD", t0 + 20, t0 + 60, 0, 20, 4096);
+    tb_api(&b, t0 + 1, t0 + 3, c1);
+    tb_api(&b, t0 + 2, t0 + 4, c2);
+    tb_api(&b, t0 + 5, t0 + 6, c3);
+    tb_api(&b, t0 + 6, t0 + 7, c4);
+    tb_api(&b, t0 + 8, t0 + 9, 999999);  /* launched nothing: no flow */
+    tb_nvtx(&b, "ovl", "grad_ready bucket=0 bytes=1024", t0 + 350, OVL_NONE);
+    tb_nvtx(&b, "ovl", "bucket 0", t0 + 390, t0 + 420);
+    tb_collective(&b, "AllReduce", 1 << 20, 2, t0 + 400, nccl);
+    tb_api(&b, t0 + 402, t0 + 405, nccl);  /* NCCL's own launch inside the call */
+    /* A second kernel of the same launch (same correlation): flows end on the first only. */
+    ovl_err err = {0};
+    int64_t name;
+    ovl_kernel_row k2 = {t0 + 910, t0 + 950, 0, 13, nccl, 0, {OVL_NONE, OVL_NONE, OVL_NONE}, {OVL_NONE, OVL_NONE, OVL_NONE}};
+    if (ovl_tw_intern(b.w, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", &name, &err)) exit(2);
+    k2.name = name;
+    if (ovl_tw_kernel(b.w, &k2, &err)) exit(2);
+  }
+  tb_close(&b);
+}
+
+static void test_rich_traces(void) {
+  char a[512], b2[512], args[1200];
+  snprintf(a, sizeof a, "%s", tb_temp_path("rank0.sqlite"));
+  snprintf(b2, sizeof b2, "%s", tb_temp_path("rank1.sqlite"));
+  build_rich(a, 0);
+  build_rich(b2, 1);
+  long k = sql_kernels(a);
+  CHECK_I64(k, 12);
+  snprintf(args, sizeof args, "'%s'", a);
+  export_and_check("one rank", args, k);
+  /* Two ranks: flow ids and uuids must stay unique across ranks. */
+  snprintf(args, sizeof args, "'%s' '%s'", a, b2);
+  export_and_check("two ranks", args, k + sql_kernels(b2));
+  unlink(a);
+  unlink(b2);
+}
+
+/* Layout details through the library: lanes, flows, counters, findings, clock offsets. */
+static void test_layout(void) {
+  char path[512], js[512], pf[512];
+  snprintf(path, sizeof path, "%s", tb_temp_path("layout.sqlite"));
+  snprintf(js, sizeof js, "%s", tb_temp_path("layout.json"));
+  snprintf(pf, sizeof pf, "%s", tb_temp_path("layout.pftrace"));
+  tb b;
+  tb_open(&b, path);
+  int64_t c1 = tb_kernel(&b, "compute_a", 1000, 2000, 0, 7);
+  tb_kernel(&b, "compute_b", 1500, 2500, 0, 7);  /* overlaps: lane 2 of stream 7 */
+  int64_t nccl = tb_kernel(&b, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 1800, 3000, 0, 13);
+  tb_collective(&b, "AllReduce", 4096, 2, 1700, nccl);
+  tb_api(&b, 900, 950, c1);
+  tb_close(&b);
+
+  ovl_analysis_ctx ctx;
+  ovl_analysis_options aopt = {0};
+  ovl_err err = {0};
+  CHECK_I64(ovl_analysis_ctx_init(&ctx, &aopt, &err), 0);
+  ovl_job job;
+  char *args[] = {path};
+  CHECK_I64(ovl_analyze_job(&ctx, args, 1, NULL, NULL, &job, &err), 0);
+  CHECK_I64(job.nranks, 1);
+  /* Hand-built findings: one at a step, one for the rank, one for the job. */
+  ovl_rank_result *r = &job.ranks[0];
+  CHECK(r->nsteps >= 1);
+  CHECK_I64(ovl_add_finding(&r->steps[0].findings, &r->steps[0].nfindings, "late_firing", 0, 123, "step finding"), 0);
+  CHECK_I64(ovl_add_finding(&r->findings, &r->nfindings, "single_bucket", -1, 0, "rank finding"), 0);
+  CHECK_I64(ovl_add_finding(&job.findings, &job.nfindings, "straggler", -1, 7, "job finding"), 0);
+
+  ovl_export_options opt = {OVL_EXPORT_CHROME, js, NULL, 0};
+  ovl_export_stats st;
+  CHECK_I64(ovl_export_job(&job, &ctx, &opt, &st, &err), 0);
+  CHECK_I64(st.kernel_slices, 3);
+  CHECK_I64(st.flows, 2);  /* the launch of compute_a and the NCCL call */
+  char *text = read_text(js);
+  CHECK_I64(count_of(text, "\"name\":\"stream 7 (compute)\""), 2);  /* two lanes */
+  CHECK_I64(count_of(text, "\"name\":\"stream 13 (NCCL)\""), 1);
+  CHECK_I64(count_of(text, "\"ph\":\"i\""), 3);
+  CHECK(strstr(text, "\"name\":\"late_firing\"") != NULL);
+  CHECK(strstr(text, "\"name\":\"straggler\"") != NULL);
+  CHECK(strstr(text, "\"recoverable_ns\":123") != NULL);
+  CHECK(strstr(text, "\"bytes\":4096") != NULL);   /* collective annotation */
+  /* Exposed communication: compute runs until 2500, the all-reduce until 3000. */
+  CHECK(strstr(text, "\"name\":\"exposed communication\",\"pid\":0,\"ts\":1.000,\"args\":{\"value\":0}") != NULL);
+  CHECK(strstr(text, "\"name\":\"exposed communication\",\"pid\":0,\"ts\":2.500,\"args\":{\"value\":1}") != NULL);
+  CHECK(strstr(text, "\"name\":\"exposed communication\",\"pid\":0,\"ts\":3.000,\"args\":{\"value\":0}") != NULL);
+  CHECK_I64(count_of(text, "\"name\":\"exposed communication\""), 3);
+  CHECK(strstr(text, "\"name\":\"communication bytes in flight\",\"pid\":0,\"ts\":1.800,\"args\":{\"value\":4096}") != NULL);
+  CHECK(strstr(text, "\"name\":\"communication bytes in flight\",\"pid\":0,\"ts\":3.000,\"args\":{\"value\":0}") != NULL);
+  CHECK(strstr(text, "\"ts\":1.000,\"dur\":1.000") != NULL);  /* compute_a: 1000..2000 ns */
+  free(text);
+
+  /* A clock offset moves every event of the rank, at one place. */
+  int64_t offset = 5000;
+  opt.rank_offsets = &offset;
+  CHECK_I64(ovl_export_job(&job, &ctx, &opt, NULL, &err), 0);
+  text = read_text(js);
+  CHECK(strstr(text, "\"ts\":6.000,\"dur\":1.000") != NULL);
+  CHECK(strstr(text, "\"ts\":1.000,\"dur\":1.000") == NULL);
+  free(text);
+
+  opt.format = OVL_EXPORT_PERFETTO;
+  opt.path = pf;
+  opt.rank_offsets = NULL;
+  CHECK_I64(ovl_export_job(&job, &ctx, &opt, &st, &err), 0);
+  char *out = NULL;
+  CHECK_I64(run_checker(pf, 0, 3, &out), 0);
+  CHECK_I64((long)stat_of(out, "instants"), 3);
+  CHECK_I64((long)stat_of(out, "flows"), 2);
+  free(out);
+
+  /* An unwritable output is a user error naming the file; nothing is left behind. */
+  opt.path = "/nonexistent-dir/x.pftrace";
+  CHECK_I64(ovl_export_job(&job, &ctx, &opt, NULL, &err), OVL_EUSER);
+  CHECK(strstr(err.msg, "/nonexistent-dir/x.pftrace") != NULL);
+  ovl_job_free(&job);
+  ovl_analysis_ctx_free(&ctx);
+  unlink(path);
+  unlink(js);
+  unlink(pf);
+}
+
+/* Host rows far out of start order (a reorder window of one row): late rows go to lanes of
+** their own instead of breaking the nesting; every check still holds. */
+static void test_unsorted_host_rows(void) {
+  char path[512], pf[512];
+  snprintf(path, sizeof path, "%s", tb_temp_path("unsorted.sqlite"));
+  snprintf(pf, sizeof pf, "%s", tb_temp_path("unsorted.pftrace"));
+  tb b;
+  tb_open(&b, path);
+  int64_t corr[20];
+  for (int i = 0; i < 20; i++) corr[i] = tb_kernel(&b, "k", 1000 + i * 100, 1050 + i * 100, 0, 7);
+  for (int i = 19; i >= 0; i--) tb_api(&b, 10 + i * 40, 40 + i * 40, corr[i]);  /* newest first */
+  for (int i = 9; i >= 0; i--) tb_nvtx(&b, NULL, "range", i * 50, i * 50 + 70);  /* crossing ranges */
+  tb_close(&b);
+  ovl_analysis_ctx ctx;
+  ovl_analysis_options aopt = {0};
+  ovl_err err = {0};
+  CHECK_I64(ovl_analysis_ctx_init(&ctx, &aopt, &err), 0);
+  ovl_job job;
+  char *args[] = {path};
+  CHECK_I64(ovl_analyze_job(&ctx, args, 1, NULL, NULL, &job, &err), 0);
+  ovl_export_options opt = {OVL_EXPORT_PERFETTO, pf, NULL, 1};
+  ovl_export_stats st;
+  CHECK_I64(ovl_export_job(&job, &ctx, &opt, &st, &err), 0);
+  CHECK_I64(st.flows, 20);
+  CHECK_I64(st.host_slices, 30);
+  char *out = NULL;
+  CHECK_I64(run_checker(pf, 0, 20, &out), 0);
+  CHECK_I64((long)stat_of(out, "flows"), 20);
+  free(out);
+  ovl_job_free(&job);
+  ovl_analysis_ctx_free(&ctx);
+  unlink(path);
+  unlink(pf);
+}
+
+static void test_simulated(void) {
+  char path[512], cmd[1024];
+  snprintf(path, sizeof path, "%s", tb_temp_path("sim.sqlite"));
+  snprintf(cmd, sizeof cmd, "'%s' simulate --bucket-layers 8 --steps 3 --emit-trace '%s'", ovl, path);
+  cmd_result r = run_cmd(cmd);
+  CHECK_I64(r.status, 0);
+  cmd_free(&r);
+  snprintf(cmd, sizeof cmd, "'%s'", path);
+  long k = sql_kernels(path);
+  CHECK(k > 0);
+  export_and_check("simulated", cmd, k);
+  unlink(path);
+}
+
+static void test_usage(void) {
+  char cmd[1024];
+  snprintf(cmd, sizeof cmd, "'%s' export /nonexistent.sqlite", ovl);
+  cmd_result r = run_cmd(cmd);
+  CHECK_I64(r.status, 1);
+  CHECK(strstr(r.err, "--perfetto") != NULL);
+  cmd_free(&r);
+  snprintf(cmd, sizeof cmd, "'%s' export --perfetto /tmp/x.pftrace /nonexistent.sqlite", ovl);
+  r = run_cmd(cmd);
+  CHECK_I64(r.status, 1);
+  CHECK_I64(count_lines(r.err), 1);
+  CHECK(strstr(r.err, "/nonexistent.sqlite") != NULL);
+  cmd_free(&r);
+  snprintf(cmd, sizeof cmd, "'%s' export --help", ovl);
+  r = run_cmd(cmd);
+  CHECK_I64(r.status, 0);
+  CHECK(strstr(r.out, "--chrome") != NULL);
+  cmd_free(&r);
+}
+
+/* Real third-party traces: exported when this build can read them (an importer). */
+static void test_real_traces(void) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/kineto-param-dlrm8", traces_dir);
+  if (access(dir, R_OK) != 0) {
+    fprintf(stderr, "SKIP real traces: %s is absent\n", dir);
+    return;
+  }
+  char pf[512], cmd[2048];
+  snprintf(pf, sizeof pf, "%s", tb_temp_path("real.pftrace"));
+  snprintf(cmd, sizeof cmd, "'%s' export -q --perfetto '%s' '%s'", ovl, pf, dir);
+  cmd_result r = run_cmd(cmd);
+  if (r.status == 1 && strstr(r.err, "cannot be read by this version")) {
+    fprintf(stderr, "SKIP real traces: this build has no Kineto importer (%s)", r.err);
+  } else {
+    CHECK_I64(r.status, 0);
+    CHECK_I64(run_checker(pf, 0, -1, NULL), 0);
+  }
+  cmd_free(&r);
+  unlink(pf);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 6) {
+    fprintf(stderr, "usage: test_export OVL CHECKER PROTOC|- SCHEMA_DIR TRACES_DIR\n");
+    return 2;
+  }
+  ovl = argv[1];
+  checker = argv[2];
+  protoc = argv[3];
+  schema_dir = argv[4];
+  traces_dir = argv[5];
+  if (strcmp(protoc, "-") == 0) fprintf(stderr, "SKIP protoc --decode: protoc not found at configure time\n");
+  test_rich_traces();
+  test_layout();
+  test_unsorted_host_rows();
+  test_simulated();
+  test_usage();
+  test_real_traces();
+  return check_summary();
+}
