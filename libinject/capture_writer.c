@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include "capture_writer.h"
 
+#include "base/paths.h"
 #include "capture.h"
 #include "clock.h"
 #include "cupti_records.h"
@@ -51,23 +52,6 @@ typedef struct writer {
 /* ---------------------------------------------------------------------------------- */
 /* Opening                                                                            */
 /* ---------------------------------------------------------------------------------- */
-
-/* mkdir -p: returns 0, or -1 with errno set. */
-static int make_dirs(const char *dir) {
-  char buf[PATH_MAX];
-  if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) {
-    errno = ENAMETOOLONG;
-    return -1;
-  }
-  for (char *p = buf + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = 0;
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-    *p = '/';
-  }
-  if (mkdir(buf, 0777) != 0 && errno != EEXIST) return -1;
-  return 0;
-}
 
 static void read_cmdline(char *buf, size_t size) {
   buf[0] = 0;
@@ -110,7 +94,7 @@ static int open_trace(writer *x) {
   for (char *p = host; *p; p++)
     if (*p == '/') *p = '_';
   ovl_err err = {0};
-  if (make_dirs(cfg.output_dir) != 0) {
+  if (ovl_mkdirs(cfg.output_dir) != 0) {
     ovl_warn(NULL, "%s: cannot create the trace directory: %s; the program runs without capture", cfg.output_dir,
              strerror(errno));
     return -1;
