@@ -32,7 +32,8 @@ struct nvtxDomainRegistration_st {
 };
 
 struct nvtxStringRegistration_st {
-  char text[1];  /* NUL-terminated, allocated to size */
+  struct nvtxStringRegistration_st *next;  /* all of them, kept for the life of the process */
+  char text[1];                            /* NUL-terminated, allocated to size */
 };
 
 /* A message as handed to NVTX, decoded into UTF-8 (or pointing at the caller's ASCII). */
@@ -375,11 +376,17 @@ static nvtxDomainHandle_t domain_create_w(const wchar_t *s) {
 
 static void domain_destroy(nvtxDomainHandle_t d) { (void)d; }
 
+static struct nvtxStringRegistration_st *strings;
+
 static nvtxStringHandle_t register_string(const message *m) {
   struct nvtxStringRegistration_st *r = malloc(sizeof *r + m->len);
   if (!r) return NULL;
   memcpy(r->text, m->text, m->len);
   r->text[m->len] = 0;
+  pthread_mutex_lock(&domains_lock);
+  r->next = strings;
+  strings = r;
+  pthread_mutex_unlock(&domains_lock);
   return r;
 }
 

@@ -19,11 +19,17 @@ const char *ih_fresh_dir(const char *tag) {
   return p;
 }
 
+const char *ih_preload(void) {
+  static char value[2048];
+  snprintf(value, sizeof value, "%s%s%s", OVL_TEST_PRELOAD_FIRST, OVL_TEST_PRELOAD_FIRST[0] ? ":" : "",
+           OVL_TEST_LIBOVL);
+  return value;
+}
+
 cmd_result ih_run_app(int preload, const char *dir, const char *env, const char *args) {
   char cmd[4096];
-  snprintf(cmd, sizeof cmd, "env %s %s%s%s OVL_OUTPUT='%s' %s '%s' %s", OVL_TEST_ENV,
-           preload ? "LD_PRELOAD='" : "", preload ? OVL_TEST_LIBOVL : "", preload ? "'" : "", dir, env ? env : "",
-           OVL_TEST_APP, args);
+  snprintf(cmd, sizeof cmd, "env %s%s%s OVL_OUTPUT='%s' %s '%s' %s", preload ? "LD_PRELOAD='" : "",
+           preload ? ih_preload() : "", preload ? "'" : "", dir, env ? env : "", OVL_TEST_APP, args);
   return run_cmd(cmd);
 }
 
@@ -53,15 +59,4 @@ const char *ih_trace_in(const char *dir) {
   }
   closedir(d);
   return found;
-}
-
-void ih_apply_test_env(void) {
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s", OVL_TEST_ENV);
-  for (char *save = NULL, *tok = strtok_r(buf, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
-    char *eq = strchr(tok, '=');
-    if (!eq) continue;
-    *eq = 0;
-    setenv(tok, eq + 1, 1);
-  }
 }

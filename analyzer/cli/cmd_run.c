@@ -34,9 +34,10 @@ static const char help[] =
     "      --lib PATH     the libovl.so to preload [found next to ovl, or in ../lib]\n"
     "  -h, --help         this help\n"
     "\n"
-    "Environment given to COMMAND: LD_PRELOAD (libovl.so first), OVL_OUTPUT (DIR, absolute),\n"
-    "OVL_FLUSH_MS, and CUDA_INJECTION64_PATH / NVTX_INJECTION64_PATH when unset. OVL_LOG\n"
-    "(quiet|info|debug) and OVL_DISABLE=1 pass through. See docs/capture.md.\n"
+    "Environment given to COMMAND: LD_PRELOAD (libovl.so first, after sanitizer runtimes),\n"
+    "OVL_OUTPUT (DIR, absolute), OVL_FLUSH_MS, and CUDA_INJECTION64_PATH and\n"
+    "NVTX_INJECTION64_PATH when unset. OVL_LOG (quiet|info|debug) and OVL_DISABLE=1 pass\n"
+    "through. See docs/capture.md.\n"
     "\n"
     "Exit status: COMMAND's; 1 when ovl run cannot start it (bad option, no libovl.so,\n"
     "unusable DIR, COMMAND not found).\n";
@@ -61,15 +62,40 @@ static int find_library(char *out, size_t size) {
   return -1;
 }
 
-/* LD_PRELOAD with lib first (unless it is already listed). */
+/* Sanitizer runtimes must precede every library that needs them. */
+static int is_sanitizer_runtime(const char *entry, size_t n) {
+  static const char *const names[] = {"libasan", "libclang_rt.", "libtsan", "liblsan", "libubsan", "libhwasan"};
+  const char *base = entry;
+  for (size_t i = 0; i < n; i++)
+    if (entry[i] == '/') base = entry + i + 1;
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strncmp(base, names[i], strlen(names[i])) == 0) return 1;
+  return 0;
+}
+
+/* LD_PRELOAD with lib first, after any sanitizer runtime (unless lib is already listed). */
 static int set_preload(const char *lib) {
   const char *old = getenv("LD_PRELOAD");
-  if (old && strstr(old, lib)) return 0;
-  size_t len = strlen(lib) + (old ? strlen(old) : 0) + 2;
-  char *v = malloc(len);
-  if (!v) return -1;
-  snprintf(v, len, "%s%s%s", lib, old && *old ? ":" : "", old && *old ? old : "");
-  int rc = setenv("LD_PRELOAD", v, 1);
+  if (!old) old = "";
+  if (strstr(old, lib)) return 0;
+  size_t len = strlen(lib) + strlen(old) + 2;
+  char *first = calloc(1, len), *rest = calloc(1, len), *v = malloc(len + 1);
+  int rc = -1;
+  if (first && rest && v) {
+    for (const char *p = old; *p;) {
+      size_t n = strcspn(p, ": ");
+      if (n) {
+        char *to = is_sanitizer_runtime(p, n) ? first : rest;
+        if (*to) strcat(to, ":");
+        strncat(to, p, n);
+      }
+      p += n + (p[n] != 0);
+    }
+    snprintf(v, len + 1, "%s%s%s%s%s", first, *first ? ":" : "", lib, *rest ? ":" : "", rest);
+    rc = setenv("LD_PRELOAD", v, 1);
+  }
+  free(first);
+  free(rest);
   free(v);
   return rc;
 }
