@@ -25,7 +25,7 @@ typedef struct chunk {
 } chunk;
 
 #define CHUNK_DATA (OVL_HOSTBUF_CHUNK_BYTES - offsetof(chunk, data))
-#define FREE_KEEP 8  /* spare chunks kept instead of freed */
+#define FREE_KEEP 128  /* spare chunks (8 MiB) kept: fresh memory costs a page fault per 4 KiB */
 
 typedef struct thread_chain {
   struct thread_chain *reg_next;

@@ -145,7 +145,9 @@ static void call_begin(pending_call *p, int call, ncclComm_t comm, cudaStream_t 
                        int redop, int64_t peer) {
   p->recording = p->pushed = 0;
   if (hook_depth++ > 0 || !ovl_capture_activate()) return;
-  if (!atomic_exchange_explicit(&first_call_seen, 1, memory_order_relaxed)) ovl_cupti_attach_late(ovl_nccl_call_name(call));
+  if (!atomic_load_explicit(&first_call_seen, memory_order_relaxed) &&
+      !atomic_exchange_explicit(&first_call_seen, 1, memory_order_relaxed))
+    ovl_cupti_attach_late(ovl_nccl_call_name(call));
   ovl_comm_info *info = p->comm = comm_of(comm);
   ovl_coll_event *e = &p->ev;
   memset(e, 0, sizeof *e);
