@@ -190,114 +190,76 @@ static void call_end(pending_call *p, ncclResult_t rc) {
 #define NO_REDOP (-1)
 #define NO_PEER (-1)
 
+/* The body of every collective hook: record around the real call with these arguments. */
+#define RECORD_CALL(fn, call, count, dtype, redop, peer, ...)            \
+  RESOLVE(fn);                                                          \
+  pending_call p;                                                       \
+  call_begin(&p, call, comm, stream, count, dtype, redop, peer);        \
+  ncclResult_t rc = real(__VA_ARGS__);                                  \
+  call_end(&p, rc);                                                     \
+  return rc
+
 EXPORT ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                                   ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
-  RESOLVE(ncclAllReduce);
-  pending_call p;
-  call_begin(&p, OVL_NCCL_ALLREDUCE, comm, stream, count, datatype, op, NO_PEER);
-  ncclResult_t rc = real(sendbuff, recvbuff, count, datatype, op, comm, stream);
-  call_end(&p, rc);
-  return rc;
+  RECORD_CALL(ncclAllReduce, OVL_NCCL_ALLREDUCE, count, datatype, op, NO_PEER,
+              sendbuff, recvbuff, count, datatype, op, comm, stream);
 }
 
 EXPORT ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
                                       ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
-  RESOLVE(ncclReduceScatter);
-  pending_call p;
-  call_begin(&p, OVL_NCCL_REDUCESCATTER, comm, stream, recvcount, datatype, op, NO_PEER);
-  ncclResult_t rc = real(sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
-  call_end(&p, rc);
-  return rc;
+  RECORD_CALL(ncclReduceScatter, OVL_NCCL_REDUCESCATTER, recvcount, datatype, op, NO_PEER,
+              sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
 }
 
 EXPORT ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount, ncclDataType_t datatype,
                                   ncclComm_t comm, cudaStream_t stream) {
-  RESOLVE(ncclAllGather);
-  pending_call p;
-  call_begin(&p, OVL_NCCL_ALLGATHER, comm, stream, sendcount, datatype, NO_REDOP, NO_PEER);
-  ncclResult_t rc = real(sendbuff, recvbuff, sendcount, datatype, comm, stream);
-  call_end(&p, rc);
-  return rc;
+  RECORD_CALL(ncclAllGather, OVL_NCCL_ALLGATHER, sendcount, datatype, NO_REDOP, NO_PEER,
+              sendbuff, recvbuff, sendcount, datatype, comm, stream);
 }
 
 EXPORT ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                                   int root, ncclComm_t comm, cudaStream_t stream) {
-  RESOLVE(ncclBroadcast);
-  pending_call p;
-  call_begin(&p, OVL_NCCL_BROADCAST, comm, stream, count, datatype, NO_REDOP, root);
-  ncclResult_t rc = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
-  call_end(&p, rc);
-  return rc;
+  RECORD_CALL(ncclBroadcast, OVL_NCCL_BROADCAST, count, datatype, NO_REDOP, root,
+              sendbuff, recvbuff, count, datatype, root, comm, stream);
 }
 
 EXPORT ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
                               cudaStream_t stream) {
-  RESOLVE(ncclBcast);
-  pending_call p;
-  call_begin(&p, OVL_NCCL_BROADCAST, comm, stream, count, datatype, NO_REDOP, root);
-  ncclResult_t rc = real(buff, count, datatype, root, comm, stream);
-  call_end(&p, rc);
-  return rc;
+  RECORD_CALL(ncclBcast, OVL_NCCL_BROADCAST, count, datatype, NO_REDOP, root, buff, count, datatype, root, comm, stream);
 }
 
 EXPORT ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                                ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
-  RESOLVE(ncclReduce);
-  pending_call p;
-  call_begin(&p, OVL_NCCL_REDUCE, comm, stream, count, datatype, op, root);
-  ncclResult_t rc = real(sendbuff, recvbuff, count, datatype, op, root, comm, stream);
-  call_end(&p, rc);
-  return rc;
+  RECORD_CALL(ncclReduce, OVL_NCCL_REDUCE, count, datatype, op, root,
+              sendbuff, recvbuff, count, datatype, op, root, comm, stream);
 }
 
 EXPORT ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                                  ncclComm_t comm, cudaStream_t stream) {
-  RESOLVE(ncclAlltoAll);
-  pending_call p;
-  call_begin(&p, OVL_NCCL_ALLTOALL, comm, stream, count, datatype, NO_REDOP, NO_PEER);
-  ncclResult_t rc = real(sendbuff, recvbuff, count, datatype, comm, stream);
-  call_end(&p, rc);
-  return rc;
+  RECORD_CALL(ncclAlltoAll, OVL_NCCL_ALLTOALL, count, datatype, NO_REDOP, NO_PEER,
+              sendbuff, recvbuff, count, datatype, comm, stream);
 }
 
 EXPORT ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
                                ncclComm_t comm, cudaStream_t stream) {
-  RESOLVE(ncclGather);
-  pending_call p;
-  call_begin(&p, OVL_NCCL_GATHER, comm, stream, count, datatype, NO_REDOP, root);
-  ncclResult_t rc = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
-  call_end(&p, rc);
-  return rc;
+  RECORD_CALL(ncclGather, OVL_NCCL_GATHER, count, datatype, NO_REDOP, root,
+              sendbuff, recvbuff, count, datatype, root, comm, stream);
 }
 
 EXPORT ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
                                 ncclComm_t comm, cudaStream_t stream) {
-  RESOLVE(ncclScatter);
-  pending_call p;
-  call_begin(&p, OVL_NCCL_SCATTER, comm, stream, count, datatype, NO_REDOP, root);
-  ncclResult_t rc = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
-  call_end(&p, rc);
-  return rc;
+  RECORD_CALL(ncclScatter, OVL_NCCL_SCATTER, count, datatype, NO_REDOP, root,
+              sendbuff, recvbuff, count, datatype, root, comm, stream);
 }
 
 EXPORT ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                              cudaStream_t stream) {
-  RESOLVE(ncclSend);
-  pending_call p;
-  call_begin(&p, OVL_NCCL_SEND, comm, stream, count, datatype, NO_REDOP, peer);
-  ncclResult_t rc = real(sendbuff, count, datatype, peer, comm, stream);
-  call_end(&p, rc);
-  return rc;
+  RECORD_CALL(ncclSend, OVL_NCCL_SEND, count, datatype, NO_REDOP, peer, sendbuff, count, datatype, peer, comm, stream);
 }
 
 EXPORT ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                              cudaStream_t stream) {
-  RESOLVE(ncclRecv);
-  pending_call p;
-  call_begin(&p, OVL_NCCL_RECV, comm, stream, count, datatype, NO_REDOP, peer);
-  ncclResult_t rc = real(recvbuff, count, datatype, peer, comm, stream);
-  call_end(&p, rc);
-  return rc;
+  RECORD_CALL(ncclRecv, OVL_NCCL_RECV, count, datatype, NO_REDOP, peer, recvbuff, count, datatype, peer, comm, stream);
 }
 
 /* ---------------------------------------------------------------------------------- */

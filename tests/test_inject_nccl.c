@@ -33,6 +33,19 @@ static ovl_trace *open_trace(const char *dir) {
   return t;
 }
 
+/* Every collectives row of the trace in dir (NULL when there is none to read). */
+static ovl_coll_rec *read_colls(const char *dir, size_t *n, ovl_trace **keep) {
+  *n = 0;
+  ovl_trace *t = open_trace(dir);
+  if (!t) return NULL;
+  ovl_coll_rec *c = NULL;
+  ovl_err err = {0};
+  CHECK(ovl_trace_read_collectives(t, &c, n, &err) == OVL_OK);
+  if (keep) *keep = t;
+  else ovl_trace_close(t);
+  return c;
+}
+
 static int by_seq(const void *pa, const void *pb) {
   const ovl_coll_rec *a = pa, *b = pb;
   if (a->comm != b->comm) return a->comm < b->comm ? -1 : 1;
@@ -51,9 +64,11 @@ static void basic_calls(void) {
   CHECK_STR(r.out, plain.out);
   CHECK_STR(r.err, "");
   CHECK_I64(ih_count_traces(dir), 1);
-  ovl_trace *t = open_trace(dir);
   cmd_free(&plain);
   cmd_free(&r);
+  ovl_trace *t = NULL;
+  size_t n = 0;
+  ovl_coll_rec *c = read_colls(dir, &n, &t);
   if (!t) return;
 
   CHECK_STR(ovl_trace_meta(t, "schema_version"), "1");
@@ -67,11 +82,6 @@ static void basic_calls(void) {
   CHECK_I64(ovl_trace_meta_int(t, "world_size", -1), APP_NRANKS);
   CHECK_I64(ovl_trace_meta_int(t, "nccl_version", -1), NCCL_VERSION_CODE);
   CHECK_I64(ovl_trace_meta_int(t, "dropped_records", -1), 0);
-
-  ovl_coll_rec *c = NULL;
-  size_t n = 0;
-  ovl_err err = {0};
-  CHECK(ovl_trace_read_collectives(t, &c, &n, &err) == OVL_OK);
   CHECK_I64(n, APP_NCALLS + 1);  /* + the AllReduce on the split communicator */
   if (n != APP_NCALLS + 1) {
     free(c);
@@ -139,12 +149,10 @@ static void many_threads(void) {
   CHECK_I64(r.status, 0);
   CHECK_STR(r.err, "");
   cmd_free(&r);
-  ovl_trace *t = open_trace(dir);
-  if (!t) return;
-  ovl_coll_rec *c = NULL;
+  ovl_trace *t = NULL;
   size_t n = 0;
-  ovl_err err = {0};
-  CHECK(ovl_trace_read_collectives(t, &c, &n, &err) == OVL_OK);
+  ovl_coll_rec *c = read_colls(dir, &n, &t);
+  if (!t) return;
   CHECK_I64(n, THREADS * CALLS);
   CHECK_I64(ovl_trace_meta_int(t, "dropped_records", -1), 0);
   qsort(c, n, sizeof *c, by_seq);
@@ -192,18 +200,13 @@ static void forked_child(void) {
   CHECK_STR(r.err, "");
   cmd_free(&r);
   CHECK_I64(ih_count_traces(dir), 1);
-  ovl_trace *t = open_trace(dir);
-  if (!t) return;
-  ovl_coll_rec *c = NULL;
   size_t n = 0;
-  ovl_err err = {0};
-  CHECK(ovl_trace_read_collectives(t, &c, &n, &err) == OVL_OK);
+  ovl_coll_rec *c = read_colls(dir, &n, NULL);
   CHECK_I64(n, 20);  /* the parent's 10 before and 10 after the fork */
   size_t child_calls = 0;
   for (size_t i = 0; i < n; i++) child_calls += c[i].count == 2;
   CHECK_I64(child_calls, 0);
   free(c);
-  ovl_trace_close(t);
 }
 
 /* SIGTERM while the program is busy: the trace is closed and holds every call made. */
@@ -245,19 +248,14 @@ static void sigterm(void) {
   const char *path = ih_trace_in(dir);
   snprintf(wal, sizeof wal, "%s-wal", path ? path : "");
   CHECK(access(wal, F_OK) != 0);  /* closed: one self-contained file */
-  ovl_trace *t = open_trace(dir);
-  if (!t) return;
-  ovl_coll_rec *c = NULL;
   size_t n = 0;
-  ovl_err err = {0};
-  CHECK(ovl_trace_read_collectives(t, &c, &n, &err) == OVL_OK);
+  ovl_coll_rec *c = read_colls(dir, &n, NULL);
   CHECK(n > 500);
   qsort(c, n, sizeof *c, by_seq);
   size_t gaps = 0;
   for (size_t i = 0; i < n; i++) gaps += c[i].seq != (int64_t)i;
   CHECK_I64(gaps, 0);
   free(c);
-  ovl_trace_close(t);
 }
 
 /* `ovl run` sets the variables and returns the command's status. */
@@ -273,16 +271,9 @@ static void ovl_run(void) {
   CHECK_STR(r.err, "");
   cmd_free(&r);
   CHECK_I64(ih_count_traces(dir), 1);
-  ovl_trace *t = open_trace(dir);
-  if (t) {
-    ovl_coll_rec *c = NULL;
-    size_t n = 0;
-    ovl_err err = {0};
-    CHECK(ovl_trace_read_collectives(t, &c, &n, &err) == OVL_OK);
-    CHECK_I64(n, APP_NCALLS + 1);
-    free(c);
-    ovl_trace_close(t);
-  }
+  size_t n = 0;
+  free(read_colls(dir, &n, NULL));
+  CHECK_I64(n, APP_NCALLS + 1);
   snprintf(cmd, sizeof cmd, "'%s' run --help", OVL_TEST_OVL);
   r = run_cmd(cmd);
   CHECK_I64(r.status, 0);
