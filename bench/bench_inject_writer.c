@@ -5,7 +5,8 @@
 **            same pragmas (the obvious way to write rows with SQLite)
 **   writer   ovl_tw_kernel, as libovl's writer thread calls it
 **   capture  the whole writer-thread path for CUPTI records: hand-built CUpti_ActivityKernel10
-**            records walked through a CUPTI function table, names interned, rows sorted by
+**            records walked through the CUPTI function table (the tests' fake one, which walks
+**            hand-built buffers like CUPTI's), names interned, rows sorted by
 **            start and written (libinject/cupti_records.c). As from CUPTI, the records are
 **            nearly in start order: one in four is a little late.
 **
