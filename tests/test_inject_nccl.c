@@ -179,6 +179,21 @@ static void unwritable_output(void) {
   cmd_free(&r);
 }
 
+/* A bad setting is reported once, when the capture starts, and the default is used. */
+static void bad_setting(void) {
+  const char *dir = ih_fresh_dir("badflush");
+  cmd_result r = ih_run_app(1, dir, "OVL_FLUSH_MS=soon", "basic 0");
+  CHECK_I64(r.status, 0);
+  CHECK_STR(r.out, APP_STDOUT);
+  CHECK_I64(count_lines(r.err), 1);
+  CHECK(strstr(r.err, "ovl: OVL_FLUSH_MS='soon'") == r.err);
+  CHECK_I64(ih_count_traces(dir), 1);
+  cmd_free(&r);
+  r = ih_run_app(1, dir, "OVL_FLUSH_MS=soon OVL_LOG=quiet", "basic 0");
+  CHECK_STR(r.err, "");
+  cmd_free(&r);
+}
+
 static void writes_nothing(const char *tag, const char *env, const char *args, const char *out) {
   const char *dir = ih_fresh_dir(tag);
   cmd_result r = ih_run_app(1, dir, env, args);
@@ -293,10 +308,51 @@ static void ovl_run(void) {
   cmd_free(&r);
 }
 
+/* libovl.so exports only its entry points, needs no CUDA, CUPTI, NCCL or SQLite library, and
+** leaves a program with its own SQLite (the sqlite3 shell) exactly as it was. */
+static void library_hygiene(void) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd, "nm -D --defined-only '%s' | awk '{ print $3 }'", OVL_TEST_LIBOVL);
+  cmd_result r = run_cmd(cmd);
+  CHECK_I64(r.status, 0);
+  int exported = 0, unexpected = 0;
+  for (char *save = NULL, *sym = strtok_r(r.out, "\n", &save); sym; sym = strtok_r(NULL, "\n", &save)) {
+    exported++;
+    if (strcmp(sym, "InitializeInjection") && strcmp(sym, "InitializeInjectionNvtx2") && strncmp(sym, "nccl", 4)) {
+      fprintf(stderr, "unexpected export: %s\n", sym);
+      unexpected++;
+    }
+  }
+  CHECK(exported >= 20);
+  CHECK_I64(unexpected, 0);
+  cmd_free(&r);
+  snprintf(cmd, sizeof cmd, "readelf -d '%s' | grep NEEDED", OVL_TEST_LIBOVL);
+  r = run_cmd(cmd);
+  CHECK(strstr(r.out, "libc.so") != NULL);
+  CHECK(strstr(r.out, "sqlite") == NULL && strstr(r.out, "cupti") == NULL && strstr(r.out, "nccl") == NULL &&
+        strstr(r.out, "cuda") == NULL);
+  cmd_free(&r);
+  const char *sql = "sqlite3 :memory: 'SELECT sqlite_version(); CREATE TABLE t(x); INSERT INTO t VALUES (42);"
+                    " SELECT x FROM t;'";
+  snprintf(cmd, sizeof cmd, "%s", sql);
+  cmd_result plain = run_cmd(cmd);
+  snprintf(cmd, sizeof cmd, "env LD_PRELOAD='%s' OVL_OUTPUT=/nonexistent/dir %s", ih_preload(), sql);
+  r = run_cmd(cmd);
+  CHECK_I64(plain.status, 0);
+  CHECK_I64(r.status, 0);
+  CHECK(strstr(plain.out, "42") != NULL);
+  CHECK_STR(r.out, plain.out);
+  CHECK_STR(r.err, "");
+  cmd_free(&plain);
+  cmd_free(&r);
+}
+
 int main(void) {
+  library_hygiene();
   basic_calls();
   many_threads();
   unwritable_output();
+  bad_setting();
   writes_nothing("disabled", "OVL_DISABLE=1", "basic 0", APP_STDOUT);
   writes_nothing("none", NULL, "none", "app: nothing to do\n");
   forked_child();

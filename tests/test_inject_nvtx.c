@@ -1,8 +1,8 @@
 /*
 ** NVTX injection for real: inject_app makes NVTX calls through the NVTX3 headers, which load
 ** libovl through NVTX_INJECTION64_PATH (set by libovl's constructor under LD_PRELOAD). Pushes,
-** pops, marks, wide and registered strings, domain ranges and a start/end range ended on
-** another thread must land in `nvtx`; a process that uses NVTX but no NCCL or CUDA writes
+** pops, marks, wide and registered strings, domain ranges, a start/end range ended on
+** another thread and a mark made before the first NCCL call must land in `nvtx`; a process that uses NVTX but no NCCL or CUDA writes
 ** no file.
 */
 #include "check.h"
@@ -63,7 +63,7 @@ static void ranges_and_marks(void) {
   rows rs = {.n = 0};
   CHECK(ovl_trace_scan_nvtx(t, collect, &rs, &err) == OVL_OK);
   ovl_trace_close(t);
-  CHECK_I64(rs.n, 9);
+  CHECK_I64(rs.n, 10);
 
   const row *outer = find(&rs, "(default)", "outer"), *inner = find(&rs, "(default)", "inner");
   const row *mark = find(&rs, "(default)", "ovl:grad_ready bucket=0 bytes=64");
@@ -72,6 +72,8 @@ static void ranges_and_marks(void) {
   const row *dflt = find(&rs, "(default)", "default inside");
   const row *reg = find(&rs, "ovl", "registered mark");
   const row *across = find(&rs, "(default)", "across threads");
+  const row *before = find(&rs, "(default)", "before any NCCL call");
+  CHECK(before && outer && before->end == OVL_NONE && before->start < outer->start);
   CHECK(inside(inner, outer));
   CHECK(mark && inner && mark->end == OVL_NONE && mark->start >= inner->start && mark->start <= inner->end);
   CHECK(wide && outer && wide->end >= wide->start && wide->start >= outer->end);

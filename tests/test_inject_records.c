@@ -8,6 +8,7 @@
 */
 #include "check.h"
 #include "collective_ids.h"
+#include "config.h"
 #include "cupti_records.h"
 #include "event_rows.h"
 #include "fakes/fake_cupti.h"
@@ -337,7 +338,62 @@ static void bounded_buffer(void) {
   CHECK_I64(ovl_hostbuf_drain(count_events, &drained), 1);
 }
 
+/* A fake environment for the settings parsers. */
+static const char *const *fake_env;
+
+static char *fake_getenv(const char *name) {
+  for (const char *const *e = fake_env; e && *e; e += 2)
+    if (!strcmp(e[0], name)) return (char *)e[1];
+  return NULL;
+}
+
+static void settings(void) {
+  ovl_capture_config c;
+  fake_env = NULL;
+  ovl_config_read(&c, fake_getenv);
+  CHECK(!c.disabled);
+  CHECK_STR(c.output_dir, "ovl-trace");
+  CHECK_I64(c.flush_ms, 1000);
+  CHECK_I64(c.log, OVL_LOG_INFO);
+  CHECK_STR(c.problem, "");
+  const char *const set[] = {"OVL_DISABLE", "1", "OVL_OUTPUT", "/x/y", "OVL_FLUSH_MS", "250", "OVL_LOG", "debug", NULL};
+  fake_env = set;
+  ovl_config_read(&c, fake_getenv);
+  CHECK(c.disabled);
+  CHECK_STR(c.output_dir, "/x/y");
+  CHECK_I64(c.flush_ms, 250);
+  CHECK_I64(c.log, OVL_LOG_DEBUG);
+  const char *const bad[] = {"OVL_DISABLE", "0", "OVL_FLUSH_MS", "5", NULL};
+  fake_env = bad;
+  ovl_config_read(&c, fake_getenv);
+  CHECK(!c.disabled);
+  CHECK_I64(c.flush_ms, 1000);
+  CHECK(strstr(c.problem, "OVL_FLUSH_MS='5'") != NULL);
+
+  long rank, world;
+  const char *const torchrun_under_slurm[] = {"SLURM_PROCID", "0", "SLURM_NTASKS", "2", "RANK", "5", "WORLD_SIZE", "16",
+                                              NULL};
+  fake_env = torchrun_under_slurm;
+  ovl_launcher_rank(fake_getenv, &rank, &world);
+  CHECK_I64(rank, 5);
+  CHECK_I64(world, 16);
+  const char *const mpi[] = {"OMPI_COMM_WORLD_RANK", "3", "OMPI_COMM_WORLD_SIZE", "8", "RANK", "x", NULL};
+  fake_env = mpi;
+  ovl_launcher_rank(fake_getenv, &rank, &world);
+  CHECK_I64(rank, 3);
+  CHECK_I64(world, 8);
+  const char *const pmix[] = {"PMIX_RANK", "7", NULL};
+  fake_env = pmix;
+  ovl_launcher_rank(fake_getenv, &rank, &world);
+  CHECK_I64(rank, 7);
+  CHECK_I64(world, -1);
+  fake_env = NULL;
+  ovl_launcher_rank(fake_getenv, &rank, &world);
+  CHECK_I64(rank, -1);
+}
+
 int main(void) {
+  settings();
   cupti_records();
   host_events();
   batched_order();
