@@ -5,9 +5,9 @@
 ** the only primitives that are async-signal-safe: `requested` counts flush requests,
 ** `completed` the last one served, `finished` says the trace is closed.
 **
-** One cycle: take the CUPTI buffers completed so far, then drain the host events, then
-** convert the buffers. Taking the buffers first matters: a group's collectives are
-** published before the ncclGroupEnd whose launches those buffers describe.
+** One cycle: drain the host events, convert the CUPTI buffers completed so far (GPU rows
+** sorted by start within the cycle), update meta, commit. Host rows and CUPTI rows need no
+** particular order between them: links carry collective ids assigned on the host.
 */
 #define _GNU_SOURCE
 #include "capture_writer.h"
