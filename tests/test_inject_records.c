@@ -14,6 +14,7 @@
 #include "fakes/fake_cupti.h"
 #include "host_buffer.h"
 #include "load/trace_reader.h"
+#include "run_cmd.h"
 #include "trace_builder.h"
 
 #include <sqlite3.h>
@@ -338,6 +339,64 @@ static void bounded_buffer(void) {
   CHECK_I64(ovl_hostbuf_drain(count_events, &drained), 1);
 }
 
+/* What the capture writes, `ovl report` reads: two grouped AllReduce calls linked through one
+** external correlation record to an NCCL kernel [1000, 3000] that overlaps a compute kernel
+** [10, 2000] on another stream: 2000 ns of communication, 1000 ns of it exposed. */
+static void report_on_capture(void) {
+  const char *path = tb_temp_path("report.sqlite");
+  ovl_cupti_api api;
+  fake_cupti_table(&api);
+  ovl_err err = {0};
+  ovl_trace_writer *w = NULL;
+  CHECK(ovl_tw_open(&w, path, &err) == OVL_OK);
+  if (!w) return;
+  static const char *const meta[][2] = {{"rank", "0"}, {"world_size", "2"}, {"hostname", "h"}, {"pid", "1"},
+                                        {"clock", "CLOCK_MONOTONIC"}};
+  for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++) CHECK(ovl_tw_meta(w, meta[i][0], meta[i][1], &err) == 0);
+  ovl_event_rows e;
+  ovl_event_rows_init(&e, w);
+  for (uint32_t k = 0; k < 2; k++) {
+    ovl_coll_event c;
+    memset(&c, 0, sizeof c);
+    c.h.kind = OVL_EV_COLLECTIVE;
+    c.h.size = sizeof c;
+    c.id = ovl_group_member_id(9, k);
+    c.comm = 5, c.rank = 0, c.nranks = 2, c.seq = k, c.count = 256, c.bytes = 1024, c.peer = -1, c.device = 0;
+    c.stream = 8, c.host_start = 100 + k, c.host_end = 110 + k, c.tid = 1, c.group_id = 9;
+    c.op = 0 /* AllReduce */, c.dtype = 7 /* ncclFloat32 */, c.redop = 0 /* ncclSum */;
+    ovl_event_rows_add(&e, &c.h);
+  }
+  CHECK_I64(e.rc, OVL_OK);
+  ovl_cupti_records r;
+  ovl_cupti_records_init(&r, &api, w);
+  fake_buffer b = {0};
+  CUpti_ActivityKernel10 k = kernel(10, 2000, 7, 51, "gemm");
+  k.deviceId = 0;
+  fake_buffer_add(&b, &k, sizeof k);
+  k = kernel(1000, 3000, 8, 50, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  k.deviceId = 0;
+  fake_buffer_add(&b, &k, sizeof k);
+  CUpti_ActivityExternalCorrelation x = external(OVL_EXT_KIND, ovl_group_ext_id(9, 2), 50);
+  fake_buffer_add(&b, &x, sizeof x);
+  CHECK(ovl_cupti_records_add(&r, b.data, b.used, &err) == OVL_OK);
+  CHECK(ovl_cupti_records_flush(&r, &err) == OVL_OK);
+  fake_buffer_free(&b);
+  ovl_cupti_records_free(&r);
+  CHECK(ovl_tw_close(w, &err) == OVL_OK);
+
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "'%s' report --json '%s'", OVL_TEST_OVL, path);
+  cmd_result out = run_cmd(cmd);
+  CHECK_I64(out.status, 0);
+  CHECK(strstr(out.out, "\"t_comm_ns\": 2000,") != NULL);
+  CHECK(strstr(out.out, "\"t_exposed_ns\": 1000,") != NULL);
+  int allreduces = 0;
+  for (const char *p = out.out; (p = strstr(p, "\"op\": \"AllReduce\"")) != NULL; p++) allreduces++;
+  CHECK_I64(allreduces, 2);  /* both calls of the group, each linked to the kernel */
+  if (check_failures) fprintf(stderr, "%s%s", out.out, out.err);
+  cmd_free(&out);
+}
+
 /* A fake environment for the settings parsers. */
 static const char *const *fake_env;
 
@@ -397,6 +456,7 @@ int main(void) {
   cupti_records();
   host_events();
   batched_order();
+  report_on_capture();
   bounded_buffer();
   return check_summary();
 }
