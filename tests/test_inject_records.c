@@ -81,13 +81,21 @@ static int collect_api(void *ctx, const ovl_api_row *r) {
   return 0;
 }
 
+/* A new trace at a temporary path (the test fails when it cannot be made). */
+static ovl_trace_writer *new_trace(const char *tag, const char **path) {
+  *path = tb_temp_path(tag);
+  ovl_err err = {0};
+  ovl_trace_writer *w = NULL;
+  CHECK(ovl_tw_open(&w, *path, &err) == OVL_OK);
+  return w;
+}
+
 static void cupti_records(void) {
-  const char *path = tb_temp_path("records.sqlite");
+  const char *path;
   ovl_cupti_api api;
   fake_cupti_table(&api);
   ovl_err err = {0};
-  ovl_trace_writer *w = NULL;
-  CHECK(ovl_tw_open(&w, path, &err) == OVL_OK);
+  ovl_trace_writer *w = new_trace("records.sqlite", &path);
   if (!w) return;
   ovl_cupti_records r;
   ovl_cupti_records_init(&r, &api, w);
@@ -238,10 +246,9 @@ static void cupti_records(void) {
 }
 
 static void host_events(void) {
-  const char *path = tb_temp_path("events.sqlite");
+  const char *path;
   ovl_err err = {0};
-  ovl_trace_writer *w = NULL;
-  CHECK(ovl_tw_open(&w, path, &err) == OVL_OK);
+  ovl_trace_writer *w = new_trace("events.sqlite", &path);
   if (!w) return;
   ovl_event_rows e;
   ovl_event_rows_init(&e, w);
@@ -296,10 +303,9 @@ static void host_events(void) {
 /* The writer's batches keep each table's insertion order, also around a row that cannot be
 ** batched (a memop kind outside the known list) and across commits. */
 static void batched_order(void) {
-  const char *path = tb_temp_path("batched.sqlite");
+  const char *path;
   ovl_err err = {0};
-  ovl_trace_writer *w = NULL;
-  CHECK(ovl_tw_open(&w, path, &err) == OVL_OK);
+  ovl_trace_writer *w = new_trace("batched.sqlite", &path);
   if (!w) return;
   for (int i = 0; i < 150; i++) {
     ovl_memop_row m = {i, i + 1, 0, 0, i, i == 70 ? "HtoA" : "DtoD", i};
@@ -343,12 +349,11 @@ static void bounded_buffer(void) {
 ** external correlation record to an NCCL kernel [1000, 3000] that overlaps a compute kernel
 ** [10, 2000] on another stream: 2000 ns of communication, 1000 ns of it exposed. */
 static void report_on_capture(void) {
-  const char *path = tb_temp_path("report.sqlite");
+  const char *path;
   ovl_cupti_api api;
   fake_cupti_table(&api);
   ovl_err err = {0};
-  ovl_trace_writer *w = NULL;
-  CHECK(ovl_tw_open(&w, path, &err) == OVL_OK);
+  ovl_trace_writer *w = new_trace("report.sqlite", &path);
   if (!w) return;
   static const char *const meta[][2] = {{"rank", "0"}, {"world_size", "2"}, {"hostname", "h"}, {"pid", "1"},
                                         {"clock", "CLOCK_MONOTONIC"}};
