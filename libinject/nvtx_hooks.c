@@ -119,23 +119,30 @@ static void mark(nvtxDomainHandle_t domain, const message *m) {
   if (recording()) emit(ovl_clock_ns(), OVL_NONE, ovl_capture_tid(), domain_name(domain), m->text, m->len);
 }
 
-static void mark_ex(const nvtxEventAttributes_t *a) {
-  message m;
-  from_attributes(&m, a);
-  mark(NULL, &m);
-}
+/* NVTX's entry points differ in how the message comes (attributes, ASCII, wide) and whether
+** a domain is given; each decodes the message and calls one handler. */
+#define ENTRY(ret, name, arg_t, decode, handler)    \
+  static ret name(arg_t arg) {                      \
+    message m;                                      \
+    decode(&m, arg);                                \
+    return handler(NULL, &m);                       \
+  }
+#define DOMAIN_ENTRY(ret, name, decode, handler)                                  \
+  static ret name(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {         \
+    message m;                                                                    \
+    decode(&m, a);                                                                \
+    return handler(d, &m);                                                        \
+  }
 
-static void mark_a(const char *s) {
-  message m;
-  from_ascii(&m, s);
-  mark(NULL, &m);
-}
-
-static void mark_w(const wchar_t *s) {
-  message m;
-  from_wide(&m, s);
-  mark(NULL, &m);
-}
+#define MARK_ENTRY(name, arg_t, decode) \
+  static void name(arg_t arg) {         \
+    message m;                          \
+    decode(&m, arg);                    \
+    mark(NULL, &m);                     \
+  }
+MARK_ENTRY(mark_ex, const nvtxEventAttributes_t *, from_attributes)
+MARK_ENTRY(mark_a, const char *, from_ascii)
+MARK_ENTRY(mark_w, const wchar_t *, from_wide)
 
 static void domain_mark_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
   message m;
@@ -230,31 +237,13 @@ static int pop(nvtxDomainHandle_t domain) {
   return level;
 }
 
-static int push_ex(const nvtxEventAttributes_t *a) {
-  message m;
-  from_attributes(&m, a);
-  return push(NULL, &m);
-}
-
-static int push_a(const char *s) {
-  message m;
-  from_ascii(&m, s);
-  return push(NULL, &m);
-}
-
-static int push_w(const wchar_t *s) {
-  message m;
-  from_wide(&m, s);
-  return push(NULL, &m);
-}
+ENTRY(int, push_ex, const nvtxEventAttributes_t *, from_attributes, push)
+ENTRY(int, push_a, const char *, from_ascii, push)
+ENTRY(int, push_w, const wchar_t *, from_wide, push)
 
 static int pop_default(void) { return pop(NULL); }
 
-static int domain_push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
-  message m;
-  from_attributes(&m, a);
-  return push(d, &m);
-}
+DOMAIN_ENTRY(int, domain_push_ex, from_attributes, push)
 
 static int domain_pop(nvtxDomainHandle_t d) { return pop(d); }
 
@@ -311,29 +300,10 @@ static void range_end(nvtxRangeId_t id) {
   free(r);
 }
 
-static nvtxRangeId_t start_ex(const nvtxEventAttributes_t *a) {
-  message m;
-  from_attributes(&m, a);
-  return range_start(NULL, &m);
-}
-
-static nvtxRangeId_t start_a(const char *s) {
-  message m;
-  from_ascii(&m, s);
-  return range_start(NULL, &m);
-}
-
-static nvtxRangeId_t start_w(const wchar_t *s) {
-  message m;
-  from_wide(&m, s);
-  return range_start(NULL, &m);
-}
-
-static nvtxRangeId_t domain_start_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *a) {
-  message m;
-  from_attributes(&m, a);
-  return range_start(d, &m);
-}
+ENTRY(nvtxRangeId_t, start_ex, const nvtxEventAttributes_t *, from_attributes, range_start)
+ENTRY(nvtxRangeId_t, start_a, const char *, from_ascii, range_start)
+ENTRY(nvtxRangeId_t, start_w, const wchar_t *, from_wide, range_start)
+DOMAIN_ENTRY(nvtxRangeId_t, domain_start_ex, from_attributes, range_start)
 
 static void domain_end(nvtxDomainHandle_t d, nvtxRangeId_t id) {
   (void)d;
