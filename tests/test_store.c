@@ -26,7 +26,7 @@ static void round_trip(void) {
   CHECK(ovl_tw_kernel(w, &k, &err) == OVL_OK);
   ovl_memop_row m = {50, 90, 1, 15, 78, "HtoD", 4096};
   CHECK(ovl_tw_memop(w, &m, &err) == OVL_OK);
-  ovl_collective_row c = {OVL_NONE, 99, 2, 8, 5, "ReduceScatter", 1024, "Bfloat16", 16384, "Avg", -1,
+  ovl_collective_row c = {OVL_NONE, 99, 2, 8, 5, "ReduceScatter", 1024, "Bfloat16", 16384, "PreMulSum", -1,
                           1, 16, 40, 45, 1234, 3};
   int64_t cid = 0;
   CHECK(ovl_tw_collective(w, &c, &cid, &err) == OVL_OK);
@@ -61,7 +61,7 @@ static void round_trip(void) {
     CHECK_I64(colls[0].count, 1024);
     CHECK_STR(colls[0].dtype, "Bfloat16");
     CHECK_I64(colls[0].bytes, 16384);
-    CHECK_STR(colls[0].redop, "Avg");
+    CHECK_STR(colls[0].redop, "PreMulSum");
     CHECK_I64(colls[0].peer, -1);
     CHECK_I64(colls[0].device, 1);
     CHECK_I64(colls[0].stream, 16);

@@ -57,7 +57,7 @@ typedef struct ovl_coll_result {
   int order;               /* firing order within its step, from 0 */
   ovl_op op;
   int64_t comm, seq, nranks, rank, bytes, count, peer, group_id;
-  char dtype[16], redop[8];
+  char dtype[16], redop[16];
   int64_t device, stream;
   long bucket;             /* from the `bucket <k>` NVTX range; -1 when unknown */
   int64_t host_launch, host_end;  /* OVL_NONE when unknown */

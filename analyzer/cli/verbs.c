@@ -6,6 +6,7 @@ int ovl_cmd_simulate(int argc, char **argv);
 int ovl_cmd_export(int argc, char **argv);
 int ovl_cmd_fit(int argc, char **argv);
 int ovl_cmd_whatif(int argc, char **argv);
+int ovl_cmd_run(int argc, char **argv);
 
 const ovl_verb ovl_verbs[] = {
   {"report", ovl_cmd_report, "overlap per rank, step and collective, and what is wrong with it (findings)"},
@@ -13,6 +14,7 @@ const ovl_verb ovl_verbs[] = {
   {"simulate", ovl_cmd_simulate, "the alpha-beta gradient-bucketing model; emits a synthetic trace"},
   {"fit", ovl_cmd_fit, "alpha-beta cost of the collectives, per communicator and operation"},
   {"whatif", ovl_cmd_whatif, "replay the backward with other gradient bucket sizes"},
+  {"run", ovl_cmd_run, "run a command under libovl.so: one trace per process that uses CUDA or NCCL"},
 };
 
 const size_t ovl_nverbs = sizeof ovl_verbs / sizeof ovl_verbs[0];

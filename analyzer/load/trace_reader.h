@@ -32,7 +32,7 @@ typedef struct ovl_bad_rows {
 typedef struct ovl_coll_rec {
   int64_t id, comm, rank, nranks, seq, count, bytes, peer, device, stream;
   int64_t host_start, host_end, tid, group_id;
-  char op[16], dtype[16], redop[8];
+  char op[16], dtype[16], redop[16];
 } ovl_coll_rec;
 
 typedef struct ovl_launch_rec {

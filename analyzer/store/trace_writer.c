@@ -1,7 +1,12 @@
 /*
 ** Trace writer: see trace_writer.h.
 **
-** One prepared INSERT per table, bound and stepped per row inside a long transaction.
+** One prepared INSERT per table, bound and stepped per row inside a long transaction. The
+** high-volume tables (kernels, memops, api, collective_launches) are written BATCH_ROWS rows
+** per statement: rows wait in the writer as plain integers and go out in one multi-row
+** INSERT, which halves the per-row cost of SQLite's statement machinery. Pending rows are
+** written before any single-row insert into the same table, and at every commit, so the
+** insertion order of each table is the order of the calls.
 ** WAL journaling with synchronous=OFF while writing (a crash may lose the last
 ** transaction, never corrupt earlier ones); at close the journal is switched back to
 ** DELETE so the trace is one self-contained file that read-only readers can open.
@@ -31,10 +36,28 @@ static const char *const insert_sql[ST_COUNT] = {
   "INSERT INTO api(start, end, tid, correlation, name) VALUES (?,?,?,?,?)",
 };
 
+/* Batched tables: the single-row statement each one falls back to, and its columns. */
+enum { B_KERNEL, B_MEMOP, B_API, B_LAUNCH, B_COUNT };
+#define BATCH_ROWS 64
+#define BATCH_MAX_COLS 12
+static const struct { int single, ncols, text_col; } batched[B_COUNT] = {
+  {ST_KERNEL, 12, -1}, {ST_MEMOP, 7, 5}, {ST_API, 5, -1}, {ST_LAUNCH, 2, -1},
+};
+/* memops.kind values a batch can hold (as an index); other text takes the single-row path. */
+static const char *const memop_kinds[] = {"HtoD", "DtoH", "DtoD", "PtoP", "HtoH", "memset"};
+#define NKINDS ((int64_t)(sizeof memop_kinds / sizeof memop_kinds[0]))
+
+typedef struct batch {
+  sqlite3_stmt *multi;  /* INSERT ... VALUES (...), (...) x BATCH_ROWS */
+  int n;                /* rows waiting */
+  int64_t vals[BATCH_ROWS * BATCH_MAX_COLS];
+} batch;
+
 struct ovl_trace_writer {
   sqlite3 *db;
   char *path;
   sqlite3_stmt *st[ST_COUNT];
+  batch batches[B_COUNT];
   ovl_strmap strings;
   int64_t next_string_id;
   int in_txn;
@@ -55,8 +78,41 @@ static int exec(ovl_trace_writer *w, const char *sql, ovl_err *err) {
   return OVL_OK;
 }
 
+static void finalize_all(ovl_trace_writer *w) {
+  for (int i = 0; i < ST_COUNT; i++) {
+    sqlite3_finalize(w->st[i]);
+    w->st[i] = NULL;
+  }
+  for (int b = 0; b < B_COUNT; b++) {
+    sqlite3_finalize(w->batches[b].multi);
+    w->batches[b].multi = NULL;
+  }
+}
+
+/* The multi-row form of a single-row INSERT: its VALUES tuple repeated BATCH_ROWS times. */
+static int prepare_batch(ovl_trace_writer *w, int b, ovl_err *err) {
+  const char *single = insert_sql[batched[b].single];
+  const char *values = strstr(single, "VALUES ");
+  size_t head = (size_t)(values - single) + 7, tuple = strlen(values + 7);
+  char *sql = malloc(head + BATCH_ROWS * (tuple + 1) + 1);
+  if (!sql) return ovl_oom(err, "trace writer");
+  memcpy(sql, single, head);
+  char *p = sql + head;
+  for (int r = 0; r < BATCH_ROWS; r++) {
+    if (r) *p++ = ',';
+    memcpy(p, values + 7, tuple);
+    p += tuple;
+  }
+  *p = 0;
+  int rc = sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &w->batches[b].multi, NULL) == SQLITE_OK
+               ? OVL_OK
+               : db_fail(w, err, "prepare an insert");
+  free(sql);
+  return rc;
+}
+
 static void free_writer(ovl_trace_writer *w) {
-  for (int i = 0; i < ST_COUNT; i++) sqlite3_finalize(w->st[i]);
+  finalize_all(w);
   if (w->db) sqlite3_close(w->db);
   ovl_strmap_free(&w->strings);
   free(w->path);
@@ -91,6 +147,7 @@ int ovl_tw_open(ovl_trace_writer **out, const char *path, ovl_err *err) {
     if (sqlite3_prepare_v3(w->db, insert_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &w->st[i], NULL) != SQLITE_OK)
       rc = db_fail(w, err, "prepare an insert");
   }
+  for (int b = 0; !rc && b < B_COUNT; b++) rc = prepare_batch(w, b, err);
   if (!rc) rc = ovl_tw_meta_int(w, "schema_version", OVL_SCHEMA_VERSION, err);
   if (rc) {
     free_writer(w);
@@ -110,23 +167,67 @@ static void bind_text(sqlite3_stmt *st, int col, const char *s) {
   else sqlite3_bind_null(st, col);
 }
 
+static int begin(ovl_trace_writer *w, ovl_err *err) {
+  if (w->in_txn) return OVL_OK;
+  int rc = exec(w, "BEGIN", err);
+  if (!rc) w->in_txn = 1;
+  return rc;
+}
+
+static int count_row(ovl_trace_writer *w, ovl_err *err) {
+  if (++w->rows_in_txn >= OVL_TW_AUTOCOMMIT_ROWS) return ovl_tw_commit(w, err);
+  return OVL_OK;
+}
+
+static void bind_value(sqlite3_stmt *st, int col, int64_t v, int is_text) {
+  if (is_text) bind_text(st, col, v >= 0 && v < NKINDS ? memop_kinds[v] : NULL);
+  else bind_opt_int(st, col, v);
+}
+
+/* Writes the rows waiting in batch b: all at once when full, else one by one. */
+static int flush_batch(ovl_trace_writer *w, int b, ovl_err *err) {
+  batch *bt = &w->batches[b];
+  if (bt->n == 0) return OVL_OK;
+  int ncols = batched[b].ncols, text_col = batched[b].text_col;
+  int rows = bt->n == BATCH_ROWS ? BATCH_ROWS : 1;
+  sqlite3_stmt *st = rows == BATCH_ROWS ? bt->multi : w->st[batched[b].single];
+  int rc = begin(w, err);
+  for (int done = 0; !rc && done < bt->n; done += rows) {
+    const int64_t *v = &bt->vals[done * ncols];
+    for (int i = 0; i < rows * ncols; i++) bind_value(st, i + 1, v[i], i % ncols == text_col);
+    int src = sqlite3_step(st);
+    sqlite3_reset(st);
+    if (src != SQLITE_DONE) rc = db_fail(w, err, "insert a row");
+  }
+  bt->n = 0;
+  return rc;
+}
+
+/* Room for one more row of batch b, written out first when the batch is full. */
+static int64_t *batch_row(ovl_trace_writer *w, int b, ovl_err *err, int *rc) {
+  batch *bt = &w->batches[b];
+  *rc = bt->n == BATCH_ROWS ? flush_batch(w, b, err) : OVL_OK;
+  return *rc ? NULL : &bt->vals[bt->n * batched[b].ncols];
+}
+
+static int add_batch_row(ovl_trace_writer *w, int b, ovl_err *err) {
+  w->batches[b].n++;
+  return count_row(w, err);
+}
+
 /* Opens the transaction on first use; steps and resets the statement. */
 static int step_row(ovl_trace_writer *w, int which, ovl_err *err) {
   sqlite3_stmt *st = w->st[which];
-  if (!w->in_txn) {
-    int rc = exec(w, "BEGIN", err);
-    if (rc) {
-      sqlite3_reset(st);
-      return rc;
-    }
-    w->in_txn = 1;
+  int rc = begin(w, err);
+  if (rc) {
+    sqlite3_reset(st);
+    return rc;
   }
   int src = sqlite3_step(st);
   sqlite3_reset(st);
   sqlite3_clear_bindings(st);
   if (src != SQLITE_DONE) return db_fail(w, err, "insert a row");
-  if (++w->rows_in_txn >= OVL_TW_AUTOCOMMIT_ROWS) return ovl_tw_commit(w, err);
-  return OVL_OK;
+  return count_row(w, err);
 }
 
 int ovl_tw_meta(ovl_trace_writer *w, const char *key, const char *value, ovl_err *err) {
@@ -157,30 +258,39 @@ int ovl_tw_intern(ovl_trace_writer *w, const char *text, int64_t *id, ovl_err *e
 }
 
 int ovl_tw_kernel(ovl_trace_writer *w, const ovl_kernel_row *r, ovl_err *err) {
-  sqlite3_stmt *st = w->st[ST_KERNEL];
-  bind_opt_int(st, 1, r->start);
-  bind_opt_int(st, 2, r->end);
-  bind_opt_int(st, 3, r->device);
-  bind_opt_int(st, 4, r->stream);
-  bind_opt_int(st, 5, r->correlation);
-  bind_opt_int(st, 6, r->name);
+  int rc;
+  int64_t *v = batch_row(w, B_KERNEL, err, &rc);
+  if (!v) return rc;
+  v[0] = r->start, v[1] = r->end, v[2] = r->device, v[3] = r->stream, v[4] = r->correlation, v[5] = r->name;
   for (int i = 0; i < 3; i++) {
-    bind_opt_int(st, 7 + i, r->grid[i]);
-    bind_opt_int(st, 10 + i, r->block[i]);
+    v[6 + i] = r->grid[i];
+    v[9 + i] = r->block[i];
   }
-  return step_row(w, ST_KERNEL, err);
+  return add_batch_row(w, B_KERNEL, err);
 }
 
 int ovl_tw_memop(ovl_trace_writer *w, const ovl_memop_row *r, ovl_err *err) {
-  sqlite3_stmt *st = w->st[ST_MEMOP];
-  bind_opt_int(st, 1, r->start);
-  bind_opt_int(st, 2, r->end);
-  bind_opt_int(st, 3, r->device);
-  bind_opt_int(st, 4, r->stream);
-  bind_opt_int(st, 5, r->correlation);
-  bind_text(st, 6, r->kind);
-  bind_opt_int(st, 7, r->bytes);
-  return step_row(w, ST_MEMOP, err);
+  int64_t kind = r->kind ? 0 : OVL_NONE;
+  while (r->kind && kind < NKINDS && strcmp(memop_kinds[kind], r->kind) != 0) kind++;
+  if (kind == NKINDS) {  /* unusual text: single-row insert, after the rows before it */
+    int rc = flush_batch(w, B_MEMOP, err);
+    if (rc) return rc;
+    sqlite3_stmt *st = w->st[ST_MEMOP];
+    bind_opt_int(st, 1, r->start);
+    bind_opt_int(st, 2, r->end);
+    bind_opt_int(st, 3, r->device);
+    bind_opt_int(st, 4, r->stream);
+    bind_opt_int(st, 5, r->correlation);
+    bind_text(st, 6, r->kind);
+    bind_opt_int(st, 7, r->bytes);
+    return step_row(w, ST_MEMOP, err);
+  }
+  int rc;
+  int64_t *v = batch_row(w, B_MEMOP, err, &rc);
+  if (!v) return rc;
+  v[0] = r->start, v[1] = r->end, v[2] = r->device, v[3] = r->stream, v[4] = r->correlation, v[5] = kind;
+  v[6] = r->bytes;
+  return add_batch_row(w, B_MEMOP, err);
 }
 
 int ovl_tw_collective(ovl_trace_writer *w, const ovl_collective_row *r, int64_t *id, ovl_err *err) {
@@ -208,10 +318,11 @@ int ovl_tw_collective(ovl_trace_writer *w, const ovl_collective_row *r, int64_t 
 }
 
 int ovl_tw_launch(ovl_trace_writer *w, int64_t collective, int64_t correlation, ovl_err *err) {
-  sqlite3_stmt *st = w->st[ST_LAUNCH];
-  bind_opt_int(st, 1, collective);
-  bind_opt_int(st, 2, correlation);
-  return step_row(w, ST_LAUNCH, err);
+  int rc;
+  int64_t *v = batch_row(w, B_LAUNCH, err, &rc);
+  if (!v) return rc;
+  v[0] = collective, v[1] = correlation;
+  return add_batch_row(w, B_LAUNCH, err);
 }
 
 int ovl_tw_nvtx(ovl_trace_writer *w, const ovl_nvtx_row *r, ovl_err *err) {
@@ -225,18 +336,21 @@ int ovl_tw_nvtx(ovl_trace_writer *w, const ovl_nvtx_row *r, ovl_err *err) {
 }
 
 int ovl_tw_api(ovl_trace_writer *w, const ovl_api_row *r, ovl_err *err) {
-  sqlite3_stmt *st = w->st[ST_API];
-  bind_opt_int(st, 1, r->start);
-  bind_opt_int(st, 2, r->end);
-  bind_opt_int(st, 3, r->tid);
-  bind_opt_int(st, 4, r->correlation);
-  bind_opt_int(st, 5, r->name);
-  return step_row(w, ST_API, err);
+  int rc;
+  int64_t *v = batch_row(w, B_API, err, &rc);
+  if (!v) return rc;
+  v[0] = r->start, v[1] = r->end, v[2] = r->tid, v[3] = r->correlation, v[4] = r->name;
+  return add_batch_row(w, B_API, err);
 }
 
 int ovl_tw_commit(ovl_trace_writer *w, ovl_err *err) {
-  if (!w->in_txn) return OVL_OK;
-  int rc = exec(w, "COMMIT", err);
+  int rc = OVL_OK;
+  for (int b = 0; b < B_COUNT; b++) {
+    int brc = flush_batch(w, b, err);
+    if (!rc) rc = brc;
+  }
+  if (rc || !w->in_txn) return rc;
+  rc = exec(w, "COMMIT", err);
   w->in_txn = 0;
   w->rows_in_txn = 0;
   return rc;
@@ -245,10 +359,7 @@ int ovl_tw_commit(ovl_trace_writer *w, ovl_err *err) {
 int ovl_tw_close(ovl_trace_writer *w, ovl_err *err) {
   if (!w) return OVL_OK;
   int rc = ovl_tw_commit(w, err);
-  for (int i = 0; i < ST_COUNT; i++) {
-    sqlite3_finalize(w->st[i]);
-    w->st[i] = NULL;
-  }
+  finalize_all(w);
   if (!rc) rc = exec(w, "PRAGMA journal_mode=DELETE;", err);
   if (sqlite3_close(w->db) != SQLITE_OK && !rc)
     rc = ovl_fail(err, OVL_EINTERNAL, "%s: cannot close the trace: %s", w->path, sqlite3_errmsg(w->db));

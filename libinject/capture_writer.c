@@ -1,0 +1,272 @@
+/*
+** The writer thread: see capture_writer.h.
+**
+** Requests from other threads (and signal handlers) go through atomics and a semaphore,
+** the only primitives that are async-signal-safe: `requested` counts flush requests,
+** `completed` the last one served, `finished` says the trace is closed.
+**
+** One cycle: drain the host events, convert the CUPTI buffers completed so far (GPU rows
+** sorted by start within the cycle), update meta, commit. Host rows and CUPTI rows need no
+** particular order between them: links carry collective ids assigned on the host.
+*/
+#define _GNU_SOURCE
+#include "capture_writer.h"
+
+#include "base/paths.h"
+#include "capture.h"
+#include "clock.h"
+#include "cupti_records.h"
+#include "cupti_session.h"
+#include "event_rows.h"
+#include "host_buffer.h"
+#include "log.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static sem_t wake;
+static atomic_long requested, completed;
+static atomic_int final_requested, finished, started;
+static ovl_capture_config cfg;
+
+typedef struct writer {
+  ovl_trace_writer *w;
+  char path[PATH_MAX];
+  ovl_event_rows events;
+  ovl_cupti_records records;
+  uint64_t last_dropped_host, last_dropped_cupti, last_bad;
+  char last_cupti_status[256];
+} writer;
+
+/* ---------------------------------------------------------------------------------- */
+/* Opening                                                                            */
+/* ---------------------------------------------------------------------------------- */
+
+static void read_cmdline(char *buf, size_t size) {
+  buf[0] = 0;
+  FILE *f = fopen("/proc/self/cmdline", "rb");
+  if (!f) return;
+  size_t n = fread(buf, 1, size - 1, f);
+  fclose(f);
+  for (size_t i = 0; i < n; i++)
+    if (buf[i] == 0) buf[i] = ' ';
+  while (n > 0 && buf[n - 1] == ' ') n--;
+  buf[n] = 0;
+}
+
+static int write_start_meta(writer *x, ovl_err *err) {
+  char host[256] = "unknown", cmdline[4096];
+  gethostname(host, sizeof host - 1);
+  read_cmdline(cmdline, sizeof cmdline);
+  long rank, world;
+  ovl_launcher_rank(getenv, &rank, &world);
+  char rank_s[32] = "", world_s[32] = "";
+  if (rank >= 0) snprintf(rank_s, sizeof rank_s, "%ld", rank);
+  if (world >= 0) snprintf(world_s, sizeof world_s, "%ld", world);
+  int rc = ovl_tw_meta(x->w, "rank", rank_s, err);
+  if (!rc) rc = ovl_tw_meta(x->w, "world_size", world_s, err);
+  if (!rc) rc = ovl_tw_meta(x->w, "hostname", host, err);
+  if (!rc) rc = ovl_tw_meta_int(x->w, "pid", getpid(), err);
+  if (!rc) rc = ovl_tw_meta(x->w, "clock", OVL_CLOCK_NAME, err);
+  if (!rc) rc = ovl_tw_meta_int(x->w, "realtime_offset_ns", ovl_clock_realtime_offset_ns(), err);
+  if (!rc) rc = ovl_tw_meta(x->w, "ovl_version", OVL_VERSION_STRING, err);
+  if (!rc) rc = ovl_tw_meta(x->w, "cmdline", cmdline, err);
+  if (!rc) rc = ovl_tw_meta(x->w, "capture", "libovl", err);
+  if (!rc) rc = ovl_tw_meta_int(x->w, "dropped_records", 0, err);
+  if (!rc) rc = ovl_tw_commit(x->w, err);
+  return rc;
+}
+
+static int open_trace(writer *x) {
+  char host[256] = "unknown";
+  gethostname(host, sizeof host - 1);
+  for (char *p = host; *p; p++)
+    if (*p == '/') *p = '_';
+  ovl_err err = {0};
+  if (ovl_mkdirs(cfg.output_dir) != 0) {
+    ovl_warn(NULL, "%s: cannot create the trace directory: %s; the program runs without capture", cfg.output_dir,
+             strerror(errno));
+    return -1;
+  }
+  if (snprintf(x->path, sizeof x->path, "%s/%s-%ld.sqlite", cfg.output_dir, host, (long)getpid()) >=
+      (int)sizeof x->path) {
+    ovl_warn(NULL, "%s: trace directory name too long; the program runs without capture", cfg.output_dir);
+    return -1;
+  }
+#ifdef OVL_PRIVATE_SQLITE
+  /* libovl's own SQLite (static, hidden) is used by this thread alone. */
+  sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
+  sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+#endif
+  if (ovl_tw_open(&x->w, x->path, &err) || write_start_meta(x, &err)) {
+    ovl_warn(NULL, "%s; the program runs without capture", err.msg);
+    if (x->w) ovl_tw_close(x->w, &err);
+    x->w = NULL;
+    remove(x->path);
+    return -1;
+  }
+  ovl_event_rows_init(&x->events, x->w);
+  ovl_cupti_records_init(&x->records, ovl_cupti_table(), x->w);
+  ovl_debug("writing %s", x->path);
+  return 0;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Cycles                                                                             */
+/* ---------------------------------------------------------------------------------- */
+
+static int update_meta(writer *x, ovl_err *err) {
+  int rc = OVL_OK;
+  ovl_event_rows *e = &x->events;
+  if (e->meta_changed) {
+    e->meta_changed = 0;
+    if (e->rank != OVL_NONE) rc = ovl_tw_meta_int(x->w, "rank", e->rank, err);
+    if (!rc && e->world_size != OVL_NONE) rc = ovl_tw_meta_int(x->w, "world_size", e->world_size, err);
+    if (!rc && e->nccl_version) rc = ovl_tw_meta_int(x->w, "nccl_version", e->nccl_version, err);
+  }
+  uint64_t host = ovl_hostbuf_dropped(), cupti = ovl_cupti_dropped(), bad = x->records.counts.bad;
+  if (!rc && (host != x->last_dropped_host || cupti != x->last_dropped_cupti)) {
+    x->last_dropped_host = host;
+    x->last_dropped_cupti = cupti;
+    rc = ovl_tw_meta_int(x->w, "dropped_records", (int64_t)(host + cupti), err);
+    if (!rc) rc = ovl_tw_meta_int(x->w, "dropped_host_events", (int64_t)host, err);
+    if (!rc) rc = ovl_tw_meta_int(x->w, "dropped_cupti_records", (int64_t)cupti, err);
+  }
+  if (!rc && bad != x->last_bad) {
+    x->last_bad = bad;
+    rc = ovl_tw_meta_int(x->w, "bad_records", (int64_t)bad, err);
+  }
+  char status[256];
+  ovl_cupti_status(status, sizeof status);
+  if (!rc && strcmp(status, x->last_cupti_status) != 0) {
+    snprintf(x->last_cupti_status, sizeof x->last_cupti_status, "%s", status);
+    rc = ovl_tw_meta(x->w, "cupti", status, err);
+    if (!rc && ovl_cupti_version()) rc = ovl_tw_meta_int(x->w, "cupti_version", ovl_cupti_version(), err);
+  }
+  return rc;
+}
+
+static int cycle(writer *x, ovl_err *err) {
+  ovl_cupti_buffer *buffers = ovl_cupti_take_completed();
+  ovl_hostbuf_drain(ovl_event_rows_add, &x->events);
+  int rc = x->events.rc;
+  if (rc) *err = x->events.err;
+  while (buffers) {
+    ovl_cupti_buffer *next = buffers->next;
+    if (!rc) rc = ovl_cupti_records_add(&x->records, buffers->data, buffers->valid, err);
+    ovl_cupti_release(buffers);
+    buffers = next;
+  }
+  if (!rc) rc = ovl_cupti_records_flush(&x->records, err);
+  if (!rc) rc = update_meta(x, err);
+  if (!rc) rc = ovl_tw_commit(x->w, err);
+  return rc;
+}
+
+static void close_trace(writer *x) {
+  ovl_err err = {0};
+  if (ovl_tw_close(x->w, &err)) ovl_warn(NULL, "%s", err.msg);
+  ovl_debug("closed %s: %llu kernels, %llu memops, %llu api, %llu collectives, %llu nvtx, %llu links",
+            x->path, (unsigned long long)x->records.counts.kernels, (unsigned long long)x->records.counts.memops,
+            (unsigned long long)x->records.counts.api, (unsigned long long)x->events.collectives,
+            (unsigned long long)x->events.nvtx, (unsigned long long)x->records.counts.links);
+  ovl_cupti_records_free(&x->records);
+  x->w = NULL;
+}
+
+/* Waits for a wake-up or until `deadline` (ns on the capture clock). */
+static void wait_until(int64_t deadline) {
+  struct timespec ts = {(time_t)(deadline / 1000000000), (long)(deadline % 1000000000)};
+  while (sem_clockwait(&wake, CLOCK_MONOTONIC, &ts) != 0 && errno == EINTR) {
+  }
+  while (sem_trywait(&wake) == 0) {  /* several wake-ups make one cycle */
+  }
+}
+
+static void *writer_main(void *arg) {
+  (void)arg;
+  static writer x;
+  if (open_trace(&x) != 0) {
+    ovl_capture_stop();
+    atomic_store(&finished, 1);
+    return NULL;
+  }
+  int64_t period = cfg.flush_ms * 1000000, next_flush = ovl_clock_ns() + period;
+  for (;;) {
+    wait_until(next_flush);
+    long req = atomic_load(&requested);
+    int final = atomic_load(&final_requested);
+    int periodic = ovl_clock_ns() >= next_flush;
+    if (periodic || final || req != atomic_load(&completed)) ovl_cupti_flush(final);
+    ovl_err err = {0};
+    if (cycle(&x, &err) != 0) {
+      ovl_warn(NULL, "%s; capture stopped", err.msg);
+      ovl_capture_stop();
+      final = 1;
+    }
+    if (periodic) next_flush = ovl_clock_ns() + period;
+    if (final) {
+      close_trace(&x);
+      ovl_capture_stop();
+      atomic_store(&completed, req);
+      atomic_store(&finished, 1);
+      return NULL;
+    }
+    atomic_store(&completed, req);
+  }
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Control                                                                            */
+/* ---------------------------------------------------------------------------------- */
+
+int ovl_writer_start(const ovl_capture_config *c) {
+  cfg = *c;
+  if (sem_init(&wake, 0, 0) != 0) return -1;
+  /* Block every signal the kernel may route to any thread, so that none of the program's
+  ** handlers ever runs on this thread (and a flush request never waits on itself). */
+  sigset_t all, old;
+  sigfillset(&all);
+  static const int synchronous[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS};
+  for (size_t i = 0; i < sizeof synchronous / sizeof synchronous[0]; i++) sigdelset(&all, synchronous[i]);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t tid;
+  int rc = pthread_create(&tid, &attr, writer_main, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) return -1;
+  atomic_store(&started, 1);
+  return 0;
+}
+
+void ovl_writer_wake(void) {
+  if (atomic_load(&started)) sem_post(&wake);
+}
+
+int ovl_writer_sync(int final, int timeout_ms) {
+  if (!atomic_load(&started)) return 1;
+  if (atomic_load(&finished)) return 1;
+  long ticket = atomic_fetch_add(&requested, 1) + 1;
+  if (final) atomic_store(&final_requested, 1);
+  sem_post(&wake);
+  struct timespec pause = {0, 1000000};
+  for (int waited = 0; waited < timeout_ms; waited++) {
+    if (atomic_load(&finished) || atomic_load(&completed) >= ticket) return 1;
+    nanosleep(&pause, NULL);
+  }
+  return 0;
+}

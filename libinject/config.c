@@ -1,0 +1,60 @@
+/* Capture settings from the environment: see config.h. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ovl_config_read(ovl_capture_config *c, ovl_getenv_fn get) {
+  memset(c, 0, sizeof *c);
+  c->flush_ms = OVL_DEFAULT_FLUSH_MS;
+  c->log = OVL_LOG_INFO;
+
+  const char *v = get("OVL_DISABLE");
+  c->disabled = v && *v && strcmp(v, "0") != 0;
+
+  v = get("OVL_OUTPUT");
+  snprintf(c->output_dir, sizeof c->output_dir, "%s", v && *v ? v : OVL_DEFAULT_OUTPUT);
+
+  v = get("OVL_LOG");
+  if (v && *v) {
+    if (strcmp(v, "quiet") == 0) c->log = OVL_LOG_QUIET;
+    else if (strcmp(v, "info") == 0) c->log = OVL_LOG_INFO;
+    else if (strcmp(v, "debug") == 0) c->log = OVL_LOG_DEBUG;
+    else snprintf(c->problem, sizeof c->problem, "OVL_LOG='%.64s' is not quiet, info or debug: using info", v);
+  }
+
+  v = get("OVL_FLUSH_MS");
+  if (v && *v) {
+    char *end = NULL;
+    long ms = strtol(v, &end, 10);
+    if (*end || ms < 10 || ms > 600000)
+      snprintf(c->problem, sizeof c->problem, "OVL_FLUSH_MS='%.64s' is not a number of ms in [10, 600000]: using %d",
+               v, OVL_DEFAULT_FLUSH_MS);
+    else
+      c->flush_ms = ms;
+  }
+}
+
+static long env_int(ovl_getenv_fn get, const char *name) {
+  const char *v = name ? get(name) : NULL;
+  if (!v || !*v) return -1;
+  char *end = NULL;
+  long x = strtol(v, &end, 10);
+  return (*end || x < 0) ? -1 : x;
+}
+
+void ovl_launcher_rank(ovl_getenv_fn get, long *rank, long *world_size) {
+  static const char *const pairs[][2] = {
+    {"RANK", "WORLD_SIZE"}, {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}, {"PMI_RANK", "PMI_SIZE"},
+    {"PMIX_RANK", NULL}, {"SLURM_PROCID", "SLURM_NTASKS"},
+  };
+  *rank = *world_size = -1;
+  for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++) {
+    long r = env_int(get, pairs[i][0]);
+    if (r < 0) continue;
+    *rank = r;
+    *world_size = env_int(get, pairs[i][1]);
+    return;
+  }
+}

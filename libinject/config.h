@@ -1,0 +1,35 @@
+/*
+** Capture settings from the environment (docs/capture.md):
+**   OVL_OUTPUT     trace directory (default ./ovl-trace)
+**   OVL_DISABLE    any value but "" or "0": capture nothing
+**   OVL_FLUSH_MS   commit period in ms (default 1000, 10..600000)
+**   OVL_LOG        quiet | info | debug (default info: problems only)
+** Parsing is a pure function of a getenv-like lookup so it can be tested in isolation.
+*/
+#ifndef OVL_INJECT_CONFIG_H
+#define OVL_INJECT_CONFIG_H
+
+#define OVL_DEFAULT_OUTPUT "ovl-trace"
+#define OVL_DEFAULT_FLUSH_MS 1000
+
+typedef enum ovl_log_level { OVL_LOG_QUIET, OVL_LOG_INFO, OVL_LOG_DEBUG } ovl_log_level;
+
+typedef struct ovl_capture_config {
+  int disabled;
+  char output_dir[4096];
+  long flush_ms;
+  ovl_log_level log;
+  char problem[256];  /* a rejected value, reported once the capture starts; "" when none */
+} ovl_capture_config;
+
+typedef char *(*ovl_getenv_fn)(const char *name);
+
+void ovl_config_read(ovl_capture_config *c, ovl_getenv_fn get);
+
+/* Rank and world size as the launcher exported them, from the first pair that has a valid
+** rank: RANK/WORLD_SIZE (torchrun and most Python launchers: the variables closest to the
+** trainer when launchers nest), OMPI_COMM_WORLD_RANK/_SIZE, PMI_RANK/PMI_SIZE, PMIX_RANK,
+** SLURM_PROCID/SLURM_NTASKS. Each is set to -1 when unknown. */
+void ovl_launcher_rank(ovl_getenv_fn get, long *rank, long *world_size);
+
+#endif

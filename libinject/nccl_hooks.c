@@ -1,0 +1,400 @@
+/*
+** NCCL interposers: the ncclX functions the program calls resolve here first (LD_PRELOAD),
+** and each calls the real NCCL found with dlsym(RTLD_NEXT), or in an already loaded
+** libnccl when NCCL sits in a local dlopen scope (e.g. under Python extension modules).
+**
+** Per call: host start/end on the capture clock, the communicator's stable id, rank, size
+** and per-communicator sequence number, and an external correlation id pushed around the
+** call so that CUPTI links the GPU work it launches (collective_ids.h). Calls that NCCL
+** makes into its own API from inside a hooked call (ncclBcast -> ncclBroadcast,
+** ncclCommInitAll -> ncclGroupStart, ...) pass straight through: one row per program call.
+*/
+#define _GNU_SOURCE
+#include "capture.h"
+#include "clock.h"
+#include "collective_ids.h"
+#include "cupti_session.h"
+#include "host_buffer.h"
+#include "nccl_comms.h"
+#include "nccl_names.h"
+#include "store/trace_rows.h"
+
+#include <dlfcn.h>
+#include <nccl.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+
+static __thread int hook_depth;        /* > 0 inside a hooked call on this thread */
+static __thread int group_depth;       /* ncclGroupStart nesting */
+static __thread uint64_t group_id;     /* the current outermost group */
+static __thread uint32_t group_members;
+static atomic_uint_fast64_t next_collective_id = 1;
+static atomic_uint_fast64_t next_group_id = 1;
+static atomic_uint_fast64_t next_init_all = 1;
+static atomic_int first_call_seen;
+static atomic_int nccl_version;
+
+/* ---------------------------------------------------------------------------------- */
+/* The real NCCL                                                                      */
+/* ---------------------------------------------------------------------------------- */
+
+static void *find_real(const char *name, void *self) {
+  void *f = dlsym(RTLD_NEXT, name);
+  if (f && f != self) return f;
+  static const char *const libs[] = {"libnccl.so.2", "libnccl.so"};
+  for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
+    void *h = dlopen(libs[i], RTLD_LAZY | RTLD_NOLOAD);  /* kept open: NCCL must stay */
+    if (h && (f = dlsym(h, name)) != NULL && f != self) return f;
+  }
+  return NULL;
+}
+
+#define REAL_SLOT(fn) static _Atomic(__typeof__(&fn)) real_##fn
+#define RESOLVE(fn)                                                             \
+  __typeof__(&fn) real = atomic_load_explicit(&real_##fn, memory_order_relaxed); \
+  if (!real) {                                                                  \
+    real = (__typeof__(&fn))find_real(#fn, (void *)fn);                         \
+    if (!real) return ncclSystemError;                                          \
+    atomic_store_explicit(&real_##fn, real, memory_order_relaxed);              \
+  }
+
+REAL_SLOT(ncclAllReduce);
+REAL_SLOT(ncclReduceScatter);
+REAL_SLOT(ncclAllGather);
+REAL_SLOT(ncclBroadcast);
+REAL_SLOT(ncclBcast);
+REAL_SLOT(ncclReduce);
+REAL_SLOT(ncclAlltoAll);
+REAL_SLOT(ncclGather);
+REAL_SLOT(ncclScatter);
+REAL_SLOT(ncclSend);
+REAL_SLOT(ncclRecv);
+REAL_SLOT(ncclGroupStart);
+REAL_SLOT(ncclGroupEnd);
+REAL_SLOT(ncclCommInitRank);
+REAL_SLOT(ncclCommInitRankConfig);
+REAL_SLOT(ncclCommInitRankScalable);
+REAL_SLOT(ncclCommInitAll);
+REAL_SLOT(ncclCommSplit);
+REAL_SLOT(ncclCommShrink);
+REAL_SLOT(ncclCommDestroy);
+REAL_SLOT(ncclCommAbort);
+
+/* Queries NCCL about a communicator (best effort: a non-blocking one may still be
+** initialising, and old NCCLs may lack a query). */
+static int64_t query(const char *fn, ncclComm_t comm) {
+  static _Atomic(void *) fns[3];
+  static const char *const names[3] = {"ncclCommCount", "ncclCommUserRank", "ncclCommCuDevice"};
+  int i = strcmp(fn, names[0]) == 0 ? 0 : strcmp(fn, names[1]) == 0 ? 1 : 2;
+  ncclResult_t (*f)(const ncclComm_t, int *) = (ncclResult_t(*)(const ncclComm_t, int *))atomic_load(&fns[i]);
+  if (!f) {
+    f = (ncclResult_t(*)(const ncclComm_t, int *))find_real(names[i], NULL);
+    atomic_store(&fns[i], (void *)f);
+  }
+  int v;
+  return f && f(comm, &v) == ncclSuccess ? v : OVL_NONE;
+}
+
+static int64_t version_of_nccl(void) {
+  int v = atomic_load(&nccl_version);
+  if (!v) {
+    ncclResult_t (*get)(int *) = (ncclResult_t(*)(int *))find_real("ncclGetVersion", NULL);
+    if (get && get(&v) == ncclSuccess) atomic_store(&nccl_version, v);
+  }
+  return v;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Communicators                                                                      */
+/* ---------------------------------------------------------------------------------- */
+
+static ovl_comm_info *register_comm(ncclComm_t comm, int64_t id, int64_t rank, int64_t nranks) {
+  if (!comm) return NULL;
+  if (rank < 0 || rank == OVL_NONE) rank = query("ncclCommUserRank", comm);
+  if (nranks <= 0 || nranks == OVL_NONE) nranks = query("ncclCommCount", comm);
+  int64_t device = query("ncclCommCuDevice", comm);
+  ovl_comm_info *info = ovl_comms_add(comm, id, rank, nranks, device);
+  ovl_comm_event ev = {{OVL_EV_COMM, sizeof ev, 0}, id, rank, nranks, device, version_of_nccl()};
+  ovl_hostbuf_append(&ev, sizeof ev);
+  return info;
+}
+
+/* A communicator libovl did not see created (made through an entry point it does not hook):
+** its id is only unique within this process. */
+static ovl_comm_info *comm_of(ncclComm_t comm) {
+  ovl_comm_info *info = ovl_comms_find(comm);
+  if (info || !comm) return info;
+  struct { const void *comm; int64_t pid; } key = {comm, getpid()};
+  return register_comm(comm, ovl_comm_id_hash(&key, sizeof key, 2), OVL_NONE, OVL_NONE);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Calls                                                                              */
+/* ---------------------------------------------------------------------------------- */
+
+typedef struct pending_call {
+  ovl_coll_event ev;
+  ovl_comm_info *comm;
+  int recording, pushed;
+} pending_call;
+
+static void call_begin(pending_call *p, int call, ncclComm_t comm, cudaStream_t stream, size_t count, int dtype,
+                       int redop, int64_t peer) {
+  p->recording = p->pushed = 0;
+  if (hook_depth++ > 0 || !ovl_capture_activate()) return;
+  if (!atomic_load_explicit(&first_call_seen, memory_order_relaxed) &&
+      !atomic_exchange_explicit(&first_call_seen, 1, memory_order_relaxed))
+    ovl_cupti_attach_late(ovl_nccl_call_name(call));
+  ovl_comm_info *info = p->comm = comm_of(comm);
+  ovl_coll_event *e = &p->ev;
+  memset(e, 0, sizeof *e);
+  e->h.kind = OVL_EV_COLLECTIVE;
+  e->h.size = sizeof *e;
+  e->comm = info ? info->id : OVL_NONE;
+  e->rank = info ? info->rank : OVL_NONE;
+  e->nranks = info ? info->nranks : OVL_NONE;
+  e->device = info ? info->device : OVL_NONE;
+  e->op = call;
+  e->dtype = dtype;
+  e->redop = redop;
+  e->count = (int64_t)count;
+  e->bytes = ovl_nccl_send_bytes(call, e->count, dtype, e->nranks);
+  e->peer = peer;
+  e->tid = ovl_capture_tid();
+  e->stream = ovl_cupti_stream_id(stream);
+  if (group_depth > 0 && group_members < OVL_GROUP_MAX_MEMBERS) {
+    e->group_id = (int64_t)group_id;
+    e->id = ovl_group_member_id(group_id, group_members++);  /* launched by ncclGroupEnd */
+  } else {
+    e->group_id = group_depth > 0 ? (int64_t)group_id : OVL_NONE;
+    e->id = (int64_t)atomic_fetch_add_explicit(&next_collective_id, 1, memory_order_relaxed);
+    if (group_depth == 0) p->pushed = ovl_cupti_push((uint64_t)e->id);
+  }
+  p->recording = 1;
+  e->host_start = ovl_clock_ns();
+}
+
+static void call_end(pending_call *p, ncclResult_t rc) {
+  hook_depth--;
+  if (!p->recording) return;
+  p->ev.host_end = ovl_clock_ns();
+  if (p->pushed) ovl_cupti_pop();
+  if (rc != ncclSuccess && rc != ncclInProgress) return;  /* launched nothing */
+  p->ev.seq = p->comm ? atomic_fetch_add_explicit(&p->comm->next_seq, 1, memory_order_relaxed) : OVL_NONE;
+  ovl_hostbuf_append(&p->ev, sizeof p->ev);
+}
+
+#define NO_REDOP (-1)
+#define NO_PEER (-1)
+
+/* The body of every collective hook: record around the real call with these arguments. */
+#define RECORD_CALL(fn, call, count, dtype, redop, peer, ...)            \
+  RESOLVE(fn);                                                          \
+  pending_call p;                                                       \
+  call_begin(&p, call, comm, stream, count, dtype, redop, peer);        \
+  ncclResult_t rc = real(__VA_ARGS__);                                  \
+  call_end(&p, rc);                                                     \
+  return rc
+
+EXPORT ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                                  ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+  RECORD_CALL(ncclAllReduce, OVL_NCCL_ALLREDUCE, count, datatype, op, NO_PEER,
+              sendbuff, recvbuff, count, datatype, op, comm, stream);
+}
+
+EXPORT ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
+                                      ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+  RECORD_CALL(ncclReduceScatter, OVL_NCCL_REDUCESCATTER, recvcount, datatype, op, NO_PEER,
+              sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
+}
+
+EXPORT ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount, ncclDataType_t datatype,
+                                  ncclComm_t comm, cudaStream_t stream) {
+  RECORD_CALL(ncclAllGather, OVL_NCCL_ALLGATHER, sendcount, datatype, NO_REDOP, NO_PEER,
+              sendbuff, recvbuff, sendcount, datatype, comm, stream);
+}
+
+EXPORT ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                                  int root, ncclComm_t comm, cudaStream_t stream) {
+  RECORD_CALL(ncclBroadcast, OVL_NCCL_BROADCAST, count, datatype, NO_REDOP, root,
+              sendbuff, recvbuff, count, datatype, root, comm, stream);
+}
+
+EXPORT ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+                              cudaStream_t stream) {
+  RECORD_CALL(ncclBcast, OVL_NCCL_BROADCAST, count, datatype, NO_REDOP, root, buff, count, datatype, root, comm, stream);
+}
+
+EXPORT ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                               ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
+  RECORD_CALL(ncclReduce, OVL_NCCL_REDUCE, count, datatype, op, root,
+              sendbuff, recvbuff, count, datatype, op, root, comm, stream);
+}
+
+EXPORT ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+                                 ncclComm_t comm, cudaStream_t stream) {
+  RECORD_CALL(ncclAlltoAll, OVL_NCCL_ALLTOALL, count, datatype, NO_REDOP, NO_PEER,
+              sendbuff, recvbuff, count, datatype, comm, stream);
+}
+
+EXPORT ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
+                               ncclComm_t comm, cudaStream_t stream) {
+  RECORD_CALL(ncclGather, OVL_NCCL_GATHER, count, datatype, NO_REDOP, root,
+              sendbuff, recvbuff, count, datatype, root, comm, stream);
+}
+
+EXPORT ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
+                                ncclComm_t comm, cudaStream_t stream) {
+  RECORD_CALL(ncclScatter, OVL_NCCL_SCATTER, count, datatype, NO_REDOP, root,
+              sendbuff, recvbuff, count, datatype, root, comm, stream);
+}
+
+EXPORT ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                             cudaStream_t stream) {
+  RECORD_CALL(ncclSend, OVL_NCCL_SEND, count, datatype, NO_REDOP, peer, sendbuff, count, datatype, peer, comm, stream);
+}
+
+EXPORT ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+                             cudaStream_t stream) {
+  RECORD_CALL(ncclRecv, OVL_NCCL_RECV, count, datatype, NO_REDOP, peer, recvbuff, count, datatype, peer, comm, stream);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Groups                                                                             */
+/* ---------------------------------------------------------------------------------- */
+
+EXPORT ncclResult_t ncclGroupStart(void) {
+  RESOLVE(ncclGroupStart);
+  if (hook_depth == 0 && ovl_capture_activate() && group_depth++ == 0) {
+    group_id = atomic_fetch_add_explicit(&next_group_id, 1, memory_order_relaxed);
+    group_members = 0;
+  }
+  return real();
+}
+
+/* The outermost ncclGroupEnd launches the group's work: its external id names the group. */
+EXPORT ncclResult_t ncclGroupEnd(void) {
+  RESOLVE(ncclGroupEnd);
+  if (hook_depth > 0 || group_depth == 0 || --group_depth > 0) return real();
+  int pushed = group_members > 0 && ovl_cupti_push(ovl_group_ext_id(group_id, group_members));
+  hook_depth++;
+  ncclResult_t rc = real();
+  hook_depth--;
+  if (pushed) ovl_cupti_pop();
+  return rc;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Communicator life                                                                  */
+/* ---------------------------------------------------------------------------------- */
+
+/* Enters a communicator hook; returns 1 when this call should be recorded. CUPTI is
+** attached first (late, if the driver did not) so that NCCL's set-up work is captured. */
+static int init_begin(const char *hook) {
+  if (hook_depth++ > 0 || !ovl_capture_activate()) return 0;
+  ovl_cupti_attach_late(hook);
+  return 1;
+}
+
+static int succeeded(ncclResult_t rc) { return rc == ncclSuccess || rc == ncclInProgress; }
+
+EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank) {
+  RESOLVE(ncclCommInitRank);
+  int rec = init_begin("ncclCommInitRank");
+  ncclResult_t rc = real(comm, nranks, commId, rank);
+  if (rec && succeeded(rc) && comm) register_comm(*comm, ovl_comm_id_hash(&commId, sizeof commId, 0), rank, nranks);
+  hook_depth--;
+  return rc;
+}
+
+EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
+                                           ncclConfig_t *config) {
+  RESOLVE(ncclCommInitRankConfig);
+  int rec = init_begin("ncclCommInitRankConfig");
+  ncclResult_t rc = real(comm, nranks, commId, rank, config);
+  if (rec && succeeded(rc) && comm) register_comm(*comm, ovl_comm_id_hash(&commId, sizeof commId, 0), rank, nranks);
+  hook_depth--;
+  return rc;
+}
+
+EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank, int nId,
+                                             ncclUniqueId *commIds, ncclConfig_t *config) {
+  RESOLVE(ncclCommInitRankScalable);
+  int rec = init_begin("ncclCommInitRankScalable");
+  ncclResult_t rc = real(newcomm, nranks, myrank, nId, commIds, config);
+  if (rec && succeeded(rc) && newcomm && commIds && nId > 0)
+    register_comm(*newcomm, ovl_comm_id_hash(commIds, (size_t)nId * sizeof *commIds, 0), myrank, nranks);
+  hook_depth--;
+  return rc;
+}
+
+/* One communicator of ndev ranks, all in this process. */
+EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist) {
+  RESOLVE(ncclCommInitAll);
+  int rec = init_begin("ncclCommInitAll");
+  ncclResult_t rc = real(comms, ndev, devlist);
+  if (rec && succeeded(rc) && comms) {
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    struct { char host[256]; int64_t pid; uint64_t n; } key;
+    memset(&key, 0, sizeof key);
+    memcpy(key.host, host, sizeof host);
+    key.pid = getpid();
+    key.n = atomic_fetch_add(&next_init_all, 1);
+    int64_t id = ovl_comm_id_hash(&key, sizeof key, 1);
+    for (int i = 0; i < ndev; i++) register_comm(comms[i], id, i, ndev);
+  }
+  hook_depth--;
+  return rc;
+}
+
+/* A child communicator's id: the parent's id and how many children the parent had before,
+** which every rank of the parent sees alike (splits are collective), plus the color. */
+static int64_t child_id(ncclComm_t parent, int64_t color, int64_t kind) {
+  ovl_comm_info *p = comm_of(parent);
+  struct { int64_t parent, color, kind; uint64_t n; } key = {p ? p->id : 0, color, kind, 0};
+  key.n = p ? atomic_fetch_add(&p->children, 1) : 0;
+  return ovl_comm_id_hash(&key, sizeof key, 3);
+}
+
+EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config) {
+  RESOLVE(ncclCommSplit);
+  int rec = init_begin("ncclCommSplit");
+  int64_t id = rec ? child_id(comm, color, 0) : 0;
+  ncclResult_t rc = real(comm, color, key, newcomm, config);
+  if (rec && succeeded(rc) && newcomm && *newcomm) register_comm(*newcomm, id, OVL_NONE, OVL_NONE);
+  hook_depth--;
+  return rc;
+}
+
+EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount,
+                                   ncclComm_t *newcomm, ncclConfig_t *config, int shrinkFlags) {
+  RESOLVE(ncclCommShrink);
+  int rec = init_begin("ncclCommShrink");
+  int64_t id = rec ? child_id(comm, 0, 1) : 0;
+  ncclResult_t rc = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+  if (rec && succeeded(rc) && newcomm && *newcomm) register_comm(*newcomm, id, OVL_NONE, OVL_NONE);
+  hook_depth--;
+  return rc;
+}
+
+EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+  RESOLVE(ncclCommDestroy);
+  ovl_comms_remove(comm);
+  hook_depth++;
+  ncclResult_t rc = real(comm);
+  hook_depth--;
+  return rc;
+}
+
+EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
+  RESOLVE(ncclCommAbort);
+  ovl_comms_remove(comm);
+  hook_depth++;
+  ncclResult_t rc = real(comm);
+  hook_depth--;
+  return rc;
+}
