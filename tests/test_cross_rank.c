@@ -97,6 +97,8 @@ static void check_job(int known_realtime) {
                                                                    t.wait[4] + t.wait[6] + t.wait[7]),
              0.01 * (double)res.ranks[straggler].wait_caused_ns);
   CHECK_NEAR((double)res.ranks[straggler].late_gpu_ns, 400000.0, 20000.0);
+  /* it arrived ~400 us after the next slowest rank, every collective */
+  CHECK_NEAR((double)res.ranks[straggler].delay_ns / (STEPS * PER_STEP), 400000.0 - 15000.0, 25000.0);
   CHECK_NEAR((double)res.ranks[straggler].late_host_ns, 400000.0, 20000.0);
   CHECK(res.skew_p50 >= 400000 - 40000 && res.skew_p50 <= 400000 + 40000);
   CHECK(res.residual_p99 < 5000);

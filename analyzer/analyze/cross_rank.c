@@ -250,15 +250,18 @@ static int arrivals(work *w, ovl_xr_result *out) {
   }
   for (size_t m = 0; !rc && m < w->matched.len; m++) {
     const instance *in = &w->matched.items[m];
-    int64_t first = INT64_MAX, last = INT64_MIN;
+    int64_t first = INT64_MAX, last = INT64_MIN, second = INT64_MIN;
     size_t last_k = in->first;
     for (size_t k = in->first; k < in->first + in->count; k++) {
       const participant *p = &w->parts[k];
       int64_t a = call_of(w, p)->gpu_start + w->shift[p->rank];
       if (a < first) first = a;
       if (a > last) {
+        second = last;
         last = a;
         last_k = k;
+      } else if (a > second) {
+        second = a;
       }
     }
     if (OVL_VEC_PUSH(&skews, last - first)) rc = -1;
@@ -289,6 +292,7 @@ static int arrivals(work *w, ovl_xr_result *out) {
     ovl_xr_rank_result *lr = &out->ranks[lp->rank];
     lr->times_last++;
     lr->wait_caused_ns += caused;
+    lr->delay_ns += last - second;
     /* how late the last rank was on the GPU and on the host, against the others' median */
     size_t n = 0;
     for (size_t k = in->first; k < in->first + in->count; k++)

@@ -56,6 +56,8 @@ typedef struct ovl_xr_rank_result {
   int straggler;
   int64_t wait_ns, transfer_ns; /* over its matched calls */
   int64_t wait_caused_ns;       /* others' waiting in instances where it came last */
+  int64_t delay_ns;             /* sum of (its arrival - the second-last arrival) when last:
+                                ** what the job would gain if it had kept pace */
   int64_t late_gpu_ns;          /* median GPU-start lateness vs the others when last */
   int64_t late_host_ns;         /* median host-launch lateness vs the others when last, OVL_NONE unknown */
 } ovl_xr_rank_result;

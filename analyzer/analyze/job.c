@@ -87,13 +87,16 @@ int ovl_analyze_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs
     return rc;
   }
   ovl_qsort(job->ranks, job->nranks, sizeof *job->ranks, cmp_rank);
-  return OVL_OK;
+  rc = ovl_job_cross_rank(job, err);
+  if (rc) ovl_job_free(job);
+  return rc;
 }
 
 void ovl_job_free(ovl_job *job) {
   for (size_t i = 0; i < job->nranks; i++) ovl_rank_result_free(&job->ranks[i]);
   free(job->ranks);
   ovl_free_findings(job->findings, job->nfindings);
+  free(job->cross.members);
   for (size_t i = 0; i < job->nwarnings; i++) free(job->warnings[i]);
   free(job->warnings);
   memset(job, 0, sizeof *job);
