@@ -36,7 +36,11 @@ typedef struct ovl_job {
   size_t nwarnings;
 } ovl_job;
 
-/* Called after each trace is analysed (for progress displays); may be NULL. */
+/* Traces are analysed by up to this many threads (one per CPU). */
+#define OVL_JOB_MAX_WORKERS 16
+
+/* Called after each trace is analysed (for progress displays), from the worker that
+** analysed it, one call at a time; may be NULL. */
 typedef void (*ovl_job_progress_fn)(void *ctx, size_t done, size_t total, const char *path);
 
 /* Expands the TRACE arguments (files and directories), resolves each format, analyses every
