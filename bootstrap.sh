@@ -17,7 +17,7 @@ case "$mode" in
 esac
 
 # Debian packages the build and tests need.
-packages="build-essential cmake pkg-config libsqlite3-dev sqlite3"
+packages="build-essential cmake pkg-config libsqlite3-dev sqlite3 zlib1g-dev"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

@@ -42,11 +42,12 @@ static int warn_bad_rows(ovl_job *job, const char *path, const ovl_bad_rows *bad
 /* Analyses one file and appends its ranks to the job. */
 static int analyse_one(const ovl_analysis_ctx *ctx, const char *path, ovl_job *job, ovl_err *err) {
   ovl_trace_source src;
-  int rc = ovl_trace_source_open(path, &src, err);
+  int rc = ovl_trace_source_open_with(path, &ctx->opt.import, &src, err);
   if (rc) return rc;
   ovl_rank_result *got = NULL;
   size_t ngot = 0;
   rc = ovl_analyze_file(ctx, src.ovl_path, &got, &ngot, err);
+  if (rc) ovl_trace_source_explain(&src, err);
   if (!rc) {
     ovl_rank_result *grown = realloc(job->ranks, (job->nranks + ngot) * sizeof *grown);
     if (!grown) {

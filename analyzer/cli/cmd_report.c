@@ -17,7 +17,8 @@ static const char help[] =
     "Per rank (GPU) and per training step: compute time, communication time, exposed\n"
     "communication and the overlap efficiency 1 - T_exposed/T_comm, then one line per\n"
     "collective (op, bytes, GPU start, duration, exposed time, algbw/busbw).\n"
-    "TRACE: an ovl SQLite trace, or a directory of them.\n"
+    "TRACE: an ovl SQLite trace, a PyTorch profiler (Kineto) .json/.json.gz trace, an Nsight\n"
+    "Systems SQLite export, or a directory of them.\n"
     "\n"
     "Options:\n"
     "  --json               print the JSON report (contract: docs/report.md)\n"
@@ -25,6 +26,8 @@ static const char help[] =
     "  -o, --output FILE    write the report to FILE instead of standard output\n"
     "  --comm-pattern RE    also count kernels whose name matches RE (POSIX ERE) as communication\n"
     "  --step-pattern RE    also treat NVTX ranges whose name matches RE as training steps\n"
+    "  --hta-compat         Kineto traces: analyse what Holistic Trace Analysis does (last\n"
+    "                       ProfilerStep dropped, times rounded to whole us; docs/import.md)\n"
     "  --top N              text: show the N most exposed steps (default 10) and the\n"
     "                       collectives of the worst 3\n"
     "  --all                text: show every step and every collective\n"
@@ -34,7 +37,7 @@ static const char help[] =
     "--step-pattern; else from the repetition of the collective sequence; else the whole trace.\n"
     "Exit status: 0 ok, 1 bad input or usage, 2 internal error.\n";
 
-enum { OPT_JSON = 256, OPT_COMPACT, OPT_COMM_PATTERN, OPT_STEP_PATTERN, OPT_TOP, OPT_ALL };
+enum { OPT_JSON = 256, OPT_COMPACT, OPT_COMM_PATTERN, OPT_STEP_PATTERN, OPT_TOP, OPT_ALL, OPT_HTA_COMPAT };
 
 int ovl_cmd_report(int argc, char **argv) {
   static const struct option longopts[] = {
@@ -45,6 +48,7 @@ int ovl_cmd_report(int argc, char **argv) {
     {"step-pattern", required_argument, NULL, OPT_STEP_PATTERN},
     {"top", required_argument, NULL, OPT_TOP},
     {"all", no_argument, NULL, OPT_ALL},
+    {"hta-compat", no_argument, NULL, OPT_HTA_COMPAT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
@@ -68,6 +72,7 @@ int ovl_cmd_report(int argc, char **argv) {
         topt.max_steps = (size_t)n;
         break;
       case OPT_ALL: topt.max_steps = topt.detail_steps = topt.max_collectives = OVL_TEXT_ALL; break;
+      case OPT_HTA_COMPAT: aopt.import.hta_compat = 1; break;
       case 'h': fputs(help, stdout); return 0;
       default: return ovl_cli_bad_option("report", argv);
     }
