@@ -22,7 +22,9 @@ static const char help[] =
     "\n"
     "Options:\n"
     "  -o, --output OUT     the ovl trace to write; with several traces (or a directory), a\n"
-    "                       directory (created if missing) that receives NAME.sqlite per trace\n"
+    "                       directory (created if missing) that receives NAME.sqlite per trace;\n"
+    "                       an Nsight Systems export of several processes gives one trace per\n"
+    "                       process, OUT.pid<PID>.sqlite\n"
     "  --hta-compat         Kineto: what Holistic Trace Analysis analyses by default: drop the\n"
     "                       last ProfilerStep and round times to whole microseconds (start up,\n"
     "                       end down); see docs/import.md\n"
@@ -90,7 +92,7 @@ static int copy_file(const char *in, const char *out, ovl_err *err) {
 
 static void print_summary(const char *in, const char *out, ovl_trace_format f, const ovl_import_stats *s) {
   printf("%s -> %s: %s", in, out, format_name(f));
-  if (f == OVL_FORMAT_OVL_SQLITE) {
+  if (!s) {
     printf(", copied\n");
     return;
   }
@@ -103,16 +105,41 @@ static void print_summary(const char *in, const char *out, ovl_trace_format f, c
   printf("\n");
 }
 
+/* OUT for a single-process trace; OUT without .sqlite + ".pid<PID>.sqlite" for each process
+** of a multi-process export. Caller frees. */
+static char *process_output(const char *out, int64_t process, size_t nprocesses) {
+  if (nprocesses <= 1) return strdup(out);
+  size_t n = strlen(out);
+  if (n > 7 && strcmp(out + n - 7, ".sqlite") == 0) n -= 7;
+  size_t cap = n + 48;
+  char *path = malloc(cap);
+  if (path) snprintf(path, cap, "%.*s.pid%lld.sqlite", (int)n, out, (long long)process);
+  return path;
+}
+
 static int import_one(const char *in, const char *out, const ovl_import_options *opt, int quiet, ovl_err *err) {
   ovl_trace_format format;
   int rc = ovl_detect_format(in, &format, err);
   if (rc) return rc;
   if (same_file(in, out)) return ovl_fail(err, OVL_EUSER, "%s: the output would replace the input", out);
-  ovl_import_stats stats;
-  memset(&stats, 0, sizeof stats);
-  if (format == OVL_FORMAT_OVL_SQLITE) rc = copy_file(in, out, err);
-  else rc = ovl_import_trace(in, format, out, opt, &stats, err);
-  if (!rc && !quiet) print_summary(in, out, format, &stats);
+  if (format == OVL_FORMAT_OVL_SQLITE) {
+    rc = copy_file(in, out, err);
+    if (!rc && !quiet) print_summary(in, out, format, NULL);
+    return rc;
+  }
+  int64_t *processes = NULL;
+  size_t n = 0;
+  rc = ovl_import_processes(in, format, &processes, &n, err);
+  for (size_t i = 0; !rc && i < n; i++) {
+    char *path = process_output(out, processes[i], n);
+    ovl_import_stats stats;
+    if (!path) rc = ovl_oom(err, "output name");
+    else if (same_file(in, path)) rc = ovl_fail(err, OVL_EUSER, "%s: the output would replace the input", path);
+    else rc = ovl_import_trace(in, format, processes[i], path, opt, &stats, err);
+    if (!rc && !quiet) print_summary(in, path, format, &stats);
+    free(path);
+  }
+  free(processes);
   return rc;
 }
 

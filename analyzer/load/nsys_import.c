@@ -45,11 +45,12 @@ typedef struct nvtx_domain {
 } nvtx_domain;
 
 typedef struct nsys_import {
-  const char *path, *out_path;
+  const char *path;
   sqlite3 *db;
   ovl_trace_writer *w;
   ovl_import_stats *st;
-  int has_strings, multi_process;
+  int has_strings;
+  int64_t pid;                        /* the process read, or OVL_NONE for all */
   int64_t first_pid;
   OVL_VEC(nccl_kernel_ref) kernels;   /* NCCL kernels */
   ovl_i64map kernel_by_correlation;
@@ -57,6 +58,7 @@ typedef struct nsys_import {
   OVL_VEC(nccl_call) calls;           /* NCCL NVTX ranges of collective calls */
   OVL_VEC(comm_info) comms;           /* from ncclCommInitRank* ranges */
   OVL_VEC(nvtx_domain) domains;
+  OVL_VEC(int64_t) pids;              /* ovl_nsys_processes */
 } nsys_import;
 
 /* ---------------------------------------------------------------------------------- */
@@ -115,12 +117,6 @@ static int64_t tid_of(int64_t global_tid) {
   return global_tid == OVL_NONE ? OVL_NONE : global_tid & 0xffffff;
 }
 
-/* Correlation ids are unique per process; several processes share one export. */
-static int64_t correlation_of(const nsys_import *ni, int64_t pid, int64_t correlation) {
-  if (correlation == OVL_NONE || !ni->multi_process || pid == OVL_NONE) return correlation;
-  return pid * ((int64_t)1 << 32) + (correlation & 0xffffffff);
-}
-
 /* Steps a prepared query, calling fn for each row, then finalizes it. */
 static int each_row(nsys_import *ni, sqlite3_stmt *st, int (*fn)(nsys_import *, sqlite3_stmt *, ovl_err *),
                     ovl_err *err) {
@@ -132,11 +128,20 @@ static int each_row(nsys_import *ni, sqlite3_stmt *st, int (*fn)(nsys_import *, 
   return rc;
 }
 
+/* Runs sql, whose ?1 (if any) is the process filtered on. */
 static int query(nsys_import *ni, const char *sql, int (*fn)(nsys_import *, sqlite3_stmt *, ovl_err *),
                  ovl_err *err) {
   sqlite3_stmt *st = NULL;
   if (sqlite3_prepare_v2(ni->db, sql, -1, &st, NULL) != SQLITE_OK) return db_fail(ni, err);
+  if (sqlite3_bind_parameter_count(st) > 0) sqlite3_bind_int64(st, 1, ni->pid);
   return each_row(ni, st, fn, err);
+}
+
+/* " WHERE"/" AND" condition selecting the process on a globalPid/globalTid column, or "". */
+static void process_filter(const nsys_import *ni, const char *table, const char *alias, const char *column,
+                           const char *joiner, char *buf, size_t cap) {
+  if (ni->pid == OVL_NONE || !has_column(ni, table, column)) snprintf(buf, cap, "%s", "");
+  else snprintf(buf, cap, " %s (%s.%s >> 24) & 16777215 = ?1", joiner, alias, column);
 }
 
 /* "LEFT JOIN StringIds <alias> ON <alias>.id = <col>" and "<alias>.value", when possible. */
@@ -157,8 +162,7 @@ static void string_join(const nsys_import *ni, const char *col, const char *alia
 
 static int on_kernel(nsys_import *ni, sqlite3_stmt *st, ovl_err *err) {
   int64_t pid = pid_of(col_int(st, 5));
-  ovl_kernel_row row = {col_int(st, 0), col_int(st, 1), col_int(st, 2), col_int(st, 3),
-                        correlation_of(ni, pid, col_int(st, 4)), OVL_NONE,
+  ovl_kernel_row row = {col_int(st, 0), col_int(st, 1), col_int(st, 2), col_int(st, 3), col_int(st, 4), OVL_NONE,
                         {col_int(st, 7), col_int(st, 8), col_int(st, 9)},
                         {col_int(st, 10), col_int(st, 11), col_int(st, 12)}};
   const char *name = col_text(st, 6);
@@ -167,7 +171,7 @@ static int on_kernel(nsys_import *ni, sqlite3_stmt *st, ovl_err *err) {
   if (rc) return rc;
   ni->st->events++;
   ni->st->kernels++;
-  if (ni->first_pid == OVL_NONE) ni->first_pid = pid;
+  if (ni->first_pid == OVL_NONE) ni->first_pid = ni->pid != OVL_NONE ? ni->pid : pid;
   if (!ovl_is_nccl_kernel(name)) return OVL_OK;
   ni->st->nccl_kernels++;
   if (row.correlation == OVL_NONE) return OVL_OK;
@@ -181,25 +185,25 @@ static int on_kernel(nsys_import *ni, sqlite3_stmt *st, ovl_err *err) {
 static int import_kernels(nsys_import *ni, ovl_err *err) {
   const char *t = "CUPTI_ACTIVITY_KIND_KERNEL";
   if (!has_table(ni, t)) return OVL_OK;
-  char name_col[64], pid[64], dims[6][64], join[160], value[32], sql[2048];
+  char name_col[64], pid[64], dims[6][64], join[160], value[32], where[96], sql[2048];
   const char *name = column_or_null(ni, t, "k", "demangledName", name_col, sizeof name_col);
   if (strcmp(name, "NULL") == 0) name = column_or_null(ni, t, "k", "shortName", name_col, sizeof name_col);
   string_join(ni, name, "s", join, sizeof join, value, sizeof value);
   static const char *const dim_cols[6] = {"gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ"};
   const char *d[6];
   for (int i = 0; i < 6; i++) d[i] = column_or_null(ni, t, "k", dim_cols[i], dims[i], sizeof dims[i]);
+  process_filter(ni, t, "k", "globalPid", "WHERE", where, sizeof where);
   snprintf(sql, sizeof sql,
            "SELECT k.start, k.end, k.deviceId, k.streamId, k.correlationId, %s, %s, %s, %s, %s, %s, %s, %s"
-           " FROM %s k %s ORDER BY k.start",
+           " FROM %s k %s%s ORDER BY k.start",
            column_or_null(ni, t, "k", "globalPid", pid, sizeof pid), value, d[0], d[1], d[2], d[3], d[4], d[5], t,
-           join);
+           join, where);
   return query(ni, sql, on_kernel, err);
 }
 
 static int write_memop(nsys_import *ni, sqlite3_stmt *st, const char *kind, ovl_err *err) {
-  int64_t pid = pid_of(col_int(st, 5));
-  ovl_memop_row row = {col_int(st, 0), col_int(st, 1), col_int(st, 2), col_int(st, 3),
-                       correlation_of(ni, pid, col_int(st, 4)), kind, col_int(st, 6)};
+  ovl_memop_row row = {col_int(st, 0), col_int(st, 1), col_int(st, 2), col_int(st, 3), col_int(st, 4), kind,
+                       col_int(st, 6)};
   int rc = ovl_tw_memop(ni->w, &row, err);
   if (!rc) {
     ni->st->events++;
@@ -218,18 +222,18 @@ static int on_memset(nsys_import *ni, sqlite3_stmt *st, ovl_err *err) {
 
 static int import_memops(nsys_import *ni, const char *t, int is_memset, ovl_err *err) {
   if (!has_table(ni, t)) return OVL_OK;
-  char pid[64], bytes[64], kind[64], sql[1024];
+  char pid[64], bytes[64], kind[64], where[96], sql[1024];
+  process_filter(ni, t, "m", "globalPid", "WHERE", where, sizeof where);
   snprintf(sql, sizeof sql,
-           "SELECT m.start, m.end, m.deviceId, m.streamId, m.correlationId, %s, %s, %s FROM %s m ORDER BY m.start",
+           "SELECT m.start, m.end, m.deviceId, m.streamId, m.correlationId, %s, %s, %s FROM %s m%s ORDER BY m.start",
            column_or_null(ni, t, "m", "globalPid", pid, sizeof pid), column_or_null(ni, t, "m", "bytes", bytes, sizeof bytes),
-           is_memset ? "NULL" : column_or_null(ni, t, "m", "copyKind", kind, sizeof kind), t);
+           is_memset ? "NULL" : column_or_null(ni, t, "m", "copyKind", kind, sizeof kind), t, where);
   return query(ni, sql, is_memset ? on_memset : on_memcpy, err);
 }
 
 static int on_runtime(nsys_import *ni, sqlite3_stmt *st, ovl_err *err) {
   int64_t gtid = col_int(st, 2);
-  ovl_api_row row = {col_int(st, 0), col_int(st, 1), tid_of(gtid), correlation_of(ni, pid_of(gtid), col_int(st, 3)),
-                     OVL_NONE};
+  ovl_api_row row = {col_int(st, 0), col_int(st, 1), tid_of(gtid), col_int(st, 3), OVL_NONE};
   const char *name = col_text(st, 4);
   int rc = name ? ovl_tw_intern(ni->w, name, &row.name, err) : OVL_OK;
   if (!rc) rc = ovl_tw_api(ni->w, &row, err);
@@ -246,11 +250,13 @@ static int on_runtime(nsys_import *ni, sqlite3_stmt *st, ovl_err *err) {
 static int import_runtime(nsys_import *ni, ovl_err *err) {
   const char *t = "CUPTI_ACTIVITY_KIND_RUNTIME";
   if (!has_table(ni, t)) return OVL_OK;
-  char name_col[64], join[160], value[32], sql[1024];
+  char name_col[64], join[160], value[32], where[96], sql[1024];
   string_join(ni, column_or_null(ni, t, "r", "nameId", name_col, sizeof name_col), "s", join, sizeof join, value,
               sizeof value);
+  process_filter(ni, t, "r", "globalTid", "WHERE", where, sizeof where);
   snprintf(sql, sizeof sql,
-           "SELECT r.start, r.end, r.globalTid, r.correlationId, %s FROM %s r %s ORDER BY r.start", value, t, join);
+           "SELECT r.start, r.end, r.globalTid, r.correlationId, %s FROM %s r %s%s ORDER BY r.start", value, t, join,
+           where);
   return query(ni, sql, on_runtime, err);
 }
 
@@ -346,7 +352,7 @@ static int on_nvtx(nsys_import *ni, sqlite3_stmt *st, ovl_err *err) {
 static int import_nvtx(nsys_import *ni, ovl_err *err) {
   const char *t = "NVTX_EVENTS";
   if (!has_table(ni, t)) return OVL_OK;
-  char text_id[64], domain[64], json[64], text[64], join[160], value[32], sql[2048], name[200];
+  char text_id[64], domain[64], json[64], text[64], join[160], value[32], where[96], sql[2048], name[200];
   const char *tid_col = column_or_null(ni, t, "n", "textId", text_id, sizeof text_id);
   string_join(ni, tid_col, "s", join, sizeof join, value, sizeof value);
   const char *text_col = column_or_null(ni, t, "n", "text", text, sizeof text);
@@ -356,11 +362,12 @@ static int import_nvtx(nsys_import *ni, ovl_err *err) {
            NVTX_DOMAIN_CREATE);
   int rc = query(ni, sql, on_domain, err);
   if (rc) return rc;
+  process_filter(ni, t, "n", "globalTid", "AND", where, sizeof where);
   snprintf(sql, sizeof sql,
            "SELECT n.start, n.end, n.globalTid, %s, %s, n.eventType, %s FROM %s n %s"
-           " WHERE n.eventType IN (%d, %d, %d) ORDER BY n.start",
+           " WHERE n.eventType IN (%d, %d, %d)%s ORDER BY n.start",
            domain_col, name, column_or_null(ni, t, "n", "jsonText", json, sizeof json), t, join, NVTX_MARK,
-           NVTX_PUSHPOP_RANGE, NVTX_STARTEND_RANGE);
+           NVTX_PUSHPOP_RANGE, NVTX_STARTEND_RANGE, where);
   return query(ni, sql, on_nvtx, err);
 }
 
@@ -444,27 +451,58 @@ static int write_meta(nsys_import *ni, ovl_err *err) {
   return rc;
 }
 
-int ovl_nsys_import(const char *path, ovl_trace_writer *w, const char *out_path, const ovl_import_options *opt,
-                    ovl_import_stats *stats, ovl_err *err) {
-  (void)opt;  /* --hta-compat concerns Kineto traces only */
+static int open_export(nsys_import *ni, const char *path, ovl_err *err) {
+  ni->path = path;
+  if (sqlite3_open_v2(path, &ni->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+    return ovl_fail(err, OVL_EUSER, "%s: cannot open SQLite database: %s", path,
+                    ni->db ? sqlite3_errmsg(ni->db) : "out of memory");
+  ni->has_strings = has_table(ni, "StringIds");
+  return OVL_OK;
+}
+
+static int on_process(nsys_import *ni, sqlite3_stmt *st, ovl_err *err) {
+  return OVL_VEC_PUSH(&ni->pids, col_int(st, 0)) ? ovl_oom(err, "processes") : OVL_OK;
+}
+
+int ovl_nsys_processes(const char *path, int64_t **pids, size_t *n, ovl_err *err) {
+  *pids = NULL;
+  *n = 0;
   nsys_import ni;
   memset(&ni, 0, sizeof ni);
-  ni.path = path;
-  ni.out_path = out_path;
+  int rc = open_export(&ni, path, err);
+  static const char *const tables[] = {"CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY",
+                                       "CUPTI_ACTIVITY_KIND_MEMSET"};
+  char sql[1024] = "";
+  size_t used = 0;
+  for (size_t i = 0; !rc && i < sizeof tables / sizeof tables[0]; i++) {
+    if (!has_table(&ni, tables[i]) || !has_column(&ni, tables[i], "globalPid")) continue;
+    used += (size_t)snprintf(sql + used, sizeof sql - used, "%sSELECT (globalPid >> 24) & 16777215 FROM %s",
+                             used ? " UNION " : "", tables[i]);
+  }
+  if (!rc && used) {
+    snprintf(sql + used, sizeof sql - used, " ORDER BY 1");
+    rc = query(&ni, sql, on_process, err);
+  }
+  if (!rc) {
+    *pids = ni.pids.items;
+    *n = ni.pids.len;
+  } else {
+    OVL_VEC_FREE(&ni.pids);
+  }
+  sqlite3_close(ni.db);
+  return rc;
+}
+
+int ovl_nsys_import(const char *path, int64_t pid, ovl_trace_writer *w, ovl_import_stats *stats, ovl_err *err) {
+  nsys_import ni;
+  memset(&ni, 0, sizeof ni);
   ni.w = w;
   ni.st = stats;
+  ni.pid = pid;
   ni.first_pid = OVL_NONE;
   stats->rank = stats->world_size = OVL_NONE;
-  int rc = OVL_OK;
-  if (sqlite3_open_v2(path, &ni.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
-    rc = ovl_fail(err, OVL_EUSER, "%s: cannot open SQLite database: %s", path, ni.db ? sqlite3_errmsg(ni.db) : "?");
-  if (!rc) {
-    ni.has_strings = has_table(&ni, "StringIds");
-    if (has_table(&ni, "CUPTI_ACTIVITY_KIND_KERNEL") && has_column(&ni, "CUPTI_ACTIVITY_KIND_KERNEL", "globalPid"))
-      ni.multi_process = single_int(&ni, "SELECT count(*) FROM (SELECT DISTINCT globalPid / 16777216 FROM "
-                                         "CUPTI_ACTIVITY_KIND_KERNEL LIMIT 2)") > 1;
-    rc = import_kernels(&ni, err);
-  }
+  int rc = open_export(&ni, path, err);
+  if (!rc) rc = import_kernels(&ni, err);
   if (!rc) rc = import_memops(&ni, "CUPTI_ACTIVITY_KIND_MEMCPY", 0, err);
   if (!rc) rc = import_memops(&ni, "CUPTI_ACTIVITY_KIND_MEMSET", 1, err);
   if (!rc) rc = import_runtime(&ni, err);

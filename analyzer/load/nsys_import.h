@@ -10,7 +10,8 @@
 **                                            when the export carries it as JSON text),
 **                                            linked to the NCCL kernels they launched
 ** Timestamps stay in the export's nanoseconds; thread ids are the low 24 bits of globalTid.
-** When the export holds several processes, correlation ids are made unique per process.
+** An export of several processes (e.g. every rank of `nsys profile torchrun ...`) is read one
+** process at a time: each becomes its own ovl trace, as if captured separately.
 */
 #ifndef OVL_NSYS_IMPORT_H
 #define OVL_NSYS_IMPORT_H
@@ -19,7 +20,9 @@
 #include "../store/trace_writer.h"
 #include "import_options.h"
 
-int ovl_nsys_import(const char *path, ovl_trace_writer *w, const char *out_path, const ovl_import_options *opt,
-                    ovl_import_stats *stats, ovl_err *err);
+/* The processes with GPU activity in the export, in pid order (*n = 0 when none). Caller frees. */
+int ovl_nsys_processes(const char *path, int64_t **pids, size_t *n, ovl_err *err);
+/* Reads the rows of process `pid` (OVL_NONE: every row) into w. */
+int ovl_nsys_import(const char *path, int64_t pid, ovl_trace_writer *w, ovl_import_stats *stats, ovl_err *err);
 
 #endif

@@ -1,12 +1,14 @@
 /* Foreign trace conversion: see trace_import.h. */
 #include "trace_import.h"
 
+#include "../store/trace_rows.h"
 #include "../store/trace_writer.h"
 #include "hta_compat.h"
 #include "kineto_import.h"
 #include "nsys_import.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void ovl_remove_trace_file(const char *path) {
@@ -20,7 +22,22 @@ void ovl_remove_trace_file(const char *path) {
   remove(side);
 }
 
-int ovl_import_trace(const char *in_path, ovl_trace_format format, const char *out_path,
+int ovl_import_processes(const char *in_path, ovl_trace_format format, int64_t **processes, size_t *n,
+                         ovl_err *err) {
+  *processes = NULL;
+  *n = 0;
+  if (format == OVL_FORMAT_NSYS_SQLITE) {
+    int rc = ovl_nsys_processes(in_path, processes, n, err);
+    if (rc || *n > 1) return rc;
+    free(*processes);
+  }
+  if (!(*processes = malloc(sizeof **processes))) return ovl_oom(err, "processes");
+  (*processes)[0] = OVL_NONE;
+  *n = 1;
+  return OVL_OK;
+}
+
+int ovl_import_trace(const char *in_path, ovl_trace_format format, int64_t process, const char *out_path,
                      const ovl_import_options *opt, ovl_import_stats *stats, ovl_err *err) {
   static const ovl_import_options defaults = {0};
   ovl_import_stats local;
@@ -32,7 +49,7 @@ int ovl_import_trace(const char *in_path, ovl_trace_format format, const char *o
   int rc = ovl_tw_open(&w, out_path, err);
   if (rc) return rc;
   if (format == OVL_FORMAT_KINETO_JSON) rc = ovl_kineto_import(in_path, w, out_path, opt, stats, err);
-  else rc = ovl_nsys_import(in_path, w, out_path, opt, stats, err);
+  else rc = ovl_nsys_import(in_path, process, w, stats, err);
   ovl_err close_err;
   int close_rc = ovl_tw_close(w, &close_err);
   if (!rc && close_rc) {

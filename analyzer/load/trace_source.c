@@ -32,6 +32,22 @@ int ovl_trace_source_open(const char *path, ovl_trace_source *src, ovl_err *err)
   return ovl_trace_source_open_with(path, NULL, src, err);
 }
 
+/* Converts every process of the foreign trace into its own temporary ovl trace. */
+static int convert(ovl_trace_source *src, const ovl_import_options *opt, ovl_err *err) {
+  int64_t *processes = NULL;
+  size_t n = 0;
+  int rc = ovl_import_processes(src->path, src->format, &processes, &n, err);
+  if (!rc && !(src->ovl_paths = calloc(n, sizeof *src->ovl_paths))) rc = ovl_oom(err, "trace source");
+  src->is_temporary = 1;
+  for (size_t i = 0; !rc && i < n; i++) {
+    rc = make_temp_path(&src->ovl_paths[i], err);
+    if (!rc) src->n_ovl_paths++;
+    if (!rc) rc = ovl_import_trace(src->path, src->format, processes[i], src->ovl_paths[i], opt, NULL, err);
+  }
+  free(processes);
+  return rc;
+}
+
 int ovl_trace_source_open_with(const char *path, const ovl_import_options *opt, ovl_trace_source *src,
                                ovl_err *err) {
   memset(src, 0, sizeof *src);
@@ -39,27 +55,34 @@ int ovl_trace_source_open_with(const char *path, const ovl_import_options *opt, 
   if (rc) return rc;
   if (!(src->path = strdup(path))) return ovl_oom(err, "trace source");
   if (src->format == OVL_FORMAT_OVL_SQLITE) {
-    if (!(src->ovl_path = strdup(path))) rc = ovl_oom(err, "trace source");
-  } else if (!(rc = make_temp_path(&src->ovl_path, err))) {
-    src->is_temporary = 1;
-    rc = ovl_import_trace(path, src->format, src->ovl_path, opt, NULL, err);
+    if (!(src->ovl_paths = calloc(1, sizeof *src->ovl_paths)) || !(src->ovl_paths[0] = strdup(path)))
+      rc = ovl_oom(err, "trace source");
+    else src->n_ovl_paths = 1;
+  } else {
+    rc = convert(src, opt, err);
   }
+  if (!rc) src->ovl_path = src->ovl_paths[0];
   if (rc) ovl_trace_source_close(src);
   return rc;
 }
 
 void ovl_trace_source_explain(const ovl_trace_source *src, ovl_err *err) {
-  if (!src->is_temporary || !src->ovl_path || !src->path) return;
-  const char *at = strstr(err->msg, src->ovl_path);
-  if (!at) return;
-  char msg[sizeof err->msg];
-  snprintf(msg, sizeof msg, "%.*s%s%s", (int)(at - err->msg), err->msg, src->path, at + strlen(src->ovl_path));
-  memcpy(err->msg, msg, sizeof msg);
+  for (size_t i = 0; src->is_temporary && src->path && i < src->n_ovl_paths; i++) {
+    const char *at = strstr(err->msg, src->ovl_paths[i]);
+    if (!at) continue;
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "%.*s%s%s", (int)(at - err->msg), err->msg, src->path, at + strlen(src->ovl_paths[i]));
+    memcpy(err->msg, msg, sizeof msg);
+    return;
+  }
 }
 
 void ovl_trace_source_close(ovl_trace_source *src) {
-  if (src->is_temporary && src->ovl_path) ovl_remove_trace_file(src->ovl_path);
+  for (size_t i = 0; i < src->n_ovl_paths; i++) {
+    if (src->is_temporary) ovl_remove_trace_file(src->ovl_paths[i]);
+    free(src->ovl_paths[i]);
+  }
+  free(src->ovl_paths);
   free(src->path);
-  free(src->ovl_path);
   memset(src, 0, sizeof *src);
 }
