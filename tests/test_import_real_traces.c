@@ -14,6 +14,7 @@
 #include "trace_builder.h"
 
 #include <dirent.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,12 +46,23 @@ static char *inflate_file(const char *path, size_t *n) {
   return buf;
 }
 
+/* First occurrence of pat in [p, end), or NULL. Bounded: the text is tens of MB. */
+static const char *find(const char *p, const char *end, const char *pat) {
+  size_t m = strlen(pat);
+  while (p && end - p >= (ptrdiff_t)m) {
+    p = memchr(p, pat[0], (size_t)(end - p) - m + 1);
+    if (p && memcmp(p, pat, m) == 0) return p;
+    if (p) p++;
+  }
+  return NULL;
+}
+
 /* The text of the string value after `"key":` within [p, end), copied into out; 0 if absent. */
 static int value_after(const char *p, const char *end, const char *key, char *out, size_t cap) {
   char pat[64];
   snprintf(pat, sizeof pat, "\"%s\"", key);
-  const char *k = strstr(p, pat);
-  if (!k || k >= end) return 0;
+  const char *k = find(p, end, pat);
+  if (!k) return 0;
   k += strlen(pat);
   while (*k == ' ' || *k == ':') k++;
   size_t n = 0;
@@ -76,9 +88,9 @@ static text_counts count_by_text(const char *path) {
   char *text = inflate_file(path, &n);
   text_counts c = {0, 0, 0, -1, -1};
   long pids[64];
-  const char *p = strstr(text, "\"ph\"");
+  const char *p = find(text, text + n, "\"ph\"");
   while (p) {
-    const char *next = strstr(p + 4, "\"ph\"");
+    const char *next = find(p + 4, text + n, "\"ph\"");
     const char *end = next ? next : text + n;
     char cat[32], name[256], pid[32];
     if (value_after(p, end, "cat", cat, sizeof cat) && (strcmp(cat, "kernel") == 0 || strcmp(cat, "Kernel") == 0)) {
@@ -92,10 +104,11 @@ static text_counts count_by_text(const char *path) {
     }
     p = next;
   }
-  const char *di = strstr(text, "\"distributedInfo\"");
+  const char *di = find(text, text + n, "\"distributedInfo\"");
+  const char *di_end = di && text + n - di > 400 ? di + 400 : text + n;
   char v[32];
-  if (di && value_after(di, di + 400, "rank", v, sizeof v)) c.rank = atol(v);
-  if (di && value_after(di, di + 400, "world_size", v, sizeof v)) c.world_size = atol(v);
+  if (di && value_after(di, di_end, "rank", v, sizeof v)) c.rank = atol(v);
+  if (di && value_after(di, di_end, "world_size", v, sizeof v)) c.world_size = atol(v);
   free(text);
   return c;
 }
@@ -158,7 +171,8 @@ static void check_one_job(const char *ovl, const char *dir) {
   cmd_result r = run_cmd(cmd);
   CHECK_I64(r.status, 0);
   int seen[8] = {0}, ranks = 0, world8 = 0;
-  for (const char *line = r.out; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+  const char *end = r.out + strlen(r.out);
+  for (const char *line = r.out; line && line < end; line = find(line, end, "\n") ? find(line, end, "\n") + 1 : NULL) {
     int k;
     if (sscanf(line, "      \"rank\": %d,", &k) == 1 && strncmp(line, "      \"rank\"", 12) == 0) {
       ranks++;
