@@ -248,18 +248,31 @@ static int read_escape(ovl_json *j, ovl_err *err) {
   return OVL_OK;
 }
 
+/* The first '"' or '\\' in [p, e), or e. Eight bytes at a time: a byte equal to c makes
+** the lane of w ^ (c * 0x01..01) zero, and the lowest "has a zero byte" bit marks the first
+** one exactly (borrows only disturb lanes above it). Little-endian byte order. */
+static inline const char *find_string_end(const char *p, const char *e) {
+  const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+  while (e - p >= 8) {
+    uint64_t w, q, b;
+    memcpy(&w, p, 8);
+    q = w ^ (ones * '"');
+    b = w ^ (ones * '\\');
+    uint64_t hit = ((q - ones) & ~q & highs) | ((b - ones) & ~b & highs);
+    if (hit) return p + (__builtin_ctzll(hit) >> 3);
+    p += 8;
+  }
+  while (p < e && *p != '"' && *p != '\\') p++;
+  return p;
+}
+
 /* A string whose opening quote is consumed. */
 static int read_string(ovl_json *j, ovl_err *err) {
   j->len = 0;
   j->truncated = 0;
   j->high_surrogate = 0;
   for (;;) {
-    const char *p = j->p;
-    size_t avail = (size_t)(j->end - p);
-    const char *q = avail ? memchr(p, '"', avail) : NULL;
-    const char *stop = q ? q : j->end;
-    const char *bs = memchr(p, '\\', (size_t)(stop - p));
-    if (bs) stop = bs;
+    const char *p = j->p, *stop = find_string_end(p, j->end);
     if (stop > p) flush_surrogate(j);
     keep_bytes(j, p, (size_t)(stop - p));
     j->p = stop;
@@ -439,7 +452,8 @@ static int close_container(ovl_json *j, int is_object, ovl_json_token *tok) {
   return OVL_OK;
 }
 
-int ovl_json_next(ovl_json *j, ovl_json_token *tok, ovl_err *err) {
+/* The tokenizer proper; inlined into the public entry point and the skipping loop. */
+static inline int next_token(ovl_json *j, ovl_json_token *tok, ovl_err *err) {
   for (;;) {
     int c, rc = peek_token_start(j, &c, err);
     if (rc) return rc;
@@ -488,13 +502,38 @@ int ovl_json_next(ovl_json *j, ovl_json_token *tok, ovl_err *err) {
   }
 }
 
-/* Reads tokens, without keeping strings, until fewer than `depth` containers are open. */
+int ovl_json_next(ovl_json *j, ovl_json_token *tok, ovl_err *err) {
+  return next_token(j, tok, err);
+}
+
+/* Skips bytes until fewer than `depth` containers are open: strings are jumped over and
+** brackets matched, nothing else is decoded (the fast path for everything ovl ignores). */
 static int skip_to_depth(ovl_json *j, size_t depth, ovl_err *err) {
   int rc = OVL_OK;
-  ovl_json_token tok;
   j->keep = 0;
-  while (j->depth >= depth && !(rc = ovl_json_next(j, &tok, err)) && tok != OVL_JSON_EOF) {
+  while (!rc && j->depth >= depth) {
+    const char *p = j->p, *e = j->end;
+    while (p < e && *p != '"' && *p != '{' && *p != '[' && *p != '}' && *p != ']') p++;
+    j->p = p;
+    if (p == e) {
+      int more;
+      if (!(rc = refill(j, &more, err)) && !more) rc = unexpected_end(j, err);
+      continue;
+    }
+    char c = *p;
+    j->p = p + 1;
+    if (c == '"') {
+      rc = read_string(j, err);
+    } else if (c == '{' || c == '[') {
+      rc = push_container(j, c == '{', err);
+    } else if (top_is_object(j) != (c == '}')) {
+      j->p = p;
+      rc = syntax_error(j, err, "'%c' closes a%s", c, top_is_object(j) ? "n object" : "n array");
+    } else {
+      j->depth--;
+    }
   }
+  if (!rc) value_done(j);
   j->keep = 1;
   j->len = 0;
   j->text[0] = 0;

@@ -8,8 +8,9 @@
 **   * a string or key longer than limits.max_string is handed out truncated to that length
 **     (ovl_json_truncated() says so), the rest is read and dropped; numbers keep at most
 **     OVL_JSON_MAX_NUMBER characters;
-**   * the grammar is checked everywhere, skipped values included; errors read
-**     "<file>: invalid JSON at byte N: <what>";
+**   * every token handed out is checked against the grammar; what is skipped
+**     (ovl_json_skip_*) is not decoded, only its brackets matched and its strings ended,
+**     which is what keeps skipping fast. Errors read "<file>: invalid JSON at byte N: <what>";
 **   * accepted beyond RFC 8259, as Python's json module does: NaN, Infinity, -Infinity
 **     (as NUMBER tokens) and raw control characters inside strings.
 */
@@ -64,7 +65,7 @@ size_t ovl_json_depth(const ovl_json *j);
 
 /* Skips one whole value: call where a value comes next (after a KEY, or inside an array).
 ** Sets *tok to the skipped value's first token, or to OVL_JSON_ARRAY_END when the array
-** ended instead. Strings are scanned, not kept. */
+** ended instead. The first token is checked; the inside of a container only for brackets. */
 int ovl_json_skip_value(ovl_json *j, ovl_json_token *tok, ovl_err *err);
 /* Skips the rest of the innermost open container, through its closing token. */
 int ovl_json_skip_container(ovl_json *j, ovl_err *err);

@@ -45,11 +45,23 @@ int ovl_kineto_us_to_ns(const char *s, int64_t *ns) {
 }
 
 int ovl_kineto_int(const char *s, int64_t *v) {
+  /* Plain integers (nearly all of them) without strtoll's locale machinery. */
+  const char *p = s + (*s == '-');
+  uint64_t x = 0;
+  int digits = 0;
+  while (*p >= '0' && *p <= '9' && digits < 18) {
+    x = x * 10 + (uint64_t)(*p++ - '0');
+    digits++;
+  }
+  if (!*p && digits) {
+    *v = *s == '-' ? -(int64_t)x : (int64_t)x;
+    return 0;
+  }
   char *end = NULL;
   errno = 0;
-  long long x = strtoll(s, &end, 10);
+  long long ll = strtoll(s, &end, 10);
   if (end != s && *end == 0 && !errno) {
-    *v = (int64_t)x;
+    *v = (int64_t)ll;
     return 0;
   }
   double d = strtod(s, &end);
@@ -318,8 +330,19 @@ static int reset_event(ovl_kineto_event *ev, ovl_err *err) {
   return OVL_OK;
 }
 
+/* 1 once the fields read so far show that ovl has no use for the event: the rest of it is
+** then skipped without being decoded (most events of a trace are CPU ops and flows). */
+static int useless(const ovl_kineto_event *ev, int have_cat, int have_name) {
+  if (ev->ph && ev->ph != 'X') return 1;
+  if (!have_cat) return 0;
+  if (ev->cat == OVL_KCAT_OTHER) return 1;
+  return ev->cat == OVL_KCAT_CPU_OP && have_name && strncmp(ev->name, "ProfilerStep#", 13) != 0 &&
+         strcmp(ev->name, "record_param_comms") != 0;
+}
+
 int ovl_kineto_read_event(ovl_json *j, ovl_kineto_event *ev, ovl_err *err) {
   int rc = reset_event(ev, err);
+  int have_cat = 0, have_name = 0;
   ovl_json_token tok;
   while (!rc && !(rc = ovl_json_next(j, &tok, err)) && tok == OVL_JSON_KEY) {
     size_t n = 0;
@@ -332,8 +355,10 @@ int ovl_kineto_read_event(ovl_json *j, ovl_kineto_event *ev, ovl_err *err) {
       char cat[32];
       rc = read_short_string(j, cat, sizeof cat, err);
       ev->cat = category(cat);
+      have_cat = 1;
     } else if (n == 4 && strcmp(k, "name") == 0) {
       rc = read_name(j, ev, err);
+      have_name = 1;
     } else if (n == 3 && strcmp(k, "pid") == 0) {
       rc = read_int(j, &ev->pid, err);
     } else if (n == 3 && strcmp(k, "tid") == 0) {
@@ -347,6 +372,7 @@ int ovl_kineto_read_event(ovl_json *j, ovl_kineto_event *ev, ovl_err *err) {
     } else {
       rc = ovl_json_skip_value(j, &tok, err);
     }
+    if (!rc && useless(ev, have_cat, have_name)) return ovl_json_skip_container(j, err);
   }
   return rc;
 }
