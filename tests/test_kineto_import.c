@@ -8,6 +8,7 @@
 */
 #include "analyze/job.h"
 #include "check.h"
+#include "db_query.h"
 #include "load/trace_import.h"
 #include "trace_builder.h"
 
@@ -88,39 +89,6 @@ static void write_new_trace(const char *path, int rank) {
   fclose(f);
 }
 
-static sqlite3 *open_db(const char *path) {
-  sqlite3 *db = NULL;
-  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-    fprintf(stderr, "cannot open %s\n", path);
-    exit(2);
-  }
-  return db;
-}
-
-/* The first column of the first row of `sql` as an integer (-999 when NULL or no row). */
-static int64_t q_int(sqlite3 *db, const char *sql) {
-  sqlite3_stmt *st = NULL;
-  int64_t v = -999;
-  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-    fprintf(stderr, "bad query %s: %s\n", sql, sqlite3_errmsg(db));
-    exit(2);
-  }
-  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) v = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  return v;
-}
-
-static char text_buf[1024];
-static const char *q_text(sqlite3 *db, const char *sql) {
-  sqlite3_stmt *st = NULL;
-  snprintf(text_buf, sizeof text_buf, "(none)");
-  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
-      sqlite3_column_type(st, 0) != SQLITE_NULL)
-    snprintf(text_buf, sizeof text_buf, "%s", (const char *)sqlite3_column_text(st, 0));
-  sqlite3_finalize(st);
-  return text_buf;
-}
-
 static void import_ok(const char *in, const char *out, int hta, ovl_import_stats *st) {
   ovl_err err = {0};
   ovl_import_options opt = {hta};
@@ -145,53 +113,53 @@ static void full_precision(void) {
   CHECK_I64(st.rank, 1);
   CHECK_I64(st.world_size, 2);
 
-  sqlite3 *db = open_db(out0);
-  CHECK_STR(q_text(db, "SELECT value FROM meta WHERE key='rank'"), "0");
-  CHECK_STR(q_text(db, "SELECT value FROM meta WHERE key='world_size'"), "2");
-  CHECK_STR(q_text(db, "SELECT value FROM meta WHERE key='pid'"), "100");
-  CHECK_STR(q_text(db, "SELECT value FROM meta WHERE key='nccl_version'"), "2.21.5");
-  CHECK_I64(q_int(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key='realtime_offset_ns'"), BASE_NS);
+  sqlite3 *db = dbq_open(out0);
+  CHECK_STR(dbq_text(db, "SELECT value FROM meta WHERE key='rank'"), "0");
+  CHECK_STR(dbq_text(db, "SELECT value FROM meta WHERE key='world_size'"), "2");
+  CHECK_STR(dbq_text(db, "SELECT value FROM meta WHERE key='pid'"), "100");
+  CHECK_STR(dbq_text(db, "SELECT value FROM meta WHERE key='nccl_version'"), "2.21.5");
+  CHECK_I64(dbq_int(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key='realtime_offset_ns'"), BASE_NS);
   /* Exact ns from the decimal text: 30.123 us + 10.2 us. */
-  CHECK_I64(q_int(db, "SELECT start FROM kernels WHERE correlation=1001"), 30123);
-  CHECK_I64(q_int(db, "SELECT end FROM kernels WHERE correlation=1001"), 40323);
-  CHECK_I64(q_int(db, "SELECT device * 1000 + stream FROM kernels WHERE correlation=1001"), 7);
-  CHECK_I64(q_int(db, "SELECT grid_x * 10000 + block_x FROM kernels WHERE correlation=1001"), 640256);
-  CHECK_STR(q_text(db, "SELECT s.value FROM kernels k JOIN strings s ON s.id = k.name WHERE correlation=1005"),
+  CHECK_I64(dbq_int(db, "SELECT start FROM kernels WHERE correlation=1001"), 30123);
+  CHECK_I64(dbq_int(db, "SELECT end FROM kernels WHERE correlation=1001"), 40323);
+  CHECK_I64(dbq_int(db, "SELECT device * 1000 + stream FROM kernels WHERE correlation=1001"), 7);
+  CHECK_I64(dbq_int(db, "SELECT grid_x * 10000 + block_x FROM kernels WHERE correlation=1001"), 640256);
+  CHECK_STR(dbq_text(db, "SELECT s.value FROM kernels k JOIN strings s ON s.id = k.name WHERE correlation=1005"),
             "void gemm<float>(float*)");
-  CHECK_STR(q_text(db, "SELECT kind FROM memops WHERE correlation=1003"), "HtoD");
-  CHECK_I64(q_int(db, "SELECT bytes FROM memops WHERE correlation=1003"), 4096);
-  CHECK_STR(q_text(db, "SELECT kind FROM memops WHERE correlation=1004"), "memset");
-  CHECK_I64(q_int(db, "SELECT count(*) FROM kernels WHERE name IN (SELECT id FROM strings WHERE value='no_duration')"), 0);
-  CHECK_I64(q_int(db, "SELECT tid FROM api WHERE correlation=1002"), 200);
-  CHECK_I64(q_int(db, "SELECT start FROM api WHERE correlation=1001"), 20500);
+  CHECK_STR(dbq_text(db, "SELECT kind FROM memops WHERE correlation=1003"), "HtoD");
+  CHECK_I64(dbq_int(db, "SELECT bytes FROM memops WHERE correlation=1003"), 4096);
+  CHECK_STR(dbq_text(db, "SELECT kind FROM memops WHERE correlation=1004"), "memset");
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM kernels WHERE name IN (SELECT id FROM strings WHERE value='no_duration')"), 0);
+  CHECK_I64(dbq_int(db, "SELECT tid FROM api WHERE correlation=1002"), 200);
+  CHECK_I64(dbq_int(db, "SELECT start FROM api WHERE correlation=1001"), 20500);
   /* Annotations: the host steps in the default domain, the GPU copy of a step left out. */
-  CHECK_I64(q_int(db, "SELECT count(*) FROM nvtx WHERE name GLOB 'ProfilerStep#*' AND domain IS NULL"), 2);
-  CHECK_I64(q_int(db, "SELECT count(*) FROM nvtx WHERE name GLOB 'ProfilerStep#*' AND domain IS NOT NULL"), 0);
-  CHECK_STR(q_text(db, "SELECT domain FROM nvtx WHERE name='## backward ##'"), "gpu_user_annotation");
-  CHECK_I64(q_int(db, "SELECT tid FROM nvtx WHERE name='ProfilerStep#6'"), 100);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM nvtx WHERE name GLOB 'ProfilerStep#*' AND domain IS NULL"), 2);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM nvtx WHERE name GLOB 'ProfilerStep#*' AND domain IS NOT NULL"), 0);
+  CHECK_STR(dbq_text(db, "SELECT domain FROM nvtx WHERE name='## backward ##'"), "gpu_user_annotation");
+  CHECK_I64(dbq_int(db, "SELECT tid FROM nvtx WHERE name='ProfilerStep#6'"), 100);
   /* The all-reduce: arguments and host time from record_param_comms (External id 555). */
-  CHECK_STR(q_text(db, "SELECT op FROM collectives WHERE seq=0"), "AllReduce");
-  CHECK_I64(q_int(db, "SELECT bytes FROM collectives WHERE op='AllReduce'"), 2000);
-  CHECK_I64(q_int(db, "SELECT count FROM collectives WHERE op='AllReduce'"), 1000);
-  CHECK_STR(q_text(db, "SELECT dtype FROM collectives WHERE op='AllReduce'"), "Bfloat16");
-  CHECK_STR(q_text(db, "SELECT redop FROM collectives WHERE op='AllReduce'"), "Sum");
-  CHECK_I64(q_int(db, "SELECT nranks FROM collectives WHERE op='AllReduce'"), 2);
-  CHECK_I64(q_int(db, "SELECT rank FROM collectives WHERE op='AllReduce'"), 0);
-  CHECK_I64(q_int(db, "SELECT host_start FROM collectives WHERE op='AllReduce'"), 50000);
-  CHECK_I64(q_int(db, "SELECT tid FROM collectives WHERE op='AllReduce'"), 200);
-  CHECK_I64(q_int(db, "SELECT stream FROM collectives WHERE op='AllReduce'"), 20);
-  CHECK_I64(q_int(db, "SELECT l.correlation FROM collective_launches l JOIN collectives c ON c.id = l.collective"
+  CHECK_STR(dbq_text(db, "SELECT op FROM collectives WHERE seq=0"), "AllReduce");
+  CHECK_I64(dbq_int(db, "SELECT bytes FROM collectives WHERE op='AllReduce'"), 2000);
+  CHECK_I64(dbq_int(db, "SELECT count FROM collectives WHERE op='AllReduce'"), 1000);
+  CHECK_STR(dbq_text(db, "SELECT dtype FROM collectives WHERE op='AllReduce'"), "Bfloat16");
+  CHECK_STR(dbq_text(db, "SELECT redop FROM collectives WHERE op='AllReduce'"), "Sum");
+  CHECK_I64(dbq_int(db, "SELECT nranks FROM collectives WHERE op='AllReduce'"), 2);
+  CHECK_I64(dbq_int(db, "SELECT rank FROM collectives WHERE op='AllReduce'"), 0);
+  CHECK_I64(dbq_int(db, "SELECT host_start FROM collectives WHERE op='AllReduce'"), 50000);
+  CHECK_I64(dbq_int(db, "SELECT tid FROM collectives WHERE op='AllReduce'"), 200);
+  CHECK_I64(dbq_int(db, "SELECT stream FROM collectives WHERE op='AllReduce'"), 20);
+  CHECK_I64(dbq_int(db, "SELECT l.correlation FROM collective_launches l JOIN collectives c ON c.id = l.collective"
                       " WHERE c.op='AllReduce'"), 1002);
   /* The all-gather: its own arguments, Seq as given, host time from its launch. */
-  CHECK_I64(q_int(db, "SELECT seq FROM collectives WHERE op='AllGather'"), 7);
-  CHECK_I64(q_int(db, "SELECT bytes FROM collectives WHERE op='AllGather'"), 40);
-  CHECK_I64(q_int(db, "SELECT host_start FROM collectives WHERE op='AllGather'"), 150000);
-  CHECK_I64(q_int(db, "SELECT count(DISTINCT comm) FROM collectives"), 1);
-  int64_t comm0 = q_int(db, "SELECT comm FROM collectives WHERE op='AllReduce'");
+  CHECK_I64(dbq_int(db, "SELECT seq FROM collectives WHERE op='AllGather'"), 7);
+  CHECK_I64(dbq_int(db, "SELECT bytes FROM collectives WHERE op='AllGather'"), 40);
+  CHECK_I64(dbq_int(db, "SELECT host_start FROM collectives WHERE op='AllGather'"), 150000);
+  CHECK_I64(dbq_int(db, "SELECT count(DISTINCT comm) FROM collectives"), 1);
+  int64_t comm0 = dbq_int(db, "SELECT comm FROM collectives WHERE op='AllReduce'");
   sqlite3_close(db);
-  db = open_db(out1);
-  CHECK_I64(q_int(db, "SELECT comm FROM collectives WHERE op='AllReduce'"), comm0);
-  CHECK_I64(q_int(db, "SELECT rank FROM collectives WHERE op='AllReduce'"), 1);
+  db = dbq_open(out1);
+  CHECK_I64(dbq_int(db, "SELECT comm FROM collectives WHERE op='AllReduce'"), comm0);
+  CHECK_I64(dbq_int(db, "SELECT rank FROM collectives WHERE op='AllReduce'"), 1);
   sqlite3_close(db);
   CHECK(comm0 >= 0);
 
@@ -237,20 +205,20 @@ static void hta_compat(void) {
   ovl_import_stats st;
   import_ok(in, out, 1, &st);
   CHECK(st.dropped > 0);
-  sqlite3 *db = open_db(out);
+  sqlite3 *db = dbq_open(out);
   /* 30.123 us rounds up to 31, 40.323 down to 40. */
-  CHECK_I64(q_int(db, "SELECT start FROM kernels WHERE correlation=1001"), 31000);
-  CHECK_I64(q_int(db, "SELECT end FROM kernels WHERE correlation=1001"), 40000);
+  CHECK_I64(dbq_int(db, "SELECT start FROM kernels WHERE correlation=1001"), 31000);
+  CHECK_I64(dbq_int(db, "SELECT end FROM kernels WHERE correlation=1001"), 40000);
   /* The memset of [26.5, 27.0) us is shorter than a whole microsecond: empty, not negative. */
-  CHECK_I64(q_int(db, "SELECT end - start FROM memops WHERE correlation=1004"), 0);
+  CHECK_I64(dbq_int(db, "SELECT end - start FROM memops WHERE correlation=1004"), 0);
   /* Everything from the last ProfilerStep on is gone: its launches and their GPU work. */
-  CHECK_I64(q_int(db, "SELECT count(*) FROM nvtx WHERE name='ProfilerStep#6'"), 0);
-  CHECK_I64(q_int(db, "SELECT count(*) FROM api WHERE start >= 110000"), 0);
-  CHECK_I64(q_int(db, "SELECT count(*) FROM kernels"), 2);
-  CHECK_I64(q_int(db, "SELECT count(*) FROM kernels WHERE correlation IN (1005, 1006)"), 0);
-  CHECK_I64(q_int(db, "SELECT count(*) FROM collectives"), 1);
-  CHECK_I64(q_int(db, "SELECT count(*) FROM collective_launches"), 1);
-  CHECK_STR(q_text(db, "SELECT value FROM meta WHERE key='import_mode'"), "hta-compat");
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM nvtx WHERE name='ProfilerStep#6'"), 0);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM api WHERE start >= 110000"), 0);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM kernels"), 2);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM kernels WHERE correlation IN (1005, 1006)"), 0);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM collectives"), 1);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM collective_launches"), 1);
+  CHECK_STR(dbq_text(db, "SELECT value FROM meta WHERE key='import_mode'"), "hta-compat");
   sqlite3_close(db);
   remove(out);
   remove(in);
@@ -283,22 +251,22 @@ static void old_format(void) {
   import_ok(in, out, 1, &st);
   CHECK_I64(st.dropped, 0);
   CHECK_I64(st.nccl_kernels, 2);
-  sqlite3 *db = open_db(out);
-  CHECK_I64(q_int(db, "SELECT start FROM kernels WHERE correlation=77"), 1661203462600100000LL);
-  CHECK_I64(q_int(db, "SELECT end FROM kernels WHERE correlation=77"), 1661203462600140000LL);
-  CHECK_I64(q_int(db, "SELECT device * 1000 + stream FROM kernels WHERE correlation=77"), 3021);
-  CHECK_I64(q_int(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key='realtime_offset_ns'"), 0);
-  CHECK_I64(q_int(db, "SELECT count(*) FROM nvtx WHERE name='ProfilerStep#1009'"), 1);
-  CHECK_STR(q_text(db, "SELECT kind FROM memops"), "DtoH");
+  sqlite3 *db = dbq_open(out);
+  CHECK_I64(dbq_int(db, "SELECT start FROM kernels WHERE correlation=77"), 1661203462600100000LL);
+  CHECK_I64(dbq_int(db, "SELECT end FROM kernels WHERE correlation=77"), 1661203462600140000LL);
+  CHECK_I64(dbq_int(db, "SELECT device * 1000 + stream FROM kernels WHERE correlation=77"), 3021);
+  CHECK_I64(dbq_int(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key='realtime_offset_ns'"), 0);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM nvtx WHERE name='ProfilerStep#1009'"), 1);
+  CHECK_STR(dbq_text(db, "SELECT kind FROM memops"), "DtoH");
   /* No process group named: one communicator per stream, numbered in launch order, the
   ** world as its size; host times from the launches. */
-  CHECK_STR(q_text(db, "SELECT group_concat(op || ':' || seq, ',') FROM (SELECT op, seq FROM collectives ORDER BY id)"),
+  CHECK_STR(dbq_text(db, "SELECT group_concat(op || ':' || seq, ',') FROM (SELECT op, seq FROM collectives ORDER BY id)"),
             "AllReduce:0,SendRecv:1");
-  CHECK_I64(q_int(db, "SELECT count(DISTINCT comm) FROM collectives"), 1);
-  CHECK_I64(q_int(db, "SELECT nranks FROM collectives WHERE op='AllReduce'"), 4);
-  CHECK_I64(q_int(db, "SELECT rank FROM collectives WHERE op='AllReduce'"), 3);
-  CHECK_I64(q_int(db, "SELECT bytes FROM collectives WHERE op='AllReduce'"), -999);
-  CHECK_I64(q_int(db, "SELECT host_start FROM collectives WHERE op='SendRecv'"), 1661203462600010000LL);
+  CHECK_I64(dbq_int(db, "SELECT count(DISTINCT comm) FROM collectives"), 1);
+  CHECK_I64(dbq_int(db, "SELECT nranks FROM collectives WHERE op='AllReduce'"), 4);
+  CHECK_I64(dbq_int(db, "SELECT rank FROM collectives WHERE op='AllReduce'"), 3);
+  CHECK_I64(dbq_int(db, "SELECT bytes FROM collectives WHERE op='AllReduce'"), -999);
+  CHECK_I64(dbq_int(db, "SELECT host_start FROM collectives WHERE op='SendRecv'"), 1661203462600010000LL);
   sqlite3_close(db);
   remove(out);
   remove(in);

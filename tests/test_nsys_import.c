@@ -8,6 +8,7 @@
 */
 #include "analyze/job.h"
 #include "check.h"
+#include "db_query.h"
 #include "run_cmd.h"
 #include "load/trace_detect.h"
 #include "load/trace_import.h"
@@ -125,29 +126,6 @@ static void build_export(const char *path) {
   sqlite3_close(db);
 }
 
-static int64_t q_int(sqlite3 *db, const char *sql) {
-  sqlite3_stmt *st = NULL;
-  int64_t v = -999;
-  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-    fprintf(stderr, "bad query %s: %s\n", sql, sqlite3_errmsg(db));
-    exit(2);
-  }
-  if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) v = sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  return v;
-}
-
-static char text_buf[512];
-static const char *q_text(sqlite3 *db, const char *sql) {
-  sqlite3_stmt *st = NULL;
-  snprintf(text_buf, sizeof text_buf, "(none)");
-  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
-      sqlite3_column_type(st, 0) != SQLITE_NULL)
-    snprintf(text_buf, sizeof text_buf, "%s", (const char *)sqlite3_column_text(st, 0));
-  sqlite3_finalize(st);
-  return text_buf;
-}
-
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s OVL_BINARY\n", argv[0]);
@@ -181,46 +159,45 @@ int main(int argc, char **argv) {
   CHECK_I64(st.nvtx, 9);  /* 2 steps, 1 mark, 6 NCCL ranges; domain creations are not rows */
   CHECK_I64(st.collectives, 3);
 
-  sqlite3 *db = NULL;
-  sqlite3_open_v2(out, &db, SQLITE_OPEN_READONLY, NULL);
-  CHECK_I64(q_int(db, "SELECT count(*) FROM kernels"), 4);
-  CHECK_STR(q_text(db, "SELECT value FROM meta WHERE key = 'pid'"), "4242");
+  sqlite3 *db = dbq_open(out);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM kernels"), 4);
+  CHECK_STR(dbq_text(db, "SELECT value FROM meta WHERE key = 'pid'"), "4242");
   /* Written in start order; names from demangledName; dims kept. */
-  CHECK_I64(q_int(db, "SELECT count(*) FROM kernels a JOIN kernels b ON b.rowid = a.rowid + 1 WHERE b.start < a.start"), 0);
-  CHECK_STR(q_text(db, "SELECT s.value FROM kernels k JOIN strings s ON s.id = k.name WHERE k.start = 1000"),
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM kernels a JOIN kernels b ON b.rowid = a.rowid + 1 WHERE b.start < a.start"), 0);
+  CHECK_STR(dbq_text(db, "SELECT s.value FROM kernels k JOIN strings s ON s.id = k.name WHERE k.start = 1000"),
             "void gemm_kernel<float>(float*)");
-  CHECK_I64(q_int(db, "SELECT block_x FROM kernels WHERE start = 1000"), 256);
+  CHECK_I64(dbq_int(db, "SELECT block_x FROM kernels WHERE start = 1000"), 256);
   /* Only this process's rows: its launches match its work one to one. */
-  CHECK_I64(q_int(db, "SELECT count(*) FROM kernels k JOIN api a ON a.correlation = k.correlation"), 4);
-  CHECK_I64(q_int(db, "SELECT count(*) FROM kernels WHERE device = 1"), 0);
-  CHECK_STR(q_text(db, "SELECT kind FROM memops WHERE start = 500"), "HtoD");
-  CHECK_I64(q_int(db, "SELECT bytes FROM memops WHERE start = 500"), 4096);
-  CHECK_STR(q_text(db, "SELECT kind FROM memops WHERE start = 950"), "memset");
-  CHECK_I64(q_int(db, "SELECT tid FROM api WHERE start = 5500"), PID + 1);
-  CHECK_STR(q_text(db, "SELECT s.value FROM api a JOIN strings s ON s.id = a.name WHERE a.start = 400"), "cudaMemcpyAsync");
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM kernels k JOIN api a ON a.correlation = k.correlation"), 4);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM kernels WHERE device = 1"), 0);
+  CHECK_STR(dbq_text(db, "SELECT kind FROM memops WHERE start = 500"), "HtoD");
+  CHECK_I64(dbq_int(db, "SELECT bytes FROM memops WHERE start = 500"), 4096);
+  CHECK_STR(dbq_text(db, "SELECT kind FROM memops WHERE start = 950"), "memset");
+  CHECK_I64(dbq_int(db, "SELECT tid FROM api WHERE start = 5500"), PID + 1);
+  CHECK_STR(dbq_text(db, "SELECT s.value FROM api a JOIN strings s ON s.id = a.name WHERE a.start = 400"), "cudaMemcpyAsync");
   /* NVTX: names from text or registered strings, domains by name, the mark without end. */
-  CHECK_I64(q_int(db, "SELECT count(*) FROM nvtx WHERE domain = 'ovl' AND name = 'step'"), 2);
-  CHECK_I64(q_int(db, "SELECT count(*) FROM nvtx WHERE name = 'hello' AND domain IS NULL AND end IS NULL"), 1);
-  CHECK_I64(q_int(db, "SELECT count(*) FROM nvtx WHERE domain = 'NCCL'"), 6);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM nvtx WHERE domain = 'ovl' AND name = 'step'"), 2);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM nvtx WHERE name = 'hello' AND domain IS NULL AND end IS NULL"), 1);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM nvtx WHERE domain = 'NCCL'"), 6);
   /* NCCL calls: the all-reduce linked to its kernel, the grouped send and receive both linked
   ** to the one kernel launched in ncclGroupEnd; sizes, peers and the communicator from the
   ** payload, rank and size from the communicator's creation, numbered per communicator. */
-  CHECK_STR(q_text(db, "SELECT group_concat(op || ':' || seq, ',') FROM (SELECT op, seq FROM collectives ORDER BY id)"),
+  CHECK_STR(dbq_text(db, "SELECT group_concat(op || ':' || seq, ',') FROM (SELECT op, seq FROM collectives ORDER BY id)"),
             "AllReduce:0,Send:1,Recv:2");
-  CHECK_I64(q_int(db, "SELECT bytes FROM collectives WHERE op = 'AllReduce'"), 1048576);
-  CHECK_I64(q_int(db, "SELECT nranks * 10 + rank FROM collectives WHERE op = 'AllReduce'"), 42);
-  CHECK_I64(q_int(db, "SELECT peer FROM collectives WHERE op = 'Send'"), 3);
-  CHECK_I64(q_int(db, "SELECT peer FROM collectives WHERE op = 'Recv'"), 1);
-  CHECK_I64(q_int(db, "SELECT peer FROM collectives WHERE op = 'AllReduce'"), -1);
-  CHECK_I64(q_int(db, "SELECT count(DISTINCT comm) FROM collectives"), 1);
-  CHECK_I64(q_int(db, "SELECT host_start FROM collectives WHERE op = 'AllReduce'"), 5400);
-  CHECK_I64(q_int(db, "SELECT k.start FROM collectives c JOIN collective_launches l ON l.collective = c.id"
+  CHECK_I64(dbq_int(db, "SELECT bytes FROM collectives WHERE op = 'AllReduce'"), 1048576);
+  CHECK_I64(dbq_int(db, "SELECT nranks * 10 + rank FROM collectives WHERE op = 'AllReduce'"), 42);
+  CHECK_I64(dbq_int(db, "SELECT peer FROM collectives WHERE op = 'Send'"), 3);
+  CHECK_I64(dbq_int(db, "SELECT peer FROM collectives WHERE op = 'Recv'"), 1);
+  CHECK_I64(dbq_int(db, "SELECT peer FROM collectives WHERE op = 'AllReduce'"), -1);
+  CHECK_I64(dbq_int(db, "SELECT count(DISTINCT comm) FROM collectives"), 1);
+  CHECK_I64(dbq_int(db, "SELECT host_start FROM collectives WHERE op = 'AllReduce'"), 5400);
+  CHECK_I64(dbq_int(db, "SELECT k.start FROM collectives c JOIN collective_launches l ON l.collective = c.id"
                       " JOIN kernels k ON k.correlation = l.correlation WHERE c.op = 'AllReduce'"), 6000);
-  CHECK_I64(q_int(db, "SELECT count(*) FROM collectives c JOIN collective_launches l ON l.collective = c.id"
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM collectives c JOIN collective_launches l ON l.collective = c.id"
                       " JOIN kernels k ON k.correlation = l.correlation WHERE k.start = 16000"), 2);
-  CHECK_I64(q_int(db, "SELECT stream FROM collectives WHERE op = 'Recv'"), 20);
-  CHECK_I64(q_int(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'realtime_offset_ns'"), 1700000000000000000LL);
-  CHECK_STR(q_text(db, "SELECT value FROM meta WHERE key = 'import_format'"), "nsys");
+  CHECK_I64(dbq_int(db, "SELECT stream FROM collectives WHERE op = 'Recv'"), 20);
+  CHECK_I64(dbq_int(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'realtime_offset_ns'"), 1700000000000000000LL);
+  CHECK_STR(dbq_text(db, "SELECT value FROM meta WHERE key = 'import_format'"), "nsys");
   sqlite3_close(db);
 
   /* Analysed directly from the export: one rank per process; device 0 has the two steps,

@@ -15,6 +15,7 @@
 #include "byte_input.h"
 #include "comm_names.h"
 #include "import_collectives.h"
+#include "import_meta.h"
 #include "json_stream.h"
 #include "kineto_event.h"
 
@@ -380,25 +381,12 @@ static int read_document(kineto_import *ki, ovl_err *err) {
 }
 
 static int write_meta(kineto_import *ki, ovl_err *err) {
-  ovl_trace_writer *w = ki->w;
-  char rank[32] = "", world[32] = "", pid[32] = "";
-  if (ki->st->rank != OVL_NONE) snprintf(rank, sizeof rank, "%lld", (long long)ki->st->rank);
-  if (ki->st->world_size != OVL_NONE) snprintf(world, sizeof world, "%lld", (long long)ki->st->world_size);
-  if (ki->host_pid != OVL_NONE) snprintf(pid, sizeof pid, "%lld", (long long)ki->host_pid);
-  int rc = ovl_tw_meta(w, "rank", rank, err);
-  if (!rc) rc = ovl_tw_meta(w, "world_size", world, err);
-  if (!rc) rc = ovl_tw_meta(w, "hostname", ki->hostname, err);
-  if (!rc) rc = ovl_tw_meta(w, "pid", pid, err);
-  if (!rc) rc = ovl_tw_meta(w, "clock", ki->base_ns != OVL_NONE ? "kineto (relative to baseTimeNanoseconds)"
-                                                                 : "kineto (CLOCK_REALTIME)", err);
-  if (!rc) rc = ovl_tw_meta_int(w, "realtime_offset_ns", ki->base_ns != OVL_NONE ? ki->base_ns : 0, err);
-  if (!rc && ki->nccl_version[0]) rc = ovl_tw_meta(w, "nccl_version", ki->nccl_version, err);
-  if (!rc && ki->cuda_version[0]) rc = ovl_tw_meta(w, "cuda_version", ki->cuda_version, err);
-  if (!rc) rc = ovl_tw_meta(w, "import_format", "kineto", err);
-  if (!rc) rc = ovl_tw_meta(w, "import_source", ki->path, err);
-  if (!rc) rc = ovl_tw_meta(w, "import_mode", ki->opt->hta_compat ? "hta-compat" : "full", err);
-  if (!rc) rc = ovl_tw_meta_int(w, "import_skipped_events", ki->st->skipped, err);
-  return rc;
+  int based = ki->base_ns != OVL_NONE;
+  ovl_import_meta m = {ki->st->rank, ki->st->world_size, ki->host_pid, based ? ki->base_ns : 0,
+                       ki->hostname, based ? "kineto (relative to baseTimeNanoseconds)" : "kineto (CLOCK_REALTIME)",
+                       "kineto", ki->path, ki->opt->hta_compat ? "hta-compat" : "full", ki->nccl_version,
+                       ki->cuda_version, ki->st->skipped};
+  return ovl_import_write_meta(ki->w, &m, err);
 }
 
 int ovl_kineto_import(const char *path, ovl_trace_writer *w, const char *out_path, const ovl_import_options *opt,

@@ -13,6 +13,7 @@
 #include "../base/vec.h"
 #include "comm_names.h"
 #include "import_collectives.h"
+#include "import_meta.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -434,21 +435,13 @@ static int64_t single_int(const nsys_import *ni, const char *sql) {
 }
 
 static int write_meta(nsys_import *ni, ovl_err *err) {
-  char pid[32] = "";
-  if (ni->first_pid != OVL_NONE) snprintf(pid, sizeof pid, "%lld", (long long)ni->first_pid);
-  int rc = ovl_tw_meta(ni->w, "rank", "", err);
-  if (!rc) rc = ovl_tw_meta(ni->w, "world_size", "", err);
-  if (!rc) rc = ovl_tw_meta(ni->w, "hostname", "", err);
-  if (!rc) rc = ovl_tw_meta(ni->w, "pid", pid, err);
-  if (!rc) rc = ovl_tw_meta(ni->w, "clock", "nsys (session time)", err);
-  int64_t utc = has_table(ni, "TARGET_INFO_SESSION_START_TIME") && has_column(ni, "TARGET_INFO_SESSION_START_TIME", "utcEpochNs")
+  const char *t = "TARGET_INFO_SESSION_START_TIME";
+  int64_t utc = has_table(ni, t) && has_column(ni, t, "utcEpochNs")
                     ? single_int(ni, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1")
                     : OVL_NONE;
-  if (!rc && utc != OVL_NONE) rc = ovl_tw_meta_int(ni->w, "realtime_offset_ns", utc, err);
-  if (!rc) rc = ovl_tw_meta(ni->w, "import_format", "nsys", err);
-  if (!rc) rc = ovl_tw_meta(ni->w, "import_source", ni->path, err);
-  if (!rc) rc = ovl_tw_meta_int(ni->w, "import_skipped_events", ni->st->skipped, err);
-  return rc;
+  ovl_import_meta m = {OVL_NONE, OVL_NONE, ni->first_pid, utc, NULL, "nsys (session time)", "nsys", ni->path,
+                       NULL, NULL, NULL, ni->st->skipped};
+  return ovl_import_write_meta(ni->w, &m, err);
 }
 
 static int open_export(nsys_import *ni, const char *path, ovl_err *err) {

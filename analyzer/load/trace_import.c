@@ -12,14 +12,12 @@
 #include <string.h>
 
 void ovl_remove_trace_file(const char *path) {
-  char side[4096];
-  remove(path);
-  snprintf(side, sizeof side, "%s-wal", path);
-  remove(side);
-  snprintf(side, sizeof side, "%s-shm", path);
-  remove(side);
-  snprintf(side, sizeof side, "%s-journal", path);
-  remove(side);
+  static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+  for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+    char file[4096];
+    snprintf(file, sizeof file, "%s%s", path, suffixes[i]);
+    remove(file);
+  }
 }
 
 int ovl_import_processes(const char *in_path, ovl_trace_format format, int64_t **processes, size_t *n,
