@@ -238,6 +238,10 @@ static void old_format(void) {
               " \"ts\": 1661203462600000, \"dur\": 5, \"args\": {\"correlation\": 77, \"External id\": 77}},\n");
   gzprintf(g, "{\"ph\": \"X\", \"cat\": \"Runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 9, \"tid\": 9,"
               " \"ts\": 1661203462600010, \"dur\": 5, \"args\": {\"correlation\": 78}},\n");
+  /* ProcessGroupNCCL's range around the second call, with record_shapes' input. */
+  gzprintf(g, "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"nccl:all_to_all\", \"pid\": 9,"
+              " \"tid\": 9, \"ts\": 1661203462600008, \"dur\": 9, \"args\": {\"Input Dims\": [[64, 96]],"
+              " \"Input type\": [\"float\"]}},\n");
   gzprintf(g, "{\"ph\": \"X\", \"cat\": \"Kernel\", \"name\": \"ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)\","
               " \"pid\": 3, \"tid\": \"stream 21\", \"ts\": 1661203462600100, \"dur\": 40,"
               " \"args\": {\"correlation\": 77, \"External id\": 77}},\n");
@@ -259,14 +263,19 @@ static void old_format(void) {
   CHECK_I64(dbq_int(db, "SELECT count(*) FROM nvtx WHERE name='ProfilerStep#1009'"), 1);
   CHECK_STR(dbq_text(db, "SELECT kind FROM memops"), "DtoH");
   /* No process group named: one communicator per stream, numbered in launch order, the
-  ** world as its size; host times from the launches. */
+  ** world as its size; host times from the launches, or from the `nccl:` range around the
+  ** launch, which also names the operation (not SendRecv but AlltoAll) and its input. */
   CHECK_STR(dbq_text(db, "SELECT group_concat(op || ':' || seq, ',') FROM (SELECT op, seq FROM collectives ORDER BY id)"),
-            "AllReduce:0,SendRecv:1");
+            "AllReduce:0,AlltoAll:1");
   CHECK_I64(dbq_int(db, "SELECT count(DISTINCT comm) FROM collectives"), 1);
   CHECK_I64(dbq_int(db, "SELECT nranks FROM collectives WHERE op='AllReduce'"), 4);
   CHECK_I64(dbq_int(db, "SELECT rank FROM collectives WHERE op='AllReduce'"), 3);
   CHECK_I64(dbq_int(db, "SELECT bytes FROM collectives WHERE op='AllReduce'"), -999);
-  CHECK_I64(dbq_int(db, "SELECT host_start FROM collectives WHERE op='SendRecv'"), 1661203462600010000LL);
+  CHECK_I64(dbq_int(db, "SELECT host_start FROM collectives WHERE op='AllReduce'"), 1661203462600000000LL);
+  CHECK_I64(dbq_int(db, "SELECT host_start FROM collectives WHERE op='AlltoAll'"), 1661203462600008000LL);
+  CHECK_I64(dbq_int(db, "SELECT count FROM collectives WHERE op='AlltoAll'"), 64 * 96);
+  CHECK_I64(dbq_int(db, "SELECT bytes FROM collectives WHERE op='AlltoAll'"), 64 * 96 * 4);
+  CHECK_STR(dbq_text(db, "SELECT dtype FROM collectives WHERE op='AlltoAll'"), "Float32");
   sqlite3_close(db);
   remove(out);
   remove(in);

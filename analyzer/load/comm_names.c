@@ -45,6 +45,10 @@ int ovl_comm_dtype(const char *pytorch_name, const char **nccl_name, int64_t *si
     {"ComplexDouble", "ComplexDouble", 16}, {"Float8_e4m3fn", "Float8e4m3", 1},
     {"Float8_e5m2", "Float8e5m2", 1}, {"Float8_e4m3fnuz", "Float8e4m3", 1},
     {"Float8_e5m2fnuz", "Float8e5m2", 1},
+    /* C++ names, as record_shapes writes `Input type` */
+    {"double", "Float64", 8},       {"c10::Half", "Float16", 2},   {"c10::BFloat16", "Bfloat16", 2},
+    {"long int", "Int64", 8},       {"long long", "Int64", 8},     {"signed char", "Int8", 1},
+    {"unsigned char", "Uint8", 1},  {"unsigned int", "Uint32", 4}, {"short int", "Int16", 2},
   };
   *nccl_name = NULL;
   *size = 0;

@@ -15,8 +15,9 @@
 ** ("ncclAllReduce"); NULL when it names no NCCL operation (e.g. "barrier", "wait"). */
 const char *ovl_comm_op_from_call(const char *name);
 
-/* A PyTorch dtype name ("Float", "BFloat16", "Long", ...) as the NCCL type name without
-** "nccl" (Float32, Bfloat16, Int64, ...) and its size in bytes; 0 when unknown. */
+/* A PyTorch dtype name ("Float", "BFloat16", "Long", ...; also the C++ names of
+** record_shapes' `Input type`: "float", "long int", "c10::Half", ...) as the NCCL type name
+** without "nccl" (Float32, Bfloat16, Int64, ...) and its size in bytes; 0 when unknown. */
 int ovl_comm_dtype(const char *pytorch_name, const char **nccl_name, int64_t *size);
 
 /* The reduction named inside an NCCL kernel name (Sum, Prod, Max, Min, Avg, PreMulSum), or NULL. */

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -217,6 +218,43 @@ static int read_dims(ovl_json *j, int64_t dims[3], ovl_err *err) {
   return rc;
 }
 
+/* Closes every container opened since depth `outer` - 1 (an array whose first element was read). */
+static int close_to(ovl_json *j, size_t outer, ovl_err *err) {
+  int rc = OVL_OK;
+  while (!rc && ovl_json_depth(j) >= outer) rc = ovl_json_skip_container(j, err);
+  return rc;
+}
+
+/* `Input Dims` [[a, b], [c], ...]: a * b, the element count of the first input. */
+static int read_first_numel(ovl_json *j, int64_t *numel, ovl_err *err) {
+  ovl_json_token tok;
+  int rc = ovl_json_next(j, &tok, err);
+  if (rc || (tok != OVL_JSON_ARRAY_BEGIN && tok != OVL_JSON_OBJECT_BEGIN)) return rc;
+  size_t outer = ovl_json_depth(j);
+  if (tok == OVL_JSON_ARRAY_BEGIN && !(rc = ovl_json_next(j, &tok, err)) && tok == OVL_JSON_ARRAY_BEGIN) {
+    int64_t product = 1, v;
+    int dims = 0;
+    while (!(rc = ovl_json_next(j, &tok, err)) && tok == OVL_JSON_NUMBER) {
+      if (ovl_kineto_int(ovl_json_text(j, NULL), &v) || v < 0 || (v && product > INT64_MAX / v)) product = -1;
+      else if (product >= 0) product *= v;
+      dims++;
+    }
+    if (!rc && tok == OVL_JSON_ARRAY_END && dims > 0 && product >= 0) *numel = product;
+  }
+  return rc ? rc : close_to(j, outer, err);
+}
+
+/* `Input type` ["float", ...]: the first one. */
+static int read_first_string(ovl_json *j, char *buf, size_t cap, ovl_err *err) {
+  ovl_json_token tok;
+  int rc = ovl_json_next(j, &tok, err);
+  if (rc || (tok != OVL_JSON_ARRAY_BEGIN && tok != OVL_JSON_OBJECT_BEGIN)) return rc;
+  size_t outer = ovl_json_depth(j);
+  if (tok == OVL_JSON_ARRAY_BEGIN && !(rc = ovl_json_next(j, &tok, err)) && tok == OVL_JSON_STRING)
+    snprintf(buf, cap, "%s", ovl_json_text(j, NULL));
+  return rc ? rc : close_to(j, outer, err);
+}
+
 static int read_comm_string(ovl_json *j, ovl_kineto_event *ev, int is_dtype, ovl_err *err) {
   char text[64];
   int rc = read_short_string(j, text, sizeof text, err);
@@ -258,6 +296,8 @@ static int read_arg(ovl_json *j, ovl_kineto_event *ev, ovl_err *err) {
       break;
     case 10:
       if (strcmp(k, "Group size") == 0) return read_comm_int(j, ev, &c->group_size, err);
+      if (strcmp(k, "Input Dims") == 0) return read_first_numel(j, &ev->input_numel, err);
+      if (strcmp(k, "Input type") == 0) return read_first_string(j, ev->input_type, sizeof ev->input_type, err);
       break;
     case 11:
       if (strcmp(k, "External id") == 0) return read_int(j, &ev->external_id, err);
@@ -316,6 +356,8 @@ static int reset_event(ovl_kineto_event *ev, ovl_err *err) {
   ev->pid = ev->tid = ev->ts_ns = ev->dur_ns = OVL_NONE;
   ev->external_id = ev->correlation = ev->device = ev->stream = ev->bytes = OVL_NONE;
   for (int i = 0; i < 3; i++) ev->grid[i] = ev->block[i] = OVL_NONE;
+  ev->input_numel = OVL_NONE;
+  ev->input_type[0] = 0;
   ovl_kineto_comm_args *c = &ev->comm;
   c->present = 0;
   c->op = c->dtype = NULL;

@@ -51,6 +51,9 @@ typedef struct ovl_kineto_event {
   int64_t external_id, correlation, device, stream, bytes;
   int64_t grid[3], block[3];
   ovl_kineto_comm_args comm;
+  /* record_shapes: the first input's element count (`Input Dims`) and type (`Input type`) */
+  int64_t input_numel;         /* OVL_NONE when absent */
+  char input_type[32];         /* "" when absent */
 } ovl_kineto_event;
 
 /* Reads the members of an event object whose OBJECT_BEGIN was just returned, through its

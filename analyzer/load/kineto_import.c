@@ -42,6 +42,12 @@ typedef struct nccl_kernel {
   comm_facts facts;
 } nccl_kernel;
 
+typedef struct comm_annotation {  /* a `nccl:<op>` record_function range (older traces) */
+  int64_t tid, start, end;
+  const char *op, *dtype;
+  int64_t count, dtype_size;
+} comm_annotation;
+
 typedef struct process_group {
   int64_t comm;               /* hash of name and ranks: equal on every member */
   char *ranks;                /* "0,1,2" or NULL */
@@ -62,6 +68,7 @@ typedef struct kineto_import {
   OVL_VEC(comm_op) comm_ops;
   ovl_i64map comm_op_by_external_id;
   OVL_VEC(nccl_kernel) nccl;
+  OVL_VEC(comm_annotation) annotations;
   OVL_VEC(process_group) groups;
   ovl_i64map group_by_comm;
 } kineto_import;
@@ -168,10 +175,16 @@ static int on_api(kineto_import *ki, int64_t start, int64_t end, ovl_err *err) {
 }
 
 static int on_annotation(kineto_import *ki, const char *domain, int64_t start, int64_t end, ovl_err *err) {
-  ovl_nvtx_row row = {start, end, ki->ev.tid, domain, ki->ev.name};
+  const ovl_kineto_event *ev = &ki->ev;
+  ovl_nvtx_row row = {start, end, ev->tid, domain, ev->name};
   int rc = ovl_tw_nvtx(ki->w, &row, err);
-  if (!rc) ki->st->nvtx++;
-  return rc;
+  if (rc) return rc;
+  ki->st->nvtx++;
+  /* ProcessGroupNCCL wraps each call in `nccl:<op>`; with record_shapes it has the input. */
+  if (domain || strncmp(ev->name, "nccl:", 5) != 0 || ev->tid == OVL_NONE) return OVL_OK;
+  comm_annotation a = {ev->tid, start, end, ovl_comm_op_from_call(ev->name + 5), NULL, ev->input_numel, 0};
+  ovl_comm_dtype(ev->input_type, &a.dtype, &a.dtype_size);
+  return OVL_VEC_PUSH(&ki->annotations, a) ? ovl_oom(err, "communication annotations") : OVL_OK;
 }
 
 static int on_comm_op(kineto_import *ki, int64_t start, int64_t end, ovl_err *err) {
@@ -277,6 +290,42 @@ static void describe_call(const kineto_import *ki, const nccl_kernel *k, ovl_fou
   }
 }
 
+static int cmp_annotation(const void *pa, const void *pb) {
+  const comm_annotation *a = pa, *b = pb;
+  if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+  return (a->start > b->start) - (a->start < b->start);
+}
+
+/* The innermost `nccl:` annotation of thread tid containing time t, or NULL. */
+static const comm_annotation *annotation_at(const kineto_import *ki, int64_t tid, int64_t t) {
+  const comm_annotation *v = ki->annotations.items;
+  size_t lo = 0, hi = ki->annotations.len;  /* first with (tid, start) > (tid, t) */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (v[mid].tid < tid || (v[mid].tid == tid && v[mid].start <= t)) lo = mid + 1;
+    else hi = mid;
+  }
+  for (size_t i = lo; i-- > 0 && v[i].tid == tid;)
+    if (t <= v[i].end) return &v[i];
+  return NULL;
+}
+
+/* A call PyTorch gave no arguments for: its `nccl:<op>` range, found around the kernel's
+** launch on the launching thread, names the operation and (with record_shapes) its input. */
+static void describe_from_annotation(const kineto_import *ki, ovl_found_coll *c) {
+  ovl_collective_row *r = &c->row;
+  if (r->host_start == OVL_NONE || r->tid == OVL_NONE) return;
+  const comm_annotation *a = annotation_at(ki, r->tid, r->host_start);
+  if (!a) return;
+  if (a->op) r->op = a->op;
+  r->host_start = a->start;
+  r->host_end = a->end;
+  if (a->count == OVL_NONE) return;
+  r->count = a->count;
+  r->dtype = a->dtype;
+  if (a->dtype_size > 0) r->bytes = a->count * a->dtype_size;
+}
+
 static int build_collectives(kineto_import *ki, ovl_err *err) {
   ovl_found_colls fc = {0};
   int rc = OVL_OK;
@@ -295,6 +344,11 @@ static int build_collectives(kineto_import *ki, ovl_err *err) {
     rc = ovl_found_colls_add(&fc, &c, err);
   }
   if (!rc) rc = ovl_found_colls_resolve_launches(&fc, ki->w, ki->out_path, err);
+  if (!rc && ki->annotations.len) {
+    ovl_qsort(ki->annotations.items, ki->annotations.len, sizeof *ki->annotations.items, cmp_annotation);
+    for (size_t i = 0; i < fc.items.len; i++)  /* fc keeps the order of ki->nccl until written */
+      if (!ki->nccl.items[i].facts.present) describe_from_annotation(ki, &fc.items.items[i]);
+  }
   if (!rc) rc = ovl_found_colls_write(&fc, ki->w, &ki->st->collectives, err);
   ovl_found_colls_free(&fc);
   return rc;
@@ -413,6 +467,7 @@ int ovl_kineto_import(const char *path, ovl_trace_writer *w, const char *out_pat
   OVL_VEC_FREE(&ki.groups);
   OVL_VEC_FREE(&ki.comm_ops);
   OVL_VEC_FREE(&ki.nccl);
+  OVL_VEC_FREE(&ki.annotations);
   ovl_i64map_free(&ki.comm_op_by_external_id);
   ovl_i64map_free(&ki.group_by_comm);
   return rc;
