@@ -271,6 +271,14 @@ static int read_string(ovl_json *j, ovl_err *err) {
   j->len = 0;
   j->truncated = 0;
   j->high_surrogate = 0;
+  /* Nearly every string lies whole in the chunk and has no escapes: one copy. */
+  const char *first = j->p, *close = find_string_end(first, j->end);
+  if (close < j->end && *close == '"') {
+    if (j->keep) keep_bytes(j, first, (size_t)(close - first));
+    j->text[j->len] = 0;
+    j->p = close + 1;
+    return OVL_OK;
+  }
   for (;;) {
     const char *p = j->p, *stop = find_string_end(p, j->end);
     if (stop > p) flush_surrogate(j);
@@ -509,11 +517,12 @@ int ovl_json_next(ovl_json *j, ovl_json_token *tok, ovl_err *err) {
 /* Skips bytes until fewer than `depth` containers are open: strings are jumped over and
 ** brackets matched, nothing else is decoded (the fast path for everything ovl ignores). */
 static int skip_to_depth(ovl_json *j, size_t depth, ovl_err *err) {
+  static const unsigned char stops[256] = {['"'] = 1, ['{'] = 1, ['['] = 1, ['}'] = 1, [']'] = 1};
   int rc = OVL_OK;
   j->keep = 0;
   while (!rc && j->depth >= depth) {
     const char *p = j->p, *e = j->end;
-    while (p < e && *p != '"' && *p != '{' && *p != '[' && *p != '}' && *p != ']') p++;
+    while (p < e && !stops[(unsigned char)*p]) p++;
     j->p = p;
     if (p == e) {
       int more;

@@ -71,6 +71,7 @@ typedef struct kineto_import {
   OVL_VEC(comm_annotation) annotations;
   OVL_VEC(process_group) groups;
   ovl_i64map group_by_comm;
+  OVL_VEC(signed char) nccl_name;   /* by kernel name id: 1 NCCL, 0 not, -1 not judged yet */
 } kineto_import;
 
 /* ---------------------------------------------------------------------------------- */
@@ -136,6 +137,15 @@ static int event_comm_facts(kineto_import *ki, comm_facts *f, ovl_err *err) {
   return c->present ? intern_group(ki, c, &f->group, err) : OVL_OK;
 }
 
+/* Whether a kernel name marks NCCL work, judged once per distinct name (ids are dense). */
+static int is_nccl_name(kineto_import *ki, int64_t id, const char *name) {
+  if (id < 0 || id > (1 << 24)) return ovl_is_nccl_kernel(name);
+  while (ki->nccl_name.len <= (size_t)id)
+    if (OVL_VEC_PUSH(&ki->nccl_name, -1)) return ovl_is_nccl_kernel(name);
+  if (ki->nccl_name.items[id] < 0) ki->nccl_name.items[id] = (signed char)ovl_is_nccl_kernel(name);
+  return ki->nccl_name.items[id];
+}
+
 static int on_kernel(kineto_import *ki, int64_t start, int64_t end, ovl_err *err) {
   const ovl_kineto_event *ev = &ki->ev;
   ovl_kernel_row row = {start, end, or_else(ev->device, ev->pid), or_else(ev->stream, ev->tid), ev->correlation,
@@ -144,7 +154,7 @@ static int on_kernel(kineto_import *ki, int64_t start, int64_t end, ovl_err *err
   if (!rc) rc = ovl_tw_kernel(ki->w, &row, err);
   if (rc) return rc;
   ki->st->kernels++;
-  if (!ovl_is_nccl_kernel(ev->name)) return OVL_OK;
+  if (!is_nccl_name(ki, row.name, ev->name)) return OVL_OK;
   ki->st->nccl_kernels++;
   ovl_op op = ovl_op_from_kernel_name(ev->name);
   nccl_kernel k = {start, end, row.device, row.stream, ev->correlation, ev->external_id,
@@ -468,6 +478,7 @@ int ovl_kineto_import(const char *path, ovl_trace_writer *w, const char *out_pat
   OVL_VEC_FREE(&ki.comm_ops);
   OVL_VEC_FREE(&ki.nccl);
   OVL_VEC_FREE(&ki.annotations);
+  OVL_VEC_FREE(&ki.nccl_name);
   ovl_i64map_free(&ki.comm_op_by_external_id);
   ovl_i64map_free(&ki.group_by_comm);
   return rc;
