@@ -201,7 +201,9 @@ static void full_precision(void) {
 }
 
 static void hta_compat(void) {
-  const char *in = tb_temp_path("rank0.json"), *out = tb_temp_path("hta.sqlite");
+  char in[512], out[512];
+  snprintf(in, sizeof in, "%s", tb_temp_path("rank0.json"));
+  snprintf(out, sizeof out, "%s", tb_temp_path("hta.sqlite"));
   ovl_import_stats st;
   import_ok(in, out, 1, &st);
   CHECK(st.dropped > 0);
@@ -221,6 +223,24 @@ static void hta_compat(void) {
   CHECK_STR(dbq_text(db, "SELECT value FROM meta WHERE key='import_mode'"), "hta-compat");
   sqlite3_close(db);
   remove(out);
+
+  /* The same through the analysis options (`ovl report --hta-compat`): one step is left. */
+  ovl_analysis_options aopt = {0};
+  aopt.import.hta_compat = 1;
+  ovl_analysis_ctx ctx;
+  ovl_err err = {0};
+  CHECK(ovl_analysis_ctx_init(&ctx, &aopt, &err) == OVL_OK);
+  char *args[] = {in};
+  ovl_job job;
+  int rc = ovl_analyze_job(&ctx, args, 1, NULL, NULL, &job, &err);
+  CHECK_I64(rc, OVL_OK);
+  CHECK_I64(rc ? -1 : (int64_t)job.nranks, 1);
+  if (!rc && job.nranks == 1) {
+    CHECK_I64(job.ranks[0].nsteps, 1);
+    CHECK_I64(job.ranks[0].n_kernels, 2);
+  }
+  if (!rc) ovl_job_free(&job);
+  ovl_analysis_ctx_free(&ctx);
   remove(in);
 }
 
