@@ -39,14 +39,13 @@ static int warn_bad_rows(ovl_job *job, const char *path, const ovl_bad_rows *bad
   return 0;
 }
 
-/* Analyses one file and appends its ranks to the job. */
-static int analyse_one(const ovl_analysis_ctx *ctx, const char *path, ovl_job *job, ovl_err *err) {
-  ovl_trace_source src;
-  int rc = ovl_trace_source_open(path, &src, err);
-  if (rc) return rc;
+/* Analyses one ovl trace of a source and appends its ranks to the job. */
+static int analyse_converted(const ovl_analysis_ctx *ctx, const ovl_trace_source *src, const char *ovl_path,
+                             ovl_job *job, ovl_err *err) {
   ovl_rank_result *got = NULL;
   size_t ngot = 0;
-  rc = ovl_analyze_file(ctx, src.ovl_path, &got, &ngot, err);
+  int rc = ovl_analyze_file(ctx, ovl_path, &got, &ngot, err);
+  if (rc) ovl_trace_source_explain(src, err);
   if (!rc) {
     ovl_rank_result *grown = realloc(job->ranks, (job->nranks + ngot) * sizeof *grown);
     if (!grown) {
@@ -55,19 +54,27 @@ static int analyse_one(const ovl_analysis_ctx *ctx, const char *path, ovl_job *j
       job->ranks = grown;
       for (size_t k = 0; k < ngot; k++) {
         /* Results of a converted trace name the file the user gave. */
-        char *name = strdup(src.path);
+        char *name = strdup(src->path);
         if (name) {
           free(got[k].trace_path);
           got[k].trace_path = name;
         }
         job->ranks[job->nranks++] = got[k];
       }
-      if (ngot && warn_bad_rows(job, src.path, &got[0].bad)) rc = ovl_oom(err, "warnings");
+      if (ngot && warn_bad_rows(job, src->path, &got[0].bad)) rc = ovl_oom(err, "warnings");
       ngot = 0;
     }
   }
   for (size_t k = 0; k < ngot; k++) ovl_rank_result_free(&got[k]);
   free(got);
+  return rc;
+}
+
+/* Analyses one file (each process of it) and appends its ranks to the job. */
+static int analyse_one(const ovl_analysis_ctx *ctx, const char *path, ovl_job *job, ovl_err *err) {
+  ovl_trace_source src;
+  int rc = ovl_trace_source_open_with(path, &ctx->opt.import, &src, err);
+  for (size_t p = 0; !rc && p < src.n_ovl_paths; p++) rc = analyse_converted(ctx, &src, src.ovl_paths[p], job, err);
   ovl_trace_source_close(&src);
   return rc;
 }
