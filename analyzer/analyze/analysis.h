@@ -14,6 +14,7 @@
 #define OVL_ANALYSIS_H
 
 #include "../base/status.h"
+#include "../load/import_options.h"
 #include "../load/trace_reader.h"
 #include "classify.h"
 #include "nccl_ops.h"
@@ -183,6 +184,7 @@ typedef struct ovl_analysis_options {
   const char *step_pattern;   /* extra step range names (POSIX ERE), or NULL */
   size_t reorder_window;      /* 0: OVL_DEFAULT_REORDER_WINDOW */
   int launch_dims;            /* read kernel grid/block sizes */
+  ovl_import_options import;  /* how foreign traces (Kineto, Nsight) are converted */
 } ovl_analysis_options;
 
 /* Compiled options, shared read-only by concurrent analyses. */

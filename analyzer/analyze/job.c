@@ -50,20 +50,35 @@ typedef struct file_result {
   ovl_err err;
 } file_result;
 
-/* Analyses one file into *fr (ranks named after the file the user gave). */
+/* Analyses one file into *fr: every traced process it holds (an Nsight Systems export may
+** hold several), its ranks named after the file the user gave. */
 static void analyse_one(const ovl_analysis_ctx *ctx, const char *path, file_result *fr) {
   ovl_trace_source src;
-  fr->rc = ovl_trace_source_open(path, &src, &fr->err);
+  fr->rc = ovl_trace_source_open_with(path, &ctx->opt.import, &src, &fr->err);
   if (fr->rc) return;
-  fr->rc = ovl_analyze_file(ctx, src.ovl_path, &fr->ranks, &fr->nranks, &fr->err);
-  for (size_t k = 0; !fr->rc && k < fr->nranks; k++) {
-    char *name = strdup(src.path);
-    if (!name) {
-      fr->rc = ovl_oom(&fr->err, "results");
+  for (size_t p = 0; !fr->rc && p < src.n_ovl_paths; p++) {
+    ovl_rank_result *got = NULL;
+    size_t ngot = 0;
+    fr->rc = ovl_analyze_file(ctx, src.ovl_paths[p], &got, &ngot, &fr->err);
+    if (fr->rc) {
+      ovl_trace_source_explain(&src, &fr->err);
       break;
     }
-    free(fr->ranks[k].trace_path);
-    fr->ranks[k].trace_path = name;
+    ovl_rank_result *grown = realloc(fr->ranks, (fr->nranks + ngot) * sizeof *grown);
+    if (!grown) fr->rc = ovl_oom(&fr->err, "results");
+    for (size_t k = 0; k < ngot; k++) {
+      char *name = fr->rc ? NULL : strdup(src.path);
+      if (!name) {
+        if (!fr->rc) fr->rc = ovl_oom(&fr->err, "results");
+        ovl_rank_result_free(&got[k]);
+        continue;
+      }
+      free(got[k].trace_path);
+      got[k].trace_path = name;
+      grown[fr->nranks++] = got[k];
+    }
+    if (grown) fr->ranks = grown;
+    free(got);
   }
   if (!fr->rc && !(fr->user_path = strdup(src.path))) fr->rc = ovl_oom(&fr->err, "results");
   ovl_trace_source_close(&src);

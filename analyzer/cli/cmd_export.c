@@ -28,6 +28,7 @@ static const char help[] =
     "                       (both may be given: the traces are analysed once)\n"
     "  --comm-pattern RE    also count kernels whose name matches RE (POSIX ERE) as communication\n"
     "  --step-pattern RE    also treat NVTX ranges whose name matches RE as training steps\n"
+    "  --hta-compat         Kineto traces: what Holistic Trace Analysis analyses (docs/import.md)\n"
     "  -q, --quiet          do not print what was written\n"
     "  -h, --help           this help\n"
     "\n"
@@ -54,6 +55,7 @@ int ovl_cmd_export(int argc, char **argv) {
     {"chrome", required_argument, NULL, OPT_CHROME},
     {"comm-pattern", required_argument, NULL, OVL_OPT_COMM_PATTERN},
     {"step-pattern", required_argument, NULL, OVL_OPT_STEP_PATTERN},
+    {"hta-compat", no_argument, NULL, OVL_OPT_HTA_COMPAT},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -70,7 +72,8 @@ int ovl_cmd_export(int argc, char **argv) {
       case OPT_PERFETTO: perfetto = optarg; break;
       case OPT_CHROME: chrome = optarg; break;
       case OVL_OPT_COMM_PATTERN:
-      case OVL_OPT_STEP_PATTERN: ovl_cli_job_option(c, optarg, &jopt); break;
+      case OVL_OPT_STEP_PATTERN:
+      case OVL_OPT_HTA_COMPAT: ovl_cli_job_option(c, optarg, &jopt); break;
       case 'q': quiet = 1; break;
       case 'h': fputs(help, stdout); return 0;
       default: return ovl_cli_bad_option("export", argv);

@@ -36,6 +36,7 @@ static const char help[] =
     "  -o, --output FILE      write to FILE instead of standard output\n"
     "  --comm-pattern RE      also count kernels whose name matches RE as communication\n"
     "  --step-pattern RE      also treat NVTX ranges whose name matches RE as training steps\n"
+    "  --hta-compat           Kineto traces: what Holistic Trace Analysis analyses (docs/import.md)\n"
     "  -h, --help             this help\n"
     "Exit status: 0 ok, 1 bad input or usage, 2 internal error.\n";
 

@@ -14,7 +14,8 @@ static void usage(FILE *out) {
   for (size_t i = 0; i < ovl_nverbs; i++) fprintf(out, "  %-10s %s\n", ovl_verbs[i].name, ovl_verbs[i].summary);
   fprintf(out,
           "\n"
-          "TRACE is an ovl SQLite trace or a directory of them.\n"
+          "TRACE is an ovl SQLite trace, a PyTorch profiler (Kineto) JSON trace, an Nsight Systems\n"
+          "SQLite export, or a directory of them.\n"
           "Run 'ovl <command> --help' for the options of a command.\n"
           "  -h, --help     this help\n"
           "  -V, --version  print the version\n");

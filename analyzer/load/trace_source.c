@@ -1,34 +1,88 @@
 /* Trace sources: see trace_source.h. */
 #include "trace_source.h"
 
+#include "trace_import.h"
+
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* Creates an empty, uniquely named file in $TMPDIR (or /tmp) for a conversion. */
+static int make_temp_path(char **out, ovl_err *err) {
+  const char *dir = getenv("TMPDIR");
+  if (!dir || !*dir) dir = "/tmp";
+  size_t n = strlen(dir) + 32;
+  char *path = malloc(n);
+  if (!path) return ovl_oom(err, "temporary file name");
+  snprintf(path, n, "%s/ovl-import-XXXXXX", dir);
+  int fd = mkstemp(path);
+  if (fd < 0) {
+    int rc = ovl_fail(err, OVL_EUSER, "%s: cannot create a temporary trace: %s", dir, strerror(errno));
+    free(path);
+    return rc;
+  }
+  close(fd);
+  *out = path;
+  return OVL_OK;
+}
 
 int ovl_trace_source_open(const char *path, ovl_trace_source *src, ovl_err *err) {
+  return ovl_trace_source_open_with(path, NULL, src, err);
+}
+
+/* Converts every process of the foreign trace into its own temporary ovl trace. */
+static int convert(ovl_trace_source *src, const ovl_import_options *opt, ovl_err *err) {
+  int64_t *processes = NULL;
+  size_t n = 0;
+  int rc = ovl_import_processes(src->path, src->format, &processes, &n, err);
+  if (!rc && !(src->ovl_paths = calloc(n, sizeof *src->ovl_paths))) rc = ovl_oom(err, "trace source");
+  src->is_temporary = 1;
+  for (size_t i = 0; !rc && i < n; i++) {
+    rc = make_temp_path(&src->ovl_paths[i], err);
+    if (!rc) src->n_ovl_paths++;
+    if (!rc) rc = ovl_import_trace(src->path, src->format, processes[i], src->ovl_paths[i], opt, NULL, err);
+  }
+  free(processes);
+  return rc;
+}
+
+int ovl_trace_source_open_with(const char *path, const ovl_import_options *opt, ovl_trace_source *src,
+                               ovl_err *err) {
   memset(src, 0, sizeof *src);
   int rc = ovl_detect_format(path, &src->format, err);
   if (rc) return rc;
-  switch (src->format) {
-    case OVL_FORMAT_OVL_SQLITE:
-      src->path = strdup(path);
-      src->ovl_path = strdup(path);
-      if (!src->path || !src->ovl_path) {
-        ovl_trace_source_close(src);
-        return ovl_oom(err, "trace source");
-      }
-      return OVL_OK;
-    case OVL_FORMAT_KINETO_JSON:
-      return ovl_fail(err, OVL_EUSER, "%s: Kineto JSON traces cannot be read by this version of ovl", path);
-    case OVL_FORMAT_NSYS_SQLITE:
-      return ovl_fail(err, OVL_EUSER, "%s: Nsight Systems exports cannot be read by this version of ovl", path);
+  if (!(src->path = strdup(path))) return ovl_oom(err, "trace source");
+  if (src->format == OVL_FORMAT_OVL_SQLITE) {
+    if (!(src->ovl_paths = calloc(1, sizeof *src->ovl_paths)) || !(src->ovl_paths[0] = strdup(path)))
+      rc = ovl_oom(err, "trace source");
+    else src->n_ovl_paths = 1;
+  } else {
+    rc = convert(src, opt, err);
   }
-  return ovl_fail(err, OVL_EUSER, "%s: unknown trace format", path);
+  if (!rc) src->ovl_path = src->ovl_paths[0];
+  if (rc) ovl_trace_source_close(src);
+  return rc;
+}
+
+void ovl_trace_source_explain(const ovl_trace_source *src, ovl_err *err) {
+  for (size_t i = 0; src->is_temporary && src->path && i < src->n_ovl_paths; i++) {
+    const char *at = strstr(err->msg, src->ovl_paths[i]);
+    if (!at) continue;
+    char msg[sizeof err->msg];
+    snprintf(msg, sizeof msg, "%.*s%s%s", (int)(at - err->msg), err->msg, src->path, at + strlen(src->ovl_paths[i]));
+    memcpy(err->msg, msg, sizeof msg);
+    return;
+  }
 }
 
 void ovl_trace_source_close(ovl_trace_source *src) {
-  if (src->is_temporary && src->ovl_path) remove(src->ovl_path);
+  for (size_t i = 0; i < src->n_ovl_paths; i++) {
+    if (src->is_temporary) ovl_remove_trace_file(src->ovl_paths[i]);
+    free(src->ovl_paths[i]);
+  }
+  free(src->ovl_paths);
   free(src->path);
-  free(src->ovl_path);
   memset(src, 0, sizeof *src);
 }

@@ -1,0 +1,133 @@
+/* Names of communication and copies in foreign traces: see comm_names.h. */
+#include "comm_names.h"
+
+#include <ctype.h>
+#include <string.h>
+#include <strings.h>
+
+/* Lower-cased `name` without underscores, dashes and an "nccl" prefix, cut to fit. */
+static void normalise_call(const char *name, char *out, size_t cap) {
+  size_t n = 0;
+  if (strncasecmp(name, "nccl", 4) == 0) name += 4;
+  for (; *name && n + 1 < cap; name++)
+    if (*name != '_' && *name != '-' && *name != ' ') out[n++] = (char)tolower((unsigned char)*name);
+  out[n] = 0;
+}
+
+const char *ovl_comm_op_from_call(const char *name) {
+  if (!name) return NULL;
+  char s[64];
+  normalise_call(name, s, sizeof s);
+  /* Longer names first: "reducescatter" holds "reduce" and "scatter". */
+  if (strstr(s, "reducescatter")) return "ReduceScatter";
+  if (strstr(s, "allreduce")) return "AllReduce";
+  if (strstr(s, "allgather")) return "AllGather";
+  if (strstr(s, "alltoall")) return "AlltoAll";
+  if (strstr(s, "broadcast") || strcmp(s, "bcast") == 0) return "Broadcast";
+  if (strncmp(s, "reduce", 6) == 0) return "Reduce";
+  if (strncmp(s, "gather", 6) == 0) return "Gather";
+  if (strncmp(s, "scatter", 7) == 0) return "Scatter";
+  if (strncmp(s, "send", 4) == 0) return "Send";
+  if (strncmp(s, "recv", 4) == 0) return "Recv";
+  return NULL;
+}
+
+int ovl_comm_dtype(const char *pytorch_name, const char **nccl_name, int64_t *size) {
+  static const struct { const char *name; const char *nccl; int size; } types[] = {
+    {"Float", "Float32", 4},        {"float32", "Float32", 4},     {"Double", "Float64", 8},
+    {"float64", "Float64", 8},      {"Half", "Float16", 2},        {"float16", "Float16", 2},
+    {"BFloat16", "Bfloat16", 2},    {"Long", "Int64", 8},          {"int64", "Int64", 8},
+    {"Int", "Int32", 4},            {"int32", "Int32", 4},         {"Short", "Int16", 2},
+    {"int16", "Int16", 2},          {"Char", "Int8", 1},           {"int8", "Int8", 1},
+    {"Byte", "Uint8", 1},           {"uint8", "Uint8", 1},         {"Bool", "Uint8", 1},
+    {"UInt16", "Uint16", 2},        {"UInt32", "Uint32", 4},       {"UInt64", "Uint64", 8},
+    {"ComplexHalf", "ComplexHalf", 4}, {"ComplexFloat", "ComplexFloat", 8},
+    {"ComplexDouble", "ComplexDouble", 16}, {"Float8_e4m3fn", "Float8e4m3", 1},
+    {"Float8_e5m2", "Float8e5m2", 1}, {"Float8_e4m3fnuz", "Float8e4m3", 1},
+    {"Float8_e5m2fnuz", "Float8e5m2", 1},
+    /* C++ names, as record_shapes writes `Input type` */
+    {"double", "Float64", 8},       {"c10::Half", "Float16", 2},   {"c10::BFloat16", "Bfloat16", 2},
+    {"long int", "Int64", 8},       {"long long", "Int64", 8},     {"signed char", "Int8", 1},
+    {"unsigned char", "Uint8", 1},  {"unsigned int", "Uint32", 4}, {"short int", "Int16", 2},
+  };
+  *nccl_name = NULL;
+  *size = 0;
+  if (!pytorch_name || !*pytorch_name) return 0;
+  for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+    if (strcasecmp(pytorch_name, types[i].name) == 0 || strcasecmp(pytorch_name, types[i].nccl) == 0) {
+      *nccl_name = types[i].nccl;
+      *size = types[i].size;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* 1 when `tok` appears in s delimited by '_' before it and '_', '(' or the end after it. */
+static int has_token(const char *s, const char *tok) {
+  size_t n = strlen(tok);
+  for (const char *p = strstr(s, tok); p; p = strstr(p + 1, tok))
+    if (p > s && p[-1] == '_' && (p[n] == '_' || p[n] == '(' || p[n] == 0)) return 1;
+  return 0;
+}
+
+const char *ovl_comm_redop_from_kernel(const char *kernel_name) {
+  static const char *const ops[] = {"PreMulSum", "Sum", "Prod", "Max", "Min", "Avg"};
+  if (!kernel_name) return NULL;
+  for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+    if (has_token(kernel_name, ops[i])) return ops[i];
+  return NULL;
+}
+
+static char memory_side(char c) {
+  switch (c) {
+    case 'H': case 'h': return 'H';
+    case 'D': case 'd': case 'A': case 'a': return 'D';
+    case 'P': case 'p': return 'P';
+    default: return 0;
+  }
+}
+
+const char *ovl_memcpy_kind_from_name(const char *name) {
+  if (!name || strncasecmp(name, "Memcpy", 6) != 0) return NULL;
+  const char *p = name + 6;
+  while (*p == ' ') p++;
+  char from = memory_side(p[0]), to = p[0] && p[1] == 't' && p[2] == 'o' ? memory_side(p[3]) : 0;
+  if (!from || !to) return NULL;
+  if (from == 'H' && to == 'D') return "HtoD";
+  if (from == 'D' && to == 'H') return "DtoH";
+  if (from == 'D' && to == 'D') return "DtoD";
+  if (from == 'H' && to == 'H') return "HtoH";
+  if (from == 'P' && to == 'P') return "PtoP";
+  return NULL;
+}
+
+const char *ovl_memcpy_kind_from_cupti(int64_t kind) {
+  switch (kind) {
+    case 1: return "HtoD";
+    case 2: return "DtoH";
+    case 3: return "HtoD";  /* host to array */
+    case 4: return "DtoH";  /* array to host */
+    case 5: case 6: case 7: case 8: return "DtoD";
+    case 9: return "HtoH";
+    case 10: return "PtoP";
+    default: return NULL;
+  }
+}
+
+int ovl_is_nccl_kernel(const char *name) {
+  if (!name) return 0;
+  for (const char *p = name; *p; p++)
+    if ((p[0] == 'n' || p[0] == 'N') && strncasecmp(p, "nccl", 4) == 0) return 1;
+  return 0;
+}
+
+uint64_t ovl_fnv1a(uint64_t h, const void *data, size_t n) {
+  const unsigned char *p = data;
+  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
+  return h;
+}
+
+int64_t ovl_comm_id(uint64_t hash) {
+  return (int64_t)(hash & 0x7fffffffffffffffULL);
+}

@@ -1,0 +1,41 @@
+/*
+** How foreign traces name communication and copies, translated into the ovl schema's
+** vocabulary (schema/ovl.sql): PyTorch collective and dtype names, NCCL reduction names
+** inside kernel names, CUPTI copy kinds, and stable communicator ids.
+** Every returned string is static.
+*/
+#ifndef OVL_COMM_NAMES_H
+#define OVL_COMM_NAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* collectives.op for a PyTorch `Collective name` ("allreduce", "_allgather_base",
+** "all_to_all", "reduce_scatter_tensor_coalesced", ...) or an NCCL API name
+** ("ncclAllReduce"); NULL when it names no NCCL operation (e.g. "barrier", "wait"). */
+const char *ovl_comm_op_from_call(const char *name);
+
+/* A PyTorch dtype name ("Float", "BFloat16", "Long", ...; also the C++ names of
+** record_shapes' `Input type`: "float", "long int", "c10::Half", ...) as the NCCL type name
+** without "nccl" (Float32, Bfloat16, Int64, ...) and its size in bytes; 0 when unknown. */
+int ovl_comm_dtype(const char *pytorch_name, const char **nccl_name, int64_t *size);
+
+/* The reduction named inside an NCCL kernel name (Sum, Prod, Max, Min, Avg, PreMulSum), or NULL. */
+const char *ovl_comm_redop_from_kernel(const char *kernel_name);
+
+/* memops.kind for a copy described as in Kineto's "Memcpy HtoD (Pinned -> Device)";
+** CUDA arrays count as device memory. NULL when not recognised. */
+const char *ovl_memcpy_kind_from_name(const char *name);
+/* memops.kind for a CUPTI_ACTIVITY_MEMCPY_KIND value (Nsight exports). */
+const char *ovl_memcpy_kind_from_cupti(int64_t kind);
+
+/* 1 when a kernel name marks NCCL work ("nccl" anywhere, any case: the contract's rule). */
+int ovl_is_nccl_kernel(const char *name);
+
+/* 64-bit FNV-1a over bytes, continuing from h (start with OVL_FNV_SEED). */
+#define OVL_FNV_SEED 1469598103934665603ULL
+uint64_t ovl_fnv1a(uint64_t h, const void *data, size_t n);
+/* A communicator id from a hash: non-negative, so it never collides with OVL_NONE. */
+int64_t ovl_comm_id(uint64_t hash);
+
+#endif

@@ -1,0 +1,70 @@
+/* Dropping the last ProfilerStep as HTA does: see hta_compat.h. */
+#include "hta_compat.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+
+/* Rows are matched by correlation through the api table; collectives follow their launches. */
+static const char drop_sql[] =
+  "DELETE FROM api WHERE start >= ?1;"
+  "DELETE FROM nvtx WHERE start >= ?1;"
+  "DELETE FROM kernels WHERE correlation IS NULL OR correlation NOT IN"
+  " (SELECT correlation FROM api WHERE correlation IS NOT NULL);"
+  "DELETE FROM memops WHERE correlation IS NULL OR correlation NOT IN"
+  " (SELECT correlation FROM api WHERE correlation IS NOT NULL);"
+  "DELETE FROM collective_launches WHERE correlation IS NULL OR correlation NOT IN"
+  " (SELECT correlation FROM kernels WHERE correlation IS NOT NULL"
+  "  UNION SELECT correlation FROM memops WHERE correlation IS NOT NULL);"
+  "DELETE FROM collectives WHERE id NOT IN (SELECT collective FROM collective_launches);";
+
+static int db_fail(sqlite3 *db, const char *path, ovl_err *err) {
+  return ovl_fail(err, OVL_EINTERNAL, "%s: cannot apply --hta-compat: %s", path,
+                  db ? sqlite3_errmsg(db) : "out of memory");
+}
+
+/* Runs every statement of `sql` with ?1 bound to cut. */
+static int run_all(sqlite3 *db, const char *sql, sqlite3_int64 cut) {
+  const char *tail = sql;
+  while (tail && *tail) {
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, tail, -1, &st, &tail) != SQLITE_OK) return -1;
+    if (!st) break;
+    if (sqlite3_bind_parameter_count(st) > 0) sqlite3_bind_int64(st, 1, cut);
+    int step = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (step != SQLITE_DONE) return -1;
+  }
+  return 0;
+}
+
+int ovl_hta_drop_last_step(const char *path, long *dropped, ovl_err *err) {
+  *dropped = 0;
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
+      sqlite3_prepare_v2(db,
+                         "SELECT count(*), max(start) FROM nvtx"
+                         " WHERE domain IS NULL AND name GLOB 'ProfilerStep#[0-9]*' AND end IS NOT NULL",
+                         -1, &st, NULL) != SQLITE_OK ||
+      sqlite3_step(st) != SQLITE_ROW) {
+    int rc = db_fail(db, path, err);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return rc;
+  }
+  sqlite3_int64 steps = sqlite3_column_int64(st, 0), cut = sqlite3_column_int64(st, 1);
+  sqlite3_finalize(st);
+  int rc = OVL_OK;
+  if (steps >= 2) {
+    int before = sqlite3_total_changes(db);
+    if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK || run_all(db, drop_sql, cut) ||
+        sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+      rc = db_fail(db, path, err);
+      sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    } else {
+      *dropped = sqlite3_total_changes(db) - before;
+    }
+  }
+  sqlite3_close(db);
+  return rc;
+}

@@ -1,0 +1,564 @@
+/*
+** Streaming JSON tokenizer: see json_stream.h.
+**
+** The grammar is a small state machine (what may come next) plus a bit stack of the open
+** containers (1 = object, 0 = array). Bytes come from the input in CHUNK_BYTES pieces;
+** every scanner re-checks the chunk end and refills, so tokens may straddle chunks.
+*/
+#include "json_stream.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CHUNK_BYTES (256u * 1024u)
+
+typedef enum parse_state {
+  S_VALUE,         /* a value (document start, after ':' or after ',' in an array) */
+  S_VALUE_OR_END,  /* after '[' */
+  S_KEY_OR_END,    /* after '{' */
+  S_KEY,           /* after ',' in an object */
+  S_COLON,         /* after a key */
+  S_AFTER_VALUE,   /* ',' or the end of the open container */
+  S_DONE           /* the top-level value is complete */
+} parse_state;
+
+struct ovl_json {
+  ovl_byte_input *in;
+  char *buf;
+  const char *p, *end;
+  uint64_t buf_offset;     /* input offset of buf[0] */
+  int at_eof;
+  parse_state state;
+  unsigned char *stack;    /* bit i: container at depth i+1 is an object */
+  size_t stack_bytes, depth, max_depth;
+  char *text;              /* last key, string or number */
+  size_t len, max_string;
+  int truncated;
+  int keep;                /* 0 while skipping: strings are scanned, not copied */
+  uint32_t high_surrogate; /* a \uD800-\uDBFF escape waiting for its low half, or 0 */
+};
+
+int ovl_json_open(ovl_byte_input *in, const ovl_json_limits *limits, ovl_json **out, ovl_err *err) {
+  *out = NULL;
+  ovl_json *j = calloc(1, sizeof *j);
+  if (!j) return ovl_oom(err, "JSON reader");
+  j->in = in;
+  j->max_depth = limits && limits->max_depth ? limits->max_depth : OVL_JSON_DEFAULT_DEPTH;
+  j->max_string = limits && limits->max_string ? limits->max_string : OVL_JSON_DEFAULT_STRING;
+  if (j->max_string < OVL_JSON_MAX_NUMBER) j->max_string = OVL_JSON_MAX_NUMBER;
+  j->buf = malloc(CHUNK_BYTES);
+  j->text = malloc(j->max_string + 1);
+  j->stack_bytes = 64;
+  j->stack = calloc(j->stack_bytes, 1);
+  if (!j->buf || !j->text || !j->stack) {
+    ovl_json_close(j);
+    return ovl_oom(err, "JSON reader");
+  }
+  j->p = j->end = j->buf;
+  j->text[0] = 0;
+  j->state = S_VALUE;
+  j->keep = 1;
+  *out = j;
+  return OVL_OK;
+}
+
+void ovl_json_close(ovl_json *j) {
+  if (!j) return;
+  free(j->buf);
+  free(j->text);
+  free(j->stack);
+  free(j);
+}
+
+uint64_t ovl_json_offset(const ovl_json *j) {
+  return j->buf_offset + (uint64_t)(j->p - j->buf);
+}
+
+const char *ovl_json_text(const ovl_json *j, size_t *len) {
+  if (len) *len = j->len;
+  return j->text;
+}
+
+int ovl_json_truncated(const ovl_json *j) {
+  return j->truncated;
+}
+
+size_t ovl_json_depth(const ovl_json *j) {
+  return j->depth;
+}
+
+static int syntax_error(const ovl_json *j, ovl_err *err, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int syntax_error(const ovl_json *j, ovl_err *err, const char *fmt, ...) {
+  char what[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  return ovl_fail(err, OVL_EUSER, "%s: invalid JSON at byte %llu: %s", ovl_input_path(j->in),
+                  (unsigned long long)ovl_json_offset(j), what);
+}
+
+static int unexpected_end(const ovl_json *j, ovl_err *err) {
+  return syntax_error(j, err, "unexpected end of data (truncated file?)");
+}
+
+/* Reads the next chunk. *more = 0 at the end of the input. */
+static int refill(ovl_json *j, int *more, ovl_err *err) {
+  *more = 0;
+  if (j->at_eof) return OVL_OK;
+  j->buf_offset += (uint64_t)(j->end - j->buf);
+  j->p = j->end = j->buf;
+  size_t got = 0;
+  int rc = ovl_input_read(j->in, j->buf, CHUNK_BYTES, &got, err);
+  if (rc) return rc;
+  if (got == 0) {
+    j->at_eof = 1;
+    return OVL_OK;
+  }
+  j->end = j->buf + got;
+  *more = 1;
+  return OVL_OK;
+}
+
+/* The next non-space byte without consuming it, or -1 at the end of the input. */
+static int peek_token_start(ovl_json *j, int *c, ovl_err *err) {
+  for (;;) {
+    const char *p = j->p, *e = j->end;
+    while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+    j->p = p;
+    if (p < e) {
+      *c = (unsigned char)*p;
+      return OVL_OK;
+    }
+    int more, rc = refill(j, &more, err);
+    if (rc) return rc;
+    if (!more) {
+      *c = -1;
+      return OVL_OK;
+    }
+  }
+}
+
+/* Consumes one byte; *c = -1 at the end of the input. */
+static int take_byte(ovl_json *j, int *c, ovl_err *err) {
+  if (j->p == j->end) {
+    int more, rc = refill(j, &more, err);
+    if (rc) return rc;
+    if (!more) {
+      *c = -1;
+      return OVL_OK;
+    }
+  }
+  *c = (unsigned char)*j->p++;
+  return OVL_OK;
+}
+
+static void keep_bytes(ovl_json *j, const char *s, size_t n) {
+  if (!j->keep || n == 0) return;
+  size_t room = j->max_string - j->len;
+  if (n > room) {
+    n = room;
+    j->truncated = 1;
+  }
+  memcpy(j->text + j->len, s, n);
+  j->len += n;
+}
+
+static void keep_code_point(ovl_json *j, uint32_t cp) {
+  char u[4];
+  size_t n;
+  if (cp < 0x80) {
+    u[0] = (char)cp;
+    n = 1;
+  } else if (cp < 0x800) {
+    u[0] = (char)(0xc0 | (cp >> 6));
+    u[1] = (char)(0x80 | (cp & 0x3f));
+    n = 2;
+  } else if (cp < 0x10000) {
+    u[0] = (char)(0xe0 | (cp >> 12));
+    u[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    u[2] = (char)(0x80 | (cp & 0x3f));
+    n = 3;
+  } else {
+    u[0] = (char)(0xf0 | (cp >> 18));
+    u[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+    u[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    u[3] = (char)(0x80 | (cp & 0x3f));
+    n = 4;
+  }
+  keep_bytes(j, u, n);
+}
+
+/* A high surrogate not followed by its low half becomes U+FFFD. */
+static void flush_surrogate(ovl_json *j) {
+  if (j->high_surrogate) keep_code_point(j, 0xfffd);
+  j->high_surrogate = 0;
+}
+
+static int read_hex4(ovl_json *j, uint32_t *v, ovl_err *err) {
+  *v = 0;
+  for (int i = 0; i < 4; i++) {
+    int c, rc = take_byte(j, &c, err);
+    if (rc) return rc;
+    if (c < 0) return unexpected_end(j, err);
+    uint32_t d;
+    if (c >= '0' && c <= '9') d = (uint32_t)(c - '0');
+    else if (c >= 'a' && c <= 'f') d = (uint32_t)(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F') d = (uint32_t)(c - 'A' + 10);
+    else return syntax_error(j, err, "bad \\u escape in a string");
+    *v = (*v << 4) | d;
+  }
+  return OVL_OK;
+}
+
+/* One escape sequence; the backslash is consumed. */
+static int read_escape(ovl_json *j, ovl_err *err) {
+  int c, rc = take_byte(j, &c, err);
+  if (rc) return rc;
+  if (c < 0) return unexpected_end(j, err);
+  if (c == 'u') {
+    uint32_t v;
+    if ((rc = read_hex4(j, &v, err))) return rc;
+    if (v >= 0xdc00 && v <= 0xdfff && j->high_surrogate) {
+      keep_code_point(j, 0x10000 + ((j->high_surrogate - 0xd800) << 10) + (v - 0xdc00));
+      j->high_surrogate = 0;
+      return OVL_OK;
+    }
+    flush_surrogate(j);
+    if (v >= 0xd800 && v <= 0xdbff) j->high_surrogate = v;
+    else keep_code_point(j, (v >= 0xdc00 && v <= 0xdfff) ? 0xfffd : v);
+    return OVL_OK;
+  }
+  flush_surrogate(j);
+  char out;
+  switch (c) {
+    case '"': out = '"'; break;
+    case '\\': out = '\\'; break;
+    case '/': out = '/'; break;
+    case 'b': out = '\b'; break;
+    case 'f': out = '\f'; break;
+    case 'n': out = '\n'; break;
+    case 'r': out = '\r'; break;
+    case 't': out = '\t'; break;
+    default: return syntax_error(j, err, "bad escape '\\%c' in a string", c);
+  }
+  keep_bytes(j, &out, 1);
+  return OVL_OK;
+}
+
+/* The first '"' or '\\' in [p, e), or e. Eight bytes at a time: a byte equal to c makes
+** the lane of w ^ (c * 0x01..01) zero, and the lowest "has a zero byte" bit marks the first
+** one exactly (borrows only disturb lanes above it). Little-endian byte order. */
+static inline const char *find_string_end(const char *p, const char *e) {
+  const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+  while (e - p >= 8) {
+    uint64_t w, q, b;
+    memcpy(&w, p, 8);
+    q = w ^ (ones * '"');
+    b = w ^ (ones * '\\');
+    uint64_t hit = ((q - ones) & ~q & highs) | ((b - ones) & ~b & highs);
+    if (hit) return p + (__builtin_ctzll(hit) >> 3);
+    p += 8;
+  }
+  while (p < e && *p != '"' && *p != '\\') p++;
+  return p;
+}
+
+/* A string whose opening quote is consumed. */
+static int read_string(ovl_json *j, ovl_err *err) {
+  j->len = 0;
+  j->truncated = 0;
+  j->high_surrogate = 0;
+  /* Nearly every string lies whole in the chunk and has no escapes: one copy. */
+  const char *first = j->p, *close = find_string_end(first, j->end);
+  if (close < j->end && *close == '"') {
+    if (j->keep) keep_bytes(j, first, (size_t)(close - first));
+    j->text[j->len] = 0;
+    j->p = close + 1;
+    return OVL_OK;
+  }
+  for (;;) {
+    const char *p = j->p, *stop = find_string_end(p, j->end);
+    if (stop > p) flush_surrogate(j);
+    keep_bytes(j, p, (size_t)(stop - p));
+    j->p = stop;
+    if (stop == j->end) {
+      int more, rc = refill(j, &more, err);
+      if (rc) return rc;
+      if (!more) return syntax_error(j, err, "unterminated string (truncated file?)");
+      continue;
+    }
+    j->p = stop + 1;
+    if (*stop == '"') break;
+    int rc = read_escape(j, err);
+    if (rc) return rc;
+  }
+  flush_surrogate(j);
+  j->text[j->len] = 0;
+  return OVL_OK;
+}
+
+static int is_number_char(int c) {
+  return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+}
+
+/* RFC 8259 number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+static int valid_number(const char *s) {
+  if (*s == '-') s++;
+  if (*s == '0') s++;
+  else if (*s >= '1' && *s <= '9') while (*s >= '0' && *s <= '9') s++;
+  else return 0;
+  if (*s == '.') {
+    s++;
+    if (!(*s >= '0' && *s <= '9')) return 0;
+    while (*s >= '0' && *s <= '9') s++;
+  }
+  if (*s == 'e' || *s == 'E') {
+    s++;
+    if (*s == '+' || *s == '-') s++;
+    if (!(*s >= '0' && *s <= '9')) return 0;
+    while (*s >= '0' && *s <= '9') s++;
+  }
+  return *s == 0;
+}
+
+/* Letters from the current position (true, false, null, NaN, Infinity), after `prefix`. */
+static int read_word(ovl_json *j, const char *prefix, ovl_err *err) {
+  j->len = 0;
+  j->truncated = 0;
+  keep_bytes(j, prefix, strlen(prefix));
+  for (;;) {
+    if (j->p == j->end) {
+      int more, rc = refill(j, &more, err);
+      if (rc) return rc;
+      if (!more) break;
+    }
+    char c = *j->p;
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))) break;
+    if (j->len >= 16) return syntax_error(j, err, "unexpected word");
+    j->text[j->len++] = c;
+    j->p++;
+  }
+  j->text[j->len] = 0;
+  return OVL_OK;
+}
+
+static int read_number(ovl_json *j, ovl_err *err) {
+  j->len = 0;
+  j->truncated = 0;
+  for (;;) {
+    const char *p = j->p, *e = j->end;
+    while (p < e && is_number_char((unsigned char)*p)) {
+      if (j->len < OVL_JSON_MAX_NUMBER) j->text[j->len++] = *p;
+      else j->truncated = 1;
+      p++;
+    }
+    j->p = p;
+    if (p < e) break;
+    int more, rc = refill(j, &more, err);
+    if (rc) return rc;
+    if (!more) break;
+  }
+  j->text[j->len] = 0;
+  if (j->len == 1 && j->text[0] == '-' && j->p == j->end) {  /* "-Infinity" split across chunks */
+    int more, rc = refill(j, &more, err);
+    if (rc) return rc;
+  }
+  if (j->len == 1 && j->text[0] == '-' && j->p < j->end && *j->p == 'I') {
+    int rc = read_word(j, "-", err);
+    if (rc) return rc;
+    if (strcmp(j->text, "-Infinity") != 0) return syntax_error(j, err, "invalid number");
+    return OVL_OK;
+  }
+  if (!j->truncated && !valid_number(j->text)) return syntax_error(j, err, "invalid number '%s'", j->text);
+  return OVL_OK;
+}
+
+static int push_container(ovl_json *j, int is_object, ovl_err *err) {
+  if (j->depth >= j->max_depth)
+    return syntax_error(j, err, "nested deeper than %zu levels", j->max_depth);
+  size_t byte = j->depth / 8;
+  if (byte >= j->stack_bytes) {
+    unsigned char *grown = realloc(j->stack, j->stack_bytes * 2);
+    if (!grown) return ovl_oom(err, "JSON nesting");
+    memset(grown + j->stack_bytes, 0, j->stack_bytes);
+    j->stack = grown;
+    j->stack_bytes *= 2;
+  }
+  unsigned char bit = (unsigned char)(1u << (j->depth % 8));
+  if (is_object) j->stack[byte] |= bit;
+  else j->stack[byte] &= (unsigned char)~bit;
+  j->depth++;
+  return OVL_OK;
+}
+
+static int top_is_object(const ovl_json *j) {
+  size_t d = j->depth - 1;
+  return (j->stack[d / 8] >> (d % 8)) & 1;
+}
+
+static void value_done(ovl_json *j) {
+  j->state = j->depth ? S_AFTER_VALUE : S_DONE;
+}
+
+/* A value starting with byte c (not yet consumed). */
+static int read_value(ovl_json *j, int c, ovl_json_token *tok, ovl_err *err) {
+  int rc;
+  switch (c) {
+    case -1:
+      return unexpected_end(j, err);
+    case '{':
+      if ((rc = push_container(j, 1, err))) return rc;
+      j->p++;
+      j->state = S_KEY_OR_END;
+      *tok = OVL_JSON_OBJECT_BEGIN;
+      return OVL_OK;
+    case '[':
+      if ((rc = push_container(j, 0, err))) return rc;
+      j->p++;
+      j->state = S_VALUE_OR_END;
+      *tok = OVL_JSON_ARRAY_BEGIN;
+      return OVL_OK;
+    case '"':
+      j->p++;
+      if ((rc = read_string(j, err))) return rc;
+      *tok = OVL_JSON_STRING;
+      value_done(j);
+      return OVL_OK;
+    case 't':
+    case 'f':
+    case 'n':
+    case 'N':
+    case 'I':
+      if ((rc = read_word(j, "", err))) return rc;
+      if (strcmp(j->text, "true") == 0) *tok = OVL_JSON_TRUE;
+      else if (strcmp(j->text, "false") == 0) *tok = OVL_JSON_FALSE;
+      else if (strcmp(j->text, "null") == 0) *tok = OVL_JSON_NULL;
+      else if (strcmp(j->text, "NaN") == 0 || strcmp(j->text, "Infinity") == 0) *tok = OVL_JSON_NUMBER;
+      else return syntax_error(j, err, "unexpected word '%s'", j->text);
+      value_done(j);
+      return OVL_OK;
+    default:
+      if (c == '-' || (c >= '0' && c <= '9')) {
+        if ((rc = read_number(j, err))) return rc;
+        *tok = OVL_JSON_NUMBER;
+        value_done(j);
+        return OVL_OK;
+      }
+      if (c >= 0x20 && c < 0x7f) return syntax_error(j, err, "unexpected character '%c'", c);
+      return syntax_error(j, err, "unexpected byte 0x%02x", (unsigned)c);
+  }
+}
+
+static int close_container(ovl_json *j, int is_object, ovl_json_token *tok) {
+  j->p++;
+  j->depth--;
+  *tok = is_object ? OVL_JSON_OBJECT_END : OVL_JSON_ARRAY_END;
+  value_done(j);
+  return OVL_OK;
+}
+
+/* The tokenizer proper; inlined into the public entry point and the skipping loop. */
+static inline int next_token(ovl_json *j, ovl_json_token *tok, ovl_err *err) {
+  for (;;) {
+    int c, rc = peek_token_start(j, &c, err);
+    if (rc) return rc;
+    switch (j->state) {
+      case S_DONE:
+        if (c == -1) {
+          *tok = OVL_JSON_EOF;
+          return OVL_OK;
+        }
+        return syntax_error(j, err, "unexpected data after the end of the document");
+      case S_VALUE:
+        return read_value(j, c, tok, err);
+      case S_VALUE_OR_END:
+        if (c == ']') return close_container(j, 0, tok);
+        return read_value(j, c, tok, err);
+      case S_KEY_OR_END:
+        if (c == '}') return close_container(j, 1, tok);
+        /* fall through */
+      case S_KEY:
+        if (c == -1) return unexpected_end(j, err);
+        if (c != '"') return syntax_error(j, err, "expected a string key");
+        j->p++;
+        if ((rc = read_string(j, err))) return rc;
+        j->state = S_COLON;
+        *tok = OVL_JSON_KEY;
+        return OVL_OK;
+      case S_COLON:
+        if (c == -1) return unexpected_end(j, err);
+        if (c != ':') return syntax_error(j, err, "expected ':' after an object key");
+        j->p++;
+        j->state = S_VALUE;
+        continue;
+      case S_AFTER_VALUE: {
+        int in_object = top_is_object(j);
+        if (c == ',') {
+          j->p++;
+          j->state = in_object ? S_KEY : S_VALUE;
+          continue;
+        }
+        if (c == (in_object ? '}' : ']')) return close_container(j, in_object, tok);
+        if (c == -1) return unexpected_end(j, err);
+        return syntax_error(j, err, in_object ? "expected ',' or '}'" : "expected ',' or ']'");
+      }
+    }
+    return syntax_error(j, err, "internal parser state");
+  }
+}
+
+int ovl_json_next(ovl_json *j, ovl_json_token *tok, ovl_err *err) {
+  return next_token(j, tok, err);
+}
+
+/* Skips bytes until fewer than `depth` containers are open: strings are jumped over and
+** brackets matched, nothing else is decoded (the fast path for everything ovl ignores). */
+static int skip_to_depth(ovl_json *j, size_t depth, ovl_err *err) {
+  static const unsigned char stops[256] = {['"'] = 1, ['{'] = 1, ['['] = 1, ['}'] = 1, [']'] = 1};
+  int rc = OVL_OK;
+  j->keep = 0;
+  while (!rc && j->depth >= depth) {
+    const char *p = j->p, *e = j->end;
+    while (p < e && !stops[(unsigned char)*p]) p++;
+    j->p = p;
+    if (p == e) {
+      int more;
+      if (!(rc = refill(j, &more, err)) && !more) rc = unexpected_end(j, err);
+      continue;
+    }
+    char c = *p;
+    j->p = p + 1;
+    if (c == '"') {
+      rc = read_string(j, err);
+    } else if (c == '{' || c == '[') {
+      rc = push_container(j, c == '{', err);
+    } else if (top_is_object(j) != (c == '}')) {
+      j->p = p;
+      rc = syntax_error(j, err, "'%c' closes a%s", c, top_is_object(j) ? "n object" : "n array");
+    } else {
+      j->depth--;
+    }
+  }
+  if (!rc) value_done(j);
+  j->keep = 1;
+  j->len = 0;
+  j->text[0] = 0;
+  return rc;
+}
+
+int ovl_json_skip_value(ovl_json *j, ovl_json_token *tok, ovl_err *err) {
+  j->keep = 0;
+  int rc = ovl_json_next(j, tok, err);
+  j->keep = 1;
+  if (rc) return rc;
+  if (*tok == OVL_JSON_OBJECT_BEGIN || *tok == OVL_JSON_ARRAY_BEGIN) return skip_to_depth(j, j->depth, err);
+  return OVL_OK;
+}
+
+int ovl_json_skip_container(ovl_json *j, ovl_err *err) {
+  if (j->depth == 0) return OVL_OK;
+  return skip_to_depth(j, j->depth, err);
+}

@@ -1,0 +1,485 @@
+/*
+** Kineto importer: see kineto_import.h.
+**
+** One pass over the document: each event of traceEvents is read into an ovl_kineto_event
+** and written at once as a row (GPU work, api, nvtx). Kept in memory until the end, because
+** they complete each other whatever their order in the file: the communication arguments
+** of record_param_comms ops (by External id), the NCCL kernels, the process groups they
+** name, and the document-level facts (distributedInfo, baseTimeNanoseconds).
+*/
+#include "kineto_import.h"
+
+#include "../analyze/nccl_ops.h"
+#include "../base/i64map.h"
+#include "../base/vec.h"
+#include "byte_input.h"
+#include "comm_names.h"
+#include "import_collectives.h"
+#include "import_meta.h"
+#include "json_stream.h"
+#include "kineto_event.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The communication facts of one call, from kernel args or its record_param_comms op. */
+typedef struct comm_facts {
+  int present;
+  const char *op, *dtype;
+  int64_t dtype_size, in_nelems, group_size, seq;
+  long group;                 /* index into groups, -1 when none was named */
+} comm_facts;
+
+typedef struct comm_op {      /* a record_param_comms CPU op */
+  int64_t start, end, tid;
+  comm_facts facts;
+} comm_op;
+
+typedef struct nccl_kernel {
+  int64_t start, end, device, stream, correlation, external_id;
+  const char *kernel_op, *redop;
+  comm_facts facts;
+} nccl_kernel;
+
+typedef struct comm_annotation {  /* a `nccl:<op>` record_function range (older traces) */
+  int64_t tid, start, end;
+  const char *op, *dtype;
+  int64_t count, dtype_size;
+} comm_annotation;
+
+typedef struct process_group {
+  int64_t comm;               /* hash of name and ranks: equal on every member */
+  char *ranks;                /* "0,1,2" or NULL */
+} process_group;
+
+typedef struct kineto_import {
+  const char *path, *out_path;
+  ovl_trace_writer *w;
+  const ovl_import_options *opt;
+  ovl_import_stats *st;
+  ovl_json *j;
+  ovl_kineto_event ev;
+  /* document facts */
+  int saw_events;
+  int64_t base_ns, host_pid;
+  char nccl_version[64], hostname[256], cuda_version[64];
+  /* kept until the end */
+  OVL_VEC(comm_op) comm_ops;
+  ovl_i64map comm_op_by_external_id;
+  OVL_VEC(nccl_kernel) nccl;
+  OVL_VEC(comm_annotation) annotations;
+  OVL_VEC(process_group) groups;
+  ovl_i64map group_by_comm;
+  OVL_VEC(signed char) nccl_name;   /* by kernel name id: 1 NCCL, 0 not, -1 not judged yet */
+} kineto_import;
+
+/* ---------------------------------------------------------------------------------- */
+/* Rows                                                                                */
+/* ---------------------------------------------------------------------------------- */
+
+static int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
+}
+
+/* The event's [start, end) in ns; 0 when it has no usable times. --hta-compat rounds to whole
+** microseconds as HTA does: start up, end down (an interval shorter than that becomes empty). */
+static int event_span(const kineto_import *ki, int64_t *start, int64_t *end) {
+  const ovl_kineto_event *ev = &ki->ev;
+  if (ev->ts_ns == OVL_NONE || ev->dur_ns == OVL_NONE || ev->dur_ns < 0) return 0;
+  if (ev->ts_ns > INT64_MAX - ev->dur_ns) return 0;
+  *start = ev->ts_ns;
+  *end = ev->ts_ns + ev->dur_ns;
+  if (ki->opt->hta_compat) {
+    *start = -floor_div(-*start, 1000) * 1000;
+    *end = floor_div(*end, 1000) * 1000;
+    if (*end < *start) *end = *start;
+  }
+  return 1;
+}
+
+static int64_t or_else(int64_t v, int64_t fallback) {
+  return v != OVL_NONE ? v : fallback;
+}
+
+static int is_profiler_step(const char *name) {
+  return strncmp(name, "ProfilerStep#", 13) == 0;
+}
+
+/* Interns a process group named by the event's comm args; *index = -1 when none is named. */
+static int intern_group(kineto_import *ki, const ovl_kineto_comm_args *c, long *index, ovl_err *err) {
+  *index = -1;
+  const char *ranks = c->group_ranks && c->group_ranks[0] ? c->group_ranks : NULL;
+  if (!c->group_name[0] && !ranks) return OVL_OK;
+  uint64_t h = ovl_fnv1a(OVL_FNV_SEED, "pg", 2);
+  h = ovl_fnv1a(h, c->group_name, strlen(c->group_name) + 1);
+  if (ranks) h = ovl_fnv1a(h, ranks, strlen(ranks));
+  int64_t comm = ovl_comm_id(h), found;
+  if (ovl_i64map_get(&ki->group_by_comm, comm, &found)) {
+    *index = (long)found;
+    return OVL_OK;
+  }
+  process_group g = {comm, NULL};
+  if (ranks && !(g.ranks = strdup(ranks))) return ovl_oom(err, "process groups");
+  if (OVL_VEC_PUSH(&ki->groups, g)) {
+    free(g.ranks);
+    return ovl_oom(err, "process groups");
+  }
+  if (ovl_i64map_put(&ki->group_by_comm, comm, (int64_t)(ki->groups.len - 1))) return ovl_oom(err, "process groups");
+  *index = (long)(ki->groups.len - 1);
+  return OVL_OK;
+}
+
+static int event_comm_facts(kineto_import *ki, comm_facts *f, ovl_err *err) {
+  const ovl_kineto_comm_args *c = &ki->ev.comm;
+  *f = (comm_facts){c->present, c->op, c->dtype, c->dtype_size, c->in_nelems, c->group_size, c->seq, -1};
+  return c->present ? intern_group(ki, c, &f->group, err) : OVL_OK;
+}
+
+/* Whether a kernel name marks NCCL work, judged once per distinct name (ids are dense). */
+static int is_nccl_name(kineto_import *ki, int64_t id, const char *name) {
+  if (id < 0 || id > (1 << 24)) return ovl_is_nccl_kernel(name);
+  while (ki->nccl_name.len <= (size_t)id)
+    if (OVL_VEC_PUSH(&ki->nccl_name, -1)) return ovl_is_nccl_kernel(name);
+  if (ki->nccl_name.items[id] < 0) ki->nccl_name.items[id] = (signed char)ovl_is_nccl_kernel(name);
+  return ki->nccl_name.items[id];
+}
+
+static int on_kernel(kineto_import *ki, int64_t start, int64_t end, ovl_err *err) {
+  const ovl_kineto_event *ev = &ki->ev;
+  ovl_kernel_row row = {start, end, or_else(ev->device, ev->pid), or_else(ev->stream, ev->tid), ev->correlation,
+                        OVL_NONE, {ev->grid[0], ev->grid[1], ev->grid[2]}, {ev->block[0], ev->block[1], ev->block[2]}};
+  int rc = ovl_tw_intern(ki->w, ev->name, &row.name, err);
+  if (!rc) rc = ovl_tw_kernel(ki->w, &row, err);
+  if (rc) return rc;
+  ki->st->kernels++;
+  if (!is_nccl_name(ki, row.name, ev->name)) return OVL_OK;
+  ki->st->nccl_kernels++;
+  ovl_op op = ovl_op_from_kernel_name(ev->name);
+  nccl_kernel k = {start, end, row.device, row.stream, ev->correlation, ev->external_id,
+                   op == OVL_OP_UNKNOWN ? NULL : ovl_op_name(op), NULL, {0}};
+  if (op == OVL_OP_ALLREDUCE || op == OVL_OP_REDUCE || op == OVL_OP_REDUCESCATTER)
+    k.redop = ovl_comm_redop_from_kernel(ev->name);
+  if ((rc = event_comm_facts(ki, &k.facts, err))) return rc;
+  if (OVL_VEC_PUSH(&ki->nccl, k)) return ovl_oom(err, "NCCL kernels");
+  return OVL_OK;
+}
+
+static int on_memop(kineto_import *ki, int64_t start, int64_t end, ovl_err *err) {
+  const ovl_kineto_event *ev = &ki->ev;
+  ovl_memop_row row = {start, end, or_else(ev->device, ev->pid), or_else(ev->stream, ev->tid), ev->correlation,
+                       ev->cat == OVL_KCAT_MEMSET ? "memset" : ovl_memcpy_kind_from_name(ev->name), ev->bytes};
+  int rc = ovl_tw_memop(ki->w, &row, err);
+  if (!rc) ki->st->memops++;
+  return rc;
+}
+
+static int on_api(kineto_import *ki, int64_t start, int64_t end, ovl_err *err) {
+  const ovl_kineto_event *ev = &ki->ev;
+  ovl_api_row row = {start, end, ev->tid, ev->correlation, OVL_NONE};
+  int rc = ovl_tw_intern(ki->w, ev->name, &row.name, err);
+  if (!rc) rc = ovl_tw_api(ki->w, &row, err);
+  if (!rc) ki->st->api++;
+  return rc;
+}
+
+static int on_annotation(kineto_import *ki, const char *domain, int64_t start, int64_t end, ovl_err *err) {
+  const ovl_kineto_event *ev = &ki->ev;
+  ovl_nvtx_row row = {start, end, ev->tid, domain, ev->name};
+  int rc = ovl_tw_nvtx(ki->w, &row, err);
+  if (rc) return rc;
+  ki->st->nvtx++;
+  /* ProcessGroupNCCL wraps each call in `nccl:<op>`; with record_shapes it has the input. */
+  if (domain || strncmp(ev->name, "nccl:", 5) != 0 || ev->tid == OVL_NONE) return OVL_OK;
+  comm_annotation a = {ev->tid, start, end, ovl_comm_op_from_call(ev->name + 5), NULL, ev->input_numel, 0};
+  ovl_comm_dtype(ev->input_type, &a.dtype, &a.dtype_size);
+  return OVL_VEC_PUSH(&ki->annotations, a) ? ovl_oom(err, "communication annotations") : OVL_OK;
+}
+
+static int on_comm_op(kineto_import *ki, int64_t start, int64_t end, ovl_err *err) {
+  comm_op op = {start, end, ki->ev.tid, {0}};
+  int rc = event_comm_facts(ki, &op.facts, err);
+  if (rc || !op.facts.present || ki->ev.external_id == OVL_NONE) return rc;
+  if (OVL_VEC_PUSH(&ki->comm_ops, op) ||
+      ovl_i64map_put(&ki->comm_op_by_external_id, ki->ev.external_id, (int64_t)(ki->comm_ops.len - 1)))
+    return ovl_oom(err, "communication ops");
+  return OVL_OK;
+}
+
+static int on_event(kineto_import *ki, ovl_err *err) {
+  const ovl_kineto_event *ev = &ki->ev;
+  ki->st->events++;
+  if (ev->ph != 'X' || ev->cat == OVL_KCAT_OTHER) return OVL_OK;
+  int host_side = ev->cat == OVL_KCAT_RUNTIME || ev->cat == OVL_KCAT_CPU_OP || ev->cat == OVL_KCAT_USER_ANNOTATION;
+  if (host_side && ki->host_pid == OVL_NONE && ev->pid != OVL_NONE) ki->host_pid = ev->pid;
+  int64_t start, end;
+  int timed = event_span(ki, &start, &end);
+  switch (ev->cat) {
+    case OVL_KCAT_KERNEL:
+    case OVL_KCAT_MEMCPY:
+    case OVL_KCAT_MEMSET:
+    case OVL_KCAT_RUNTIME:
+      if (!timed) {
+        ki->st->skipped++;
+        return OVL_OK;
+      }
+      if (ev->cat == OVL_KCAT_KERNEL) return on_kernel(ki, start, end, err);
+      if (ev->cat == OVL_KCAT_RUNTIME) return on_api(ki, start, end, err);
+      return on_memop(ki, start, end, err);
+    case OVL_KCAT_USER_ANNOTATION:
+      return timed ? on_annotation(ki, NULL, start, end, err) : OVL_OK;
+    case OVL_KCAT_GPU_USER_ANNOTATION:
+      /* Steps are host ranges: the GPU copy of ProfilerStep#N would overlap them. */
+      if (!timed || is_profiler_step(ev->name)) return OVL_OK;
+      return on_annotation(ki, "gpu_user_annotation", start, end, err);
+    case OVL_KCAT_CPU_OP:
+      if (!timed) return OVL_OK;
+      if (is_profiler_step(ev->name)) return on_annotation(ki, NULL, start, end, err);  /* older traces */
+      if (strcmp(ev->name, "record_param_comms") == 0) return on_comm_op(ki, start, end, err);
+      return OVL_OK;
+    default:
+      return OVL_OK;
+  }
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Collectives                                                                         */
+/* ---------------------------------------------------------------------------------- */
+
+/* Position of `rank` in a "0,1,2" list, or OVL_NONE. */
+static int64_t position_in(const char *ranks, int64_t rank) {
+  int64_t i = 0;
+  for (const char *p = ranks; p && *p; i++) {
+    if (strtoll(p, NULL, 10) == rank) return i;
+    p = strchr(p, ',');
+    if (p) p++;
+  }
+  return OVL_NONE;
+}
+
+static int64_t count_ranks(const char *ranks) {
+  if (!ranks || !*ranks) return OVL_NONE;
+  int64_t n = 1;
+  for (const char *p = ranks; *p; p++) n += *p == ',';
+  return n;
+}
+
+static void describe_call(const kineto_import *ki, const nccl_kernel *k, ovl_found_coll *c) {
+  comm_facts f = k->facts;
+  int64_t found;
+  /* The record_param_comms op that launched the kernel (same External id) is the call. */
+  if (k->external_id != OVL_NONE && ovl_i64map_get(&ki->comm_op_by_external_id, k->external_id, &found)) {
+    const comm_op *op = &ki->comm_ops.items[found];
+    if (!f.present) f = op->facts;
+    c->row.host_start = op->start;
+    c->row.host_end = op->end;
+    c->row.tid = op->tid;
+  }
+  int64_t rank = ki->st->rank, world = ki->st->world_size;
+  const process_group *g = f.group >= 0 ? &ki->groups.items[f.group] : NULL;
+  c->row.op = f.op ? f.op : k->kernel_op;
+  c->row.redop = k->redop;
+  c->row.dtype = f.dtype;
+  c->row.count = f.in_nelems;
+  if (f.in_nelems != OVL_NONE && f.dtype_size > 0) c->row.bytes = f.in_nelems * f.dtype_size;
+  c->row.seq = f.seq;
+  if (g) {
+    c->row.comm = g->comm;
+    c->row.nranks = or_else(f.group_size, count_ranks(g->ranks));
+    c->row.rank = g->ranks ? (rank != OVL_NONE ? position_in(g->ranks, rank) : OVL_NONE) : OVL_NONE;
+  } else {
+    /* No process group named (older traces): PyTorch gives each communicator its own
+    ** stream, and SPMD ranks create them in the same order, so the stream stands for it. */
+    uint64_t h = ovl_fnv1a(OVL_FNV_SEED, "stream", 6);
+    h = ovl_fnv1a(h, &k->stream, sizeof k->stream);
+    h = ovl_fnv1a(h, &world, sizeof world);
+    c->row.comm = ovl_comm_id(h);
+    c->row.nranks = or_else(f.group_size, world);
+    c->row.rank = f.group_size == OVL_NONE || f.group_size == world ? rank : OVL_NONE;
+  }
+}
+
+static int cmp_annotation(const void *pa, const void *pb) {
+  const comm_annotation *a = pa, *b = pb;
+  if (a->tid != b->tid) return a->tid < b->tid ? -1 : 1;
+  return (a->start > b->start) - (a->start < b->start);
+}
+
+/* The innermost `nccl:` annotation of thread tid containing time t, or NULL. */
+static const comm_annotation *annotation_at(const kineto_import *ki, int64_t tid, int64_t t) {
+  const comm_annotation *v = ki->annotations.items;
+  size_t lo = 0, hi = ki->annotations.len;  /* first with (tid, start) > (tid, t) */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (v[mid].tid < tid || (v[mid].tid == tid && v[mid].start <= t)) lo = mid + 1;
+    else hi = mid;
+  }
+  for (size_t i = lo; i-- > 0 && v[i].tid == tid;)
+    if (t <= v[i].end) return &v[i];
+  return NULL;
+}
+
+/* A call PyTorch gave no arguments for: its `nccl:<op>` range, found around the kernel's
+** launch on the launching thread, names the operation and (with record_shapes) its input. */
+static void describe_from_annotation(const kineto_import *ki, ovl_found_coll *c) {
+  ovl_collective_row *r = &c->row;
+  if (r->host_start == OVL_NONE || r->tid == OVL_NONE) return;
+  const comm_annotation *a = annotation_at(ki, r->tid, r->host_start);
+  if (!a) return;
+  if (a->op) r->op = a->op;
+  r->host_start = a->start;
+  r->host_end = a->end;
+  if (a->count == OVL_NONE) return;
+  r->count = a->count;
+  r->dtype = a->dtype;
+  if (a->dtype_size > 0) r->bytes = a->count * a->dtype_size;
+}
+
+static int build_collectives(kineto_import *ki, ovl_err *err) {
+  ovl_found_colls fc = {0};
+  int rc = OVL_OK;
+  for (size_t i = 0; !rc && i < ki->nccl.len; i++) {
+    const nccl_kernel *k = &ki->nccl.items[i];
+    ovl_found_coll c;
+    memset(&c, 0, sizeof c);
+    ovl_collective_row *r = &c.row;
+    r->id = r->comm = r->rank = r->nranks = r->seq = r->count = r->bytes = r->peer = OVL_NONE;
+    r->host_start = r->host_end = r->tid = r->group_id = OVL_NONE;
+    r->device = k->device;
+    r->stream = k->stream;
+    c.correlation = k->correlation;
+    c.gpu_start = k->start;
+    describe_call(ki, k, &c);
+    rc = ovl_found_colls_add(&fc, &c, err);
+  }
+  if (!rc) rc = ovl_found_colls_resolve_launches(&fc, ki->w, ki->out_path, err);
+  if (!rc && ki->annotations.len) {
+    ovl_qsort(ki->annotations.items, ki->annotations.len, sizeof *ki->annotations.items, cmp_annotation);
+    for (size_t i = 0; i < fc.items.len; i++)  /* fc keeps the order of ki->nccl until written */
+      if (!ki->nccl.items[i].facts.present) describe_from_annotation(ki, &fc.items.items[i]);
+  }
+  if (!rc) rc = ovl_found_colls_write(&fc, ki->w, &ki->st->collectives, err);
+  ovl_found_colls_free(&fc);
+  return rc;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* The document                                                                        */
+/* ---------------------------------------------------------------------------------- */
+
+static int not_a_trace(const kineto_import *ki, ovl_err *err, const char *why) {
+  return ovl_fail(err, OVL_EUSER, "%s: JSON but not a Kineto trace: %s", ki->path, why);
+}
+
+static int read_events(kineto_import *ki, ovl_err *err) {
+  ovl_json_token tok;
+  int rc = ovl_json_next(ki->j, &tok, err);
+  if (rc) return rc;
+  if (tok != OVL_JSON_ARRAY_BEGIN) return not_a_trace(ki, err, "traceEvents is not an array");
+  ki->saw_events = 1;
+  while (!(rc = ovl_json_next(ki->j, &tok, err)) && tok != OVL_JSON_ARRAY_END) {
+    if (tok == OVL_JSON_OBJECT_BEGIN) {
+      if (!(rc = ovl_kineto_read_event(ki->j, &ki->ev, err))) rc = on_event(ki, err);
+    } else if (tok == OVL_JSON_ARRAY_BEGIN) {
+      rc = ovl_json_skip_container(ki->j, err);
+    }
+    if (rc) return rc;
+  }
+  return rc;
+}
+
+/* Copies a string or number value into buf; "" for anything else. */
+static int read_text(kineto_import *ki, char *buf, size_t cap, ovl_err *err) {
+  ovl_json_token tok;
+  buf[0] = 0;
+  int rc = ovl_json_next(ki->j, &tok, err);
+  if (rc) return rc;
+  if (tok == OVL_JSON_OBJECT_BEGIN || tok == OVL_JSON_ARRAY_BEGIN) return ovl_json_skip_container(ki->j, err);
+  if (tok == OVL_JSON_STRING || tok == OVL_JSON_NUMBER) snprintf(buf, cap, "%s", ovl_json_text(ki->j, NULL));
+  return OVL_OK;
+}
+
+static int read_int_value(kineto_import *ki, int64_t *v, ovl_err *err) {
+  char text[64];
+  int rc = read_text(ki, text, sizeof text, err);
+  if (!rc && (!text[0] || ovl_kineto_int(text, v))) *v = OVL_NONE;
+  return rc;
+}
+
+static int read_distributed_info(kineto_import *ki, ovl_err *err) {
+  ovl_json_token tok;
+  int rc = ovl_json_next(ki->j, &tok, err);
+  if (rc || tok == OVL_JSON_ARRAY_BEGIN) return rc ? rc : ovl_json_skip_container(ki->j, err);
+  if (tok != OVL_JSON_OBJECT_BEGIN) return OVL_OK;
+  while (!(rc = ovl_json_next(ki->j, &tok, err)) && tok == OVL_JSON_KEY) {
+    const char *k = ovl_json_text(ki->j, NULL);
+    if (strcmp(k, "rank") == 0) rc = read_int_value(ki, &ki->st->rank, err);
+    else if (strcmp(k, "world_size") == 0) rc = read_int_value(ki, &ki->st->world_size, err);
+    else if (strcmp(k, "nccl_version") == 0) rc = read_text(ki, ki->nccl_version, sizeof ki->nccl_version, err);
+    else rc = ovl_json_skip_value(ki->j, &tok, err);
+    if (rc) return rc;
+  }
+  return rc;
+}
+
+static int read_document(kineto_import *ki, ovl_err *err) {
+  ovl_json_token tok;
+  int rc = ovl_json_next(ki->j, &tok, err);
+  if (rc) return rc;
+  if (tok != OVL_JSON_OBJECT_BEGIN) return not_a_trace(ki, err, "the top level is not an object");
+  while (!(rc = ovl_json_next(ki->j, &tok, err)) && tok == OVL_JSON_KEY) {
+    const char *k = ovl_json_text(ki->j, NULL);
+    if (strcmp(k, "traceEvents") == 0 && !ki->saw_events) rc = read_events(ki, err);
+    else if (strcmp(k, "distributedInfo") == 0) rc = read_distributed_info(ki, err);
+    else if (strcmp(k, "baseTimeNanoseconds") == 0) rc = read_int_value(ki, &ki->base_ns, err);
+    else if (strcmp(k, "hostname") == 0 || strcmp(k, "host_name") == 0)
+      rc = read_text(ki, ki->hostname, sizeof ki->hostname, err);
+    else if (strcmp(k, "cuda_runtime_version") == 0) rc = read_text(ki, ki->cuda_version, sizeof ki->cuda_version, err);
+    else rc = ovl_json_skip_value(ki->j, &tok, err);
+    if (rc) return rc;
+  }
+  if (!rc) rc = ovl_json_next(ki->j, &tok, err);  /* only whitespace may follow */
+  if (!rc && !ki->saw_events) rc = not_a_trace(ki, err, "no traceEvents array");
+  return rc;
+}
+
+static int write_meta(kineto_import *ki, ovl_err *err) {
+  int based = ki->base_ns != OVL_NONE;
+  ovl_import_meta m = {ki->st->rank, ki->st->world_size, ki->host_pid, based ? ki->base_ns : 0,
+                       ki->hostname, based ? "kineto (relative to baseTimeNanoseconds)" : "kineto (CLOCK_REALTIME)",
+                       "kineto", ki->path, ki->opt->hta_compat ? "hta-compat" : "full", ki->nccl_version,
+                       ki->cuda_version, ki->st->skipped};
+  return ovl_import_write_meta(ki->w, &m, err);
+}
+
+int ovl_kineto_import(const char *path, ovl_trace_writer *w, const char *out_path, const ovl_import_options *opt,
+                      ovl_import_stats *stats, ovl_err *err) {
+  kineto_import ki;
+  memset(&ki, 0, sizeof ki);
+  ki.path = path;
+  ki.out_path = out_path;
+  ki.w = w;
+  ki.opt = opt;
+  ki.st = stats;
+  ki.base_ns = ki.host_pid = OVL_NONE;
+  stats->rank = stats->world_size = OVL_NONE;
+  ovl_byte_input *in = NULL;
+  int rc = ovl_input_open(path, &in, err);
+  if (!rc) rc = ovl_json_open(in, NULL, &ki.j, err);
+  if (!rc) rc = read_document(&ki, err);
+  if (!rc) rc = build_collectives(&ki, err);
+  if (!rc) rc = write_meta(&ki, err);
+  ovl_json_close(ki.j);
+  ovl_input_close(in);
+  ovl_kineto_event_free(&ki.ev);
+  for (size_t i = 0; i < ki.groups.len; i++) free(ki.groups.items[i].ranks);
+  OVL_VEC_FREE(&ki.groups);
+  OVL_VEC_FREE(&ki.comm_ops);
+  OVL_VEC_FREE(&ki.nccl);
+  OVL_VEC_FREE(&ki.annotations);
+  OVL_VEC_FREE(&ki.nccl_name);
+  ovl_i64map_free(&ki.comm_op_by_external_id);
+  ovl_i64map_free(&ki.group_by_comm);
+  return rc;
+}

@@ -1,0 +1,61 @@
+/* Foreign trace conversion: see trace_import.h. */
+#include "trace_import.h"
+
+#include "../store/trace_rows.h"
+#include "../store/trace_writer.h"
+#include "hta_compat.h"
+#include "kineto_import.h"
+#include "nsys_import.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void ovl_remove_trace_file(const char *path) {
+  static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+  for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+    char file[4096];
+    snprintf(file, sizeof file, "%s%s", path, suffixes[i]);
+    remove(file);
+  }
+}
+
+int ovl_import_processes(const char *in_path, ovl_trace_format format, int64_t **processes, size_t *n,
+                         ovl_err *err) {
+  *processes = NULL;
+  *n = 0;
+  if (format == OVL_FORMAT_NSYS_SQLITE) {
+    int rc = ovl_nsys_processes(in_path, processes, n, err);
+    if (rc || *n > 1) return rc;
+    free(*processes);
+  }
+  if (!(*processes = malloc(sizeof **processes))) return ovl_oom(err, "processes");
+  (*processes)[0] = OVL_NONE;
+  *n = 1;
+  return OVL_OK;
+}
+
+int ovl_import_trace(const char *in_path, ovl_trace_format format, int64_t process, const char *out_path,
+                     const ovl_import_options *opt, ovl_import_stats *stats, ovl_err *err) {
+  static const ovl_import_options defaults = {0};
+  ovl_import_stats local;
+  if (!opt) opt = &defaults;
+  if (!stats) stats = &local;
+  memset(stats, 0, sizeof *stats);
+  if (format == OVL_FORMAT_OVL_SQLITE) return ovl_fail(err, OVL_EUSER, "%s: already an ovl trace", in_path);
+  ovl_trace_writer *w = NULL;
+  int rc = ovl_tw_open(&w, out_path, err);
+  if (rc) return rc;
+  if (format == OVL_FORMAT_KINETO_JSON) rc = ovl_kineto_import(in_path, w, out_path, opt, stats, err);
+  else rc = ovl_nsys_import(in_path, process, w, stats, err);
+  ovl_err close_err;
+  int close_rc = ovl_tw_close(w, &close_err);
+  if (!rc && close_rc) {
+    rc = close_rc;
+    *err = close_err;
+  }
+  if (!rc && opt->hta_compat && format == OVL_FORMAT_KINETO_JSON)
+    rc = ovl_hta_drop_last_step(out_path, &stats->dropped, err);
+  if (rc) ovl_remove_trace_file(out_path);
+  return rc;
+}
