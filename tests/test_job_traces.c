@@ -5,7 +5,8 @@
 ** naming the kernel, or its host launched late); waits and transfers within 1%; the JSON
 ** cross_rank object; a job whose ranks issue collectives in different orders reported as
 ** mismatched with the first diverging collective named.
-** usage: test_job_traces OVL_BINARY
+** Also the real 8-rank DLRM job of ../shared/traces (skipped when absent).
+** usage: test_job_traces OVL_BINARY SHARED_TRACES
 */
 #include "analyze/job.h"
 #include "check.h"
@@ -195,12 +196,49 @@ static void json_keys(const char *dir) {
   cmd_free(&r);
 }
 
+/* Counts occurrences of needle in hay. */
+static int count_of(const char *hay, const char *needle) {
+  int n = 0;
+  for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
+  return n;
+}
+
+/* A real 8-rank job (facebookresearch/param's DLRM Kineto traces): one job, every collective
+** matched on all 8 ranks, per-rank overlap efficiency for all 8. */
+static void real_job(const char *traces) {
+  char dir[1024];
+  snprintf(dir, sizeof dir, "%s/kineto-param-dlrm8", traces);
+  if (access(dir, R_OK) != 0) {
+    fprintf(stderr, "SKIP real_job: %s not found (shared traces absent)\n", dir);
+    return;
+  }
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "'%s' report --json --compact '%s'", ovl_bin, dir);
+  cmd_result r = run_cmd(cmd);
+  CHECK_I64(r.status, 0);
+  const char *cross = strstr(r.out, "\"cross_rank\":{\"ranks\":[0,1,2,3,4,5,6,7]");
+  CHECK(cross != NULL);
+  CHECK(cross && strstr(cross, "\"unmatched\":0,") != NULL);
+  CHECK(cross && strstr(cross, "\"collectives_matched\":0,") == NULL);
+  CHECK(cross && strstr(cross, "\"jobs\":1") != NULL);
+  /* the matched count is each rank's number of matched calls */
+  const char *m = cross ? strstr(cross, "\"collectives_matched\":") : NULL;
+  long matched = m ? atol(m + 22) : -1;
+  char per_rank[64];
+  snprintf(per_rank, sizeof per_rank, "\"collectives_matched\":%ld,", matched);
+  CHECK_I64(count_of(r.out, per_rank), 8 + 1);  /* 8 ranks' cross_rank objects and the job's */
+  CHECK_I64(count_of(r.out, "\"overlap_efficiency_transfer\":"), 8 + 1);
+  CHECK_I64(count_of(r.out, "\"clock_offset_ns\":"), 8);
+  cmd_free(&r);
+}
+
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s OVL_BINARY\n", argv[0]);
+  if (argc != 3) {
+    fprintf(stderr, "usage: %s OVL_BINARY SHARED_TRACES\n", argv[0]);
     return 2;
   }
   ovl_bin = argv[1];
+  real_job(argv[2]);
   char dir[512];
   snprintf(dir, sizeof dir, "%s", tb_temp_path("job"));
   mkdir(dir, 0700);
