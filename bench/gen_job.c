@@ -48,7 +48,7 @@ static int write_rank(const char *dir, int rank, int nranks, long kernels, long 
   long per_step = kernels / steps;
   int64_t kernel_ns = rank == straggler ? KERNEL_NS * 11 / 10 : KERNEL_NS;
   int64_t slow_kernel_ns = KERNEL_NS * 11 / 10;  /* every rank waits for the straggler's pace */
-  int64_t t = 1000000, corr = 1, seq = 0;
+  int64_t t = 1000000000, corr = 1, seq = 0;  /* 1 s: offsets never make local times negative */
   const ovl_kernel_row blank = {0, 0, 0, 0, 0, 0, {OVL_NONE, OVL_NONE, OVL_NONE}, {OVL_NONE, OVL_NONE, OVL_NONE}};
   for (long s = 0; !rc && s < steps; s++) {
     int64_t step_start = t;

@@ -4,7 +4,7 @@
 ** recovered within 5 us; the straggler found with the right cause (its GPU compute ran longer,
 ** naming the kernel, or its host launched late); waits and transfers within 1%; the JSON
 ** cross_rank object; a job whose ranks issue collectives in different orders reported as
-** mismatched with the first diverging collective named.
+** mismatched with the first diverging collective named; ovl export on the job clock.
 ** Also the real 8-rank DLRM job of ../shared/traces (skipped when absent).
 ** usage: test_job_traces OVL_BINARY SHARED_TRACES
 */
@@ -196,6 +196,44 @@ static void json_keys(const char *dir) {
   cmd_free(&r);
 }
 
+/* ovl export draws every rank on the job clock: in the Chrome export, each collective (by its
+** seq) ends at the same time on every rank, within the clock-alignment tolerance. */
+static void export_aligned(const char *dir) {
+  truth t;
+  write_job(dir, SLOW_GPU, 1, -1, &t);
+  const char *json = tb_temp_path("job.json");
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "'%s' export -q --chrome '%s' '%s'", ovl_bin, json, dir);
+  cmd_result r = run_cmd(cmd);
+  CHECK_I64(r.status, 0);
+  cmd_free(&r);
+  FILE *f = fopen(json, "r");
+  CHECK(f != NULL);
+  if (!f) return;
+  static double lo[STEPS * BUCKETS], hi[STEPS * BUCKETS];
+  for (int i = 0; i < STEPS * BUCKETS; i++) lo[i] = 1e300, hi[i] = -1e300;
+  char line[8192];
+  int seen = 0;
+  while (fgets(line, sizeof line, f)) {
+    if (!strstr(line, "\"ph\":\"X\"") || !strstr(line, "ncclDevKernel")) continue;
+    const char *ts = strstr(line, "\"ts\":"), *dur = strstr(line, "\"dur\":"), *seq = strstr(line, "\"seq\":");
+    if (!ts || !dur || !seq) continue;
+    long k = atol(seq + 6);
+    if (k < 0 || k >= STEPS * BUCKETS) continue;
+    double end = atof(ts + 5) + atof(dur + 6);  /* us */
+    if (end < lo[k]) lo[k] = end;
+    if (end > hi[k]) hi[k] = end;
+    seen++;
+  }
+  fclose(f);
+  remove(json);
+  CHECK_I64(seen, NRANKS * STEPS * BUCKETS);
+  double worst = 0;
+  for (int k = 0; k < STEPS * BUCKETS; k++)
+    if (hi[k] - lo[k] > worst) worst = hi[k] - lo[k];
+  CHECK(worst < 5.0);  /* us; the raw clocks differ by up to 100 ms */
+}
+
 /* Counts occurrences of needle in hay. */
 static int count_of(const char *hay, const char *needle) {
   int n = 0;
@@ -247,6 +285,7 @@ int main(int argc, char **argv) {
   check_scenario(dir, NO_STRAGGLER, -1);
   mismatched_order(dir);
   json_keys(dir);
+  export_aligned(dir);
   for (int r = 0; r < NRANKS; r++) {
     char path[600];
     snprintf(path, sizeof path, "%s/rank%d.sqlite", dir, r);
