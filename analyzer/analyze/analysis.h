@@ -13,11 +13,11 @@
 #ifndef OVL_ANALYSIS_H
 #define OVL_ANALYSIS_H
 
+#include "../base/nccl_ops.h"
 #include "../base/status.h"
 #include "../load/import_options.h"
 #include "../load/trace_reader.h"
 #include "classify.h"
-#include "nccl_ops.h"
 #include "sweep.h"
 
 #include <regex.h>
