@@ -26,26 +26,14 @@ job() {  # job NRANKS -> directory (generated once)
   echo "$d"
 }
 
-run() {  # run LABEL CMD... -> "LABEL seconds rss_kib"
-  local label=$1; shift
-  local t0 t1 rss="?"
-  t0=$(date +%s.%N)
-  if [ -x /usr/bin/time ]; then
-    /usr/bin/time -f '%M' -o "$dir/rss" "$@" >/dev/null 2>&1
-    rss=$(tail -1 "$dir/rss")
-  else
-    "$@" >/dev/null 2>&1
-  fi
-  t1=$(date +%s.%N)
-  echo "$label $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') $rss"
-}
+. "$(dirname "$0")/bench_lib.sh"
 
 small_n=$(( ranks / 16 > 1 ? ranks / 16 : 2 ))
 small=$(job "$small_n")
 full=$(job "$ranks")
 echo "job: $ranks ranks x $kernels kernels ($(du -sh "$full" | cut -f1) on disk), $(nproc) CPUs"
-read -r _ t_s rss_s < <(run small "$ovl" report --json "$small")
-read -r _ t_f rss_f < <(run full "$ovl" report --json "$full")
+read -r _ t_s rss_s < <(ovl_bench_run small "$ovl" report --json "$small")
+read -r _ t_f rss_f < <(ovl_bench_run full "$ovl" report --json "$full")
 awk -v n="$small_n" -v t="$t_s" -v m="$rss_s" -v N="$ranks" -v T="$t_f" -v M="$rss_f" -v k="$kernels" 'BEGIN {
   printf "%5d ranks: %8.2f s  %8d KiB peak  (%.1f KiB per rank)\n", n, t, m, m / n
   printf "%5d ranks: %8.2f s  %8d KiB peak  (%.1f KiB per rank)  %.0f kernels/s\n", N, T, M, M / N, N * k / T
