@@ -15,20 +15,7 @@ ovl="$build/ovl"
 [ -x "$gen" ] && [ -x "$ovl" ] || { echo "build first: $gen, $ovl missing" >&2; exit 1; }
 command -v sqlite3 >/dev/null || { echo "needs the sqlite3 command-line tool" >&2; exit 1; }
 
-# run LABEL CMD...: wall seconds and peak RSS (KiB) of CMD, output discarded
-run() {
-  local label=$1; shift
-  local t0 t1 rss="?"
-  t0=$(date +%s.%N)
-  if [ -x /usr/bin/time ]; then
-    /usr/bin/time -f '%M' -o "$dir/rss" "$@" >/dev/null 2>&1
-    rss=$(tail -1 "$dir/rss")
-  else
-    "$@" >/dev/null 2>&1
-  fi
-  t1=$(date +%s.%N)
-  echo "$label $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') $rss"
-}
+. "$(dirname "$0")/bench_lib.sh"
 
 trace() {  # trace KERNELS COMM_EVERY -> path (generated once)
   local f="$dir/bench-$1-$2.sqlite"
@@ -38,8 +25,8 @@ trace() {  # trace KERNELS COMM_EVERY -> path (generated once)
 
 big=$(trace "$kernels" 50)
 echo "trace: $big ($kernels kernels, api rows for every launch, 100 NVTX steps)"
-read -r _ t_sql rss_sql < <(run sqlite3 sqlite3 "$big" "SELECT start,end,stream FROM kernels ORDER BY start")
-read -r _ t_ovl rss_ovl < <(run ovl "$ovl" report "$big")
+read -r _ t_sql rss_sql < <(ovl_bench_run sqlite3 sqlite3 "$big" "SELECT start,end,stream FROM kernels ORDER BY start")
+read -r _ t_ovl rss_ovl < <(ovl_bench_run ovl "$ovl" report "$big")
 printf '%-40s %8.2f s  %8s KiB\n' "sqlite3 SELECT start,end,stream ORDER BY start" "$t_sql" "$rss_sql"
 printf '%-40s %8.2f s  %8s KiB\n' "ovl report" "$t_ovl" "$rss_ovl"
 awk -v o="$t_ovl" -v s="$t_sql" -v k="$kernels" \
@@ -49,6 +36,6 @@ awk -v o="$t_ovl" -v s="$t_sql" -v k="$kernels" \
 small_n=$((kernels / 10))
 small=$(trace "$small_n" $((small_n / 2000)))
 large=$(trace "$kernels" $((kernels / 2000)))
-read -r _ t_s rss_s < <(run ovl "$ovl" report "$small")
-read -r _ t_l rss_l < <(run ovl "$ovl" report "$large")
+read -r _ t_s rss_s < <(ovl_bench_run ovl "$ovl" report "$small")
+read -r _ t_l rss_l < <(ovl_bench_run ovl "$ovl" report "$large")
 echo "memory, 2000 collectives each: $small_n kernels ${rss_s} KiB (${t_s}s), $kernels kernels ${rss_l} KiB (${t_l}s)"

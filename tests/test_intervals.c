@@ -138,7 +138,9 @@ static void test_sweep(void) {
     }
     int64_t exposed[NCOLL] = {0};
     int32_t running[NCOLL] = {0};
-    ovl_coll_state cs = {exposed, running, NCOLL};
+    ovl_exposed_pieces pieces[NCOLL];
+    for (int k = 0; k < NCOLL; k++) pieces[k] = (ovl_exposed_pieces){{0}, {0}, 0, 1};
+    ovl_coll_state cs = {exposed, running, pieces, NCOLL};
     ovl_sweep sw;
     CHECK(ovl_sweep_init(&sw, &win, &cs) == 0);
     end_log log;
@@ -151,6 +153,7 @@ static void test_sweep(void) {
     /* brute force */
     int64_t comp = 0, comm = 0, expo = 0, mem = 0, wexp[3] = {0}, wcomm[3] = {0}, wcomp[3] = {0};
     int64_t cexp[NCOLL] = {0};
+    unsigned char cexp_cell[NCOLL][GRID] = {{0}};
     for (int t = 0; t < GRID; t++) {
       int c[3] = {0};
       int active[NCOLL] = {0};
@@ -165,7 +168,10 @@ static void test_sweep(void) {
       comm += c[OVL_CLASS_COMM];
       mem += c[OVL_CLASS_MEMORY];
       expo += e;
-      for (int k = 0; k < NCOLL; k++) cexp[k] += e && active[k];
+      for (int k = 0; k < NCOLL; k++) {
+        cexp[k] += e && active[k];
+        cexp_cell[k][t] = e && active[k];
+      }
       for (size_t w = 0; w < nwin; w++) {
         if (t < win.start[w] || t >= win.end[w]) continue;
         wexp[w] += e;
@@ -177,7 +183,18 @@ static void test_sweep(void) {
     CHECK_I64(sw.total.comm, comm);
     CHECK_I64(sw.total.exposed, expo);
     CHECK_I64(sw.total.memory, mem);
-    for (int k = 0; k < NCOLL; k++) CHECK_I64(exposed[k], cexp[k]);
+    for (int k = 0; k < NCOLL; k++) {
+      CHECK_I64(exposed[k], cexp[k]);
+      /* exposure pieces: exact ones locate the exposed time anywhere; stretched ones cover it */
+      int64_t lo = rnd(GRID), hi = lo + rnd(GRID), within = 0;
+      for (int64_t t = lo; t < hi && t < GRID; t++) within += cexp_cell[k][t];
+      if (pieces[k].exact) {
+        CHECK_I64(ovl_exposed_within(&pieces[k], lo, hi), within);
+        CHECK_I64(ovl_exposed_within(&pieces[k], 0, GRID), cexp[k]);
+      } else {
+        CHECK(ovl_exposed_within(&pieces[k], lo, hi) >= within);
+      }
+    }
     for (size_t w = 0; w < nwin; w++) {
       CHECK_I64(sw.steps[w].exposed, wexp[w]);
       CHECK_I64(sw.steps[w].comm, wcomm[w]);

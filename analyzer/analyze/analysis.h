@@ -13,11 +13,11 @@
 #ifndef OVL_ANALYSIS_H
 #define OVL_ANALYSIS_H
 
+#include "../base/nccl_ops.h"
 #include "../base/status.h"
 #include "../load/import_options.h"
 #include "../load/trace_reader.h"
 #include "classify.h"
-#include "nccl_ops.h"
 #include "sweep.h"
 
 #include <regex.h>
@@ -74,6 +74,13 @@ typedef struct ovl_coll_result {
   int64_t correlation;     /* of its first GPU work */
   double algbw_gbps, busbw_gbps;
   long step;               /* -1 when outside every step */
+  ovl_exposed_pieces exposed_pieces;  /* where the exposed time lies */
+  /* Across ranks (job analysis; OVL_NONE / NAN when the call was not matched on every rank): */
+  int64_t wait_ns;         /* GPU time spent waiting for the last peer to arrive */
+  int64_t transfer_ns;     /* GPU time from the last arrival to the end */
+  int64_t exposed_transfer_ns;  /* exposed time within the transfer part */
+  int arrived_last;        /* this rank was the last to arrive (beyond clock noise) */
+  double transfer_busbw_gbps;   /* bus bandwidth over the transfer part */
 } ovl_coll_result;
 
 /* A `grad_ready` mark (host time). */
@@ -117,6 +124,28 @@ typedef struct ovl_kernel_slowdown {
   double alone_ns, factor, cost_ns;
 } ovl_kernel_slowdown;
 
+/* Compute time per kernel name and grid (the largest totals of the rank). */
+typedef struct ovl_kernel_total {
+  char *name;
+  int64_t grid[3];         /* OVL_NONE when unknown */
+  long runs;
+  double total_ns;
+} ovl_kernel_total;
+
+#define OVL_KERNEL_TOTALS_KEPT 64
+
+/* What the job analysis learned about a rank from its peers (in_job = 0: nothing). */
+typedef struct ovl_rank_cross {
+  int in_job;
+  long matched;            /* collective calls matched on every rank */
+  int64_t wait_ns, transfer_ns, exposed_transfer_ns;
+  long times_last, decisive;
+  double p_value;          /* chance of arriving last that often */
+  int straggler;
+  int64_t wait_caused_ns;  /* others' waiting in collectives it arrived last at */
+  int64_t late_gpu_ns, late_host_ns;  /* median lateness when last (host: OVL_NONE unknown) */
+} ovl_rank_cross;
+
 typedef struct ovl_rank_result {
   char *trace_path;
   char *hostname;
@@ -137,6 +166,15 @@ typedef struct ovl_rank_result {
   ovl_kernel_slowdown *slowdowns;  /* significant ones, largest cost first */
   size_t nslowdowns;
   int first_step_differs;  /* step 0's bucket layout differs from the steady state */
+  ovl_coll_result *unstepped;  /* collectives outside every step (needed to match ranks) */
+  size_t nunstepped;
+  ovl_kernel_total *kernel_totals;  /* largest first, at most OVL_KERNEL_TOTALS_KEPT */
+  size_t nkernel_totals;
+  int64_t realtime_offset;  /* meta.realtime_offset_ns; OVL_NONE when unknown */
+  /* Times in this result are on the trace's own clock; clock_offset (from the job's clock
+  ** alignment, 0 otherwise) added to them gives job time. Consumers apply it. */
+  int64_t clock_offset;
+  ovl_rank_cross cross;
   ovl_finding *findings;
   size_t nfindings;
 } ovl_rank_result;

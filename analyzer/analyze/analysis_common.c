@@ -75,6 +75,9 @@ void ovl_rank_result_free(ovl_rank_result *r) {
     ovl_free_findings(r->steps[s].findings, r->steps[s].nfindings);
   }
   free(r->steps);
+  free(r->unstepped);
+  for (size_t i = 0; i < r->nkernel_totals; i++) free(r->kernel_totals[i].name);
+  free(r->kernel_totals);
   free(r->marks);
   free(r->streams);
   for (size_t i = 0; i < r->nslowdowns; i++) free(r->slowdowns[i].name);

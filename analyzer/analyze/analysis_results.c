@@ -116,6 +116,10 @@ static void fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *ou
   out->role = OVL_ROLE_OTHER;
   out->ready_order = -1;
   out->step = step;
+  out->exposed_pieces = r->cstate.pieces[c];
+  out->wait_ns = out->transfer_ns = out->exposed_transfer_ns = OVL_NONE;
+  out->arrived_last = 0;
+  out->transfer_busbw_gbps = NAN;
   int64_t dur = t->gpu_end - t->gpu_start;
   if (rec->bytes != OVL_NONE && rec->bytes >= 0 && dur > 0) {
     out->algbw_gbps = ovl_algbw_bytes(out->op, rec->bytes, rec->nranks) / (double)dur;  /* bytes/ns = GB/s */
@@ -195,6 +199,42 @@ static int cmp_slowdown_cost(const void *pa, const void *pb) {
   return strcmp(a->name, b->name);
 }
 
+/* Signatures ranked by total time, largest first. */
+typedef struct ranked_sig {
+  double total_ns;
+  size_t index;
+} ranked_sig;
+
+static int cmp_ranked_desc(const void *pa, const void *pb) {
+  double a = ((const ranked_sig *)pa)->total_ns, b = ((const ranked_sig *)pb)->total_ns;
+  return (a < b) - (a > b);
+}
+
+/* The compute kernels (name and grid) that took the most time: what a straggler's peers
+** are compared on. */
+static int kernel_totals(const ovl_run *r, const ovl_device_pass *d, ovl_rank_result *res) {
+  size_t n = d->kstats.len;
+  if (n == 0) return 0;
+  ranked_sig *ranked = malloc(n * sizeof *ranked);
+  if (!ranked) return -1;
+  for (size_t i = 0; i < n; i++) ranked[i] = (ranked_sig){d->kstats.items[i].mean_d * (double)d->kstats.items[i].n, i};
+  ovl_qsort(ranked, n, sizeof *ranked, cmp_ranked_desc);
+  size_t keep = n < OVL_KERNEL_TOTALS_KEPT ? n : OVL_KERNEL_TOTALS_KEPT;
+  res->kernel_totals = calloc(keep, sizeof *res->kernel_totals);
+  int rc = res->kernel_totals ? 0 : -1;
+  for (size_t i = 0; !rc && i < keep; i++) {
+    const ovl_kstat *k = &d->kstats.items[ranked[i].index];
+    ovl_kernel_total *kt = &res->kernel_totals[res->nkernel_totals++];
+    const char *name = ovl_trace_string(r->t, k->name);
+    if (!(kt->name = strdup(name ? name : "?"))) rc = -1;
+    memcpy(kt->grid, k->grid, sizeof kt->grid);
+    kt->runs = k->n;
+    kt->total_ns = ranked[i].total_ns;
+  }
+  free(ranked);
+  return rc;
+}
+
 /* Per-stream time and the kernels that communication slows down significantly. */
 static int device_extras(const ovl_run *r, const ovl_device_pass *d, ovl_rank_result *res) {
   if (d->nstreams) {
@@ -223,7 +263,7 @@ static int device_extras(const ovl_run *r, const ovl_device_pass *d, ovl_rank_re
     res->nslowdowns++;
   }
   ovl_qsort(res->slowdowns, res->nslowdowns, sizeof *res->slowdowns, cmp_slowdown_cost);
-  return 0;
+  return kernel_totals(r, d, res);
 }
 
 static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_rank_result *res, ovl_err *err) {
@@ -234,6 +274,8 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
   res->world_size = ovl_trace_meta_int(r->t, "world_size", OVL_NONE);
   res->pid = ovl_trace_meta_int(r->t, "pid", OVL_NONE);
   res->device = d->device;
+  res->realtime_offset = ovl_trace_meta_int(r->t, "realtime_offset_ns", OVL_NONE);
+  res->clock_offset = 0;
   res->totals = d->sweep.total;
   res->step_detection = d->method;
   res->step_projection = d->method != OVL_STEPS_NVTX ? OVL_PROJECT_NONE
@@ -292,14 +334,19 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     if (s < 0) res->colls_outside_steps++;
     else res->steps[s].ncolls++;
   }
+  if (!rc && res->colls_outside_steps > 0) {
+    res->unstepped = calloc((size_t)res->colls_outside_steps, sizeof *res->unstepped);
+    if (!res->unstepped) rc = ovl_oom(err, "results");
+  }
   for (size_t s = 0; !rc && s < res->nsteps; s++) {
     res->steps[s].colls = calloc(res->steps[s].ncolls ? res->steps[s].ncolls : 1, sizeof *res->steps[s].colls);
     if (!res->steps[s].colls) rc = ovl_oom(err, "results");
   }
   for (size_t c = 0; !rc && c < r->ncolls; c++) {
     long s = window_of[c];
-    if (s < 0 || r->track[c].device != d->device || r->track[c].gpu_start == OVL_NONE) continue;
-    fill_coll(r, c, s, &res->steps[s].colls[fill[s]++]);
+    if (r->track[c].device != d->device || r->track[c].gpu_start == OVL_NONE) continue;
+    if (s >= 0) fill_coll(r, c, s, &res->steps[s].colls[fill[s]++]);
+    else fill_coll(r, c, -1, &res->unstepped[res->nunstepped++]);
   }
   for (size_t s = 0; !rc && s < res->nsteps; s++) {
     ovl_step_result *st = &res->steps[s];

@@ -5,9 +5,11 @@
 #include "../load/trace_files.h"
 #include "../load/trace_source.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int cmp_rank(const void *pa, const void *pb) {
   const ovl_rank_result *a = pa, *b = pb;
@@ -39,43 +41,113 @@ static int warn_bad_rows(ovl_job *job, const char *path, const ovl_bad_rows *bad
   return 0;
 }
 
-/* Analyses one ovl trace of a source and appends its ranks to the job. */
-static int analyse_converted(const ovl_analysis_ctx *ctx, const ovl_trace_source *src, const char *ovl_path,
-                             ovl_job *job, ovl_err *err) {
-  ovl_rank_result *got = NULL;
-  size_t ngot = 0;
-  int rc = ovl_analyze_file(ctx, ovl_path, &got, &ngot, err);
-  if (rc) ovl_trace_source_explain(src, err);
-  if (!rc) {
-    ovl_rank_result *grown = realloc(job->ranks, (job->nranks + ngot) * sizeof *grown);
-    if (!grown) {
-      rc = ovl_oom(err, "results");
-    } else {
-      job->ranks = grown;
-      for (size_t k = 0; k < ngot; k++) {
-        /* Results of a converted trace name the file the user gave. */
-        char *name = strdup(src->path);
-        if (name) {
-          free(got[k].trace_path);
-          got[k].trace_path = name;
-        }
-        job->ranks[job->nranks++] = got[k];
-      }
-      if (ngot && warn_bad_rows(job, src->path, &got[0].bad)) rc = ovl_oom(err, "warnings");
-      ngot = 0;
+/* One file's analysis, done by any worker; merged into the job in file order. */
+typedef struct file_result {
+  ovl_rank_result *ranks;
+  size_t nranks;
+  char *user_path;         /* the file as the user named it */
+  int done, rc;
+  ovl_err err;
+} file_result;
+
+/* Analyses one file into *fr: every traced process it holds (an Nsight Systems export may
+** hold several), its ranks named after the file the user gave. */
+static void analyse_one(const ovl_analysis_ctx *ctx, const char *path, file_result *fr) {
+  ovl_trace_source src;
+  fr->rc = ovl_trace_source_open_with(path, &ctx->opt.import, &src, &fr->err);
+  if (fr->rc) return;
+  for (size_t p = 0; !fr->rc && p < src.n_ovl_paths; p++) {
+    ovl_rank_result *got = NULL;
+    size_t ngot = 0;
+    fr->rc = ovl_analyze_file(ctx, src.ovl_paths[p], &got, &ngot, &fr->err);
+    if (fr->rc) {
+      ovl_trace_source_explain(&src, &fr->err);
+      break;
     }
+    ovl_rank_result *grown = realloc(fr->ranks, (fr->nranks + ngot) * sizeof *grown);
+    if (!grown) fr->rc = ovl_oom(&fr->err, "results");
+    for (size_t k = 0; k < ngot; k++) {
+      char *name = fr->rc ? NULL : strdup(src.path);
+      if (!name) {
+        if (!fr->rc) fr->rc = ovl_oom(&fr->err, "results");
+        ovl_rank_result_free(&got[k]);
+        continue;
+      }
+      free(got[k].trace_path);
+      got[k].trace_path = name;
+      grown[fr->nranks++] = got[k];
+    }
+    if (grown) fr->ranks = grown;
+    free(got);
   }
-  for (size_t k = 0; k < ngot; k++) ovl_rank_result_free(&got[k]);
-  free(got);
-  return rc;
+  if (!fr->rc && !(fr->user_path = strdup(src.path))) fr->rc = ovl_oom(&fr->err, "results");
+  ovl_trace_source_close(&src);
 }
 
-/* Analyses one file (each process of it) and appends its ranks to the job. */
-static int analyse_one(const ovl_analysis_ctx *ctx, const char *path, ovl_job *job, ovl_err *err) {
-  ovl_trace_source src;
-  int rc = ovl_trace_source_open_with(path, &ctx->opt.import, &src, err);
-  for (size_t p = 0; !rc && p < src.n_ovl_paths; p++) rc = analyse_converted(ctx, &src, src.ovl_paths[p], job, err);
-  ovl_trace_source_close(&src);
+/* A pool of workers takes files in order; each file is analysed independently (per-file
+** memory is bounded, and the files of a large job are independent until the cross-rank
+** stage). Progress is reported in completion order. */
+typedef struct pool {
+  const ovl_analysis_ctx *ctx;
+  const ovl_file_list *files;
+  file_result *results;
+  size_t next, done;
+  int failed;              /* stop handing out files after the first failure */
+  pthread_mutex_t lock;
+  ovl_job_progress_fn progress;
+  void *progress_ctx;
+} pool;
+
+static void *worker(void *arg) {
+  pool *p = arg;
+  for (;;) {
+    pthread_mutex_lock(&p->lock);
+    size_t i = p->next;
+    int stop = p->failed || i >= p->files->len;
+    if (!stop) p->next++;
+    pthread_mutex_unlock(&p->lock);
+    if (stop) break;
+    analyse_one(p->ctx, p->files->paths[i], &p->results[i]);
+    pthread_mutex_lock(&p->lock);
+    p->results[i].done = 1;
+    if (p->results[i].rc) p->failed = 1;
+    else if (p->progress) p->progress(p->progress_ctx, ++p->done, p->files->len, p->files->paths[i]);
+    pthread_mutex_unlock(&p->lock);
+  }
+  return NULL;
+}
+
+static size_t worker_count(size_t files) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  size_t n = cpus > 0 ? (size_t)cpus : 1;
+  if (n > OVL_JOB_MAX_WORKERS) n = OVL_JOB_MAX_WORKERS;
+  return n < files ? n : (files ? files : 1);
+}
+
+/* Moves the files' ranks into the job in file order; the first failure (in file order) wins. */
+static int merge_results(ovl_job *job, file_result *results, size_t n, ovl_err *err) {
+  int rc = OVL_OK;
+  size_t total = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!rc && results[i].done && results[i].rc) {
+      rc = results[i].rc;
+      *err = results[i].err;
+    }
+    total += results[i].nranks;
+  }
+  if (!rc && total && !(job->ranks = malloc(total * sizeof *job->ranks))) rc = ovl_oom(err, "results");
+  for (size_t i = 0; i < n; i++) {
+    file_result *fr = &results[i];
+    if (!rc && fr->nranks) {
+      memcpy(job->ranks + job->nranks, fr->ranks, fr->nranks * sizeof *fr->ranks);
+      job->nranks += fr->nranks;
+      if (warn_bad_rows(job, fr->user_path, &fr->ranks[0].bad)) rc = ovl_oom(err, "warnings");
+    } else {
+      for (size_t k = 0; k < fr->nranks; k++) ovl_rank_result_free(&fr->ranks[k]);
+    }
+    free(fr->ranks);
+    free(fr->user_path);
+  }
   return rc;
 }
 
@@ -84,23 +156,37 @@ int ovl_analyze_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs
   memset(job, 0, sizeof *job);
   ovl_file_list files = {0};
   int rc = ovl_expand_trace_args(args, nargs, &files, err);
-  for (size_t i = 0; !rc && i < files.len; i++) {
-    rc = analyse_one(ctx, files.paths[i], job, err);
-    if (!rc && progress) progress(progress_ctx, i + 1, files.len, files.paths[i]);
+  file_result *results = NULL;
+  if (!rc && !(results = calloc(files.len ? files.len : 1, sizeof *results))) rc = ovl_oom(err, "results");
+  if (!rc) {
+    pool p = {ctx, &files, results, 0, 0, 0, PTHREAD_MUTEX_INITIALIZER, progress, progress_ctx};
+    size_t nworkers = worker_count(files.len);
+    pthread_t threads[OVL_JOB_MAX_WORKERS];
+    size_t started = 0;
+    for (size_t i = 1; i < nworkers; i++)
+      if (pthread_create(&threads[started], NULL, worker, &p) == 0) started++;
+    worker(&p);  /* the calling thread works too */
+    for (size_t i = 0; i < started; i++) pthread_join(threads[i], NULL);
+    pthread_mutex_destroy(&p.lock);
+    rc = merge_results(job, results, files.len, err);
   }
+  free(results);
   ovl_file_list_free(&files);
   if (rc) {
     ovl_job_free(job);
     return rc;
   }
   ovl_qsort(job->ranks, job->nranks, sizeof *job->ranks, cmp_rank);
-  return OVL_OK;
+  rc = ovl_job_cross_rank(job, err);
+  if (rc) ovl_job_free(job);
+  return rc;
 }
 
 void ovl_job_free(ovl_job *job) {
   for (size_t i = 0; i < job->nranks; i++) ovl_rank_result_free(&job->ranks[i]);
   free(job->ranks);
   ovl_free_findings(job->findings, job->nfindings);
+  free(job->cross.members);
   for (size_t i = 0; i < job->nwarnings; i++) free(job->warnings[i]);
   free(job->warnings);
   memset(job, 0, sizeof *job);

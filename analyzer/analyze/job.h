@@ -8,16 +8,39 @@
 
 #include "analysis.h"
 
+/* The ranks of one job seen together (job_cross_rank.c, docs/report.md "Across ranks"). */
+typedef struct ovl_job_cross {
+  int present;             /* at least two ranks share a communicator */
+  size_t *members;         /* indices into ovl_job.ranks, in rank order */
+  size_t nmembers;
+  size_t njobs;            /* groups of ranks sharing communicators (1: one job) */
+  size_t matched, unmatched, point_to_point;
+  int has_mismatch;
+  char mismatch[512];      /* the first diverging collective, described */
+  int64_t skew_p50, skew_p99;
+  int64_t residual_p50, residual_p99;  /* clock alignment: |end - median end| of symmetric collectives */
+  size_t alignment_samples;
+  int64_t decisive_margin; /* arrival gaps below it are not counted as lateness */
+  /* the job's overlap, over its members: all communication, and transfer time only */
+  int64_t t_comm, t_exposed;
+  int64_t t_transfer, t_exposed_transfer, t_wait;
+} ovl_job_cross;
+
 typedef struct ovl_job {
   ovl_rank_result *ranks;
   size_t nranks;
+  ovl_job_cross cross;
   ovl_finding *findings;     /* job-level findings */
   size_t nfindings;
   char **warnings;           /* "<file>: warning: ..." lines */
   size_t nwarnings;
 } ovl_job;
 
-/* Called after each trace is analysed (for progress displays); may be NULL. */
+/* Traces are analysed by up to this many threads (one per CPU). */
+#define OVL_JOB_MAX_WORKERS 16
+
+/* Called after each trace is analysed (for progress displays), from the worker that
+** analysed it, one call at a time; may be NULL. */
 typedef void (*ovl_job_progress_fn)(void *ctx, size_t done, size_t total, const char *path);
 
 /* Expands the TRACE arguments (files and directories), resolves each format, analyses every
@@ -25,5 +48,11 @@ typedef void (*ovl_job_progress_fn)(void *ctx, size_t done, size_t total, const 
 int ovl_analyze_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs, ovl_job_progress_fn progress,
                     void *progress_ctx, ovl_job *job, ovl_err *err);
 void ovl_job_free(ovl_job *job);
+
+/* Groups the job's ranks by shared communicators, matches their collectives, aligns their
+** clocks (setting each member's clock_offset), splits collective time into waiting and
+** transfer, finds stragglers (straggler findings) and fills job->cross. Called by
+** ovl_analyze_job. */
+int ovl_job_cross_rank(ovl_job *job, ovl_err *err);
 
 #endif

@@ -40,6 +40,30 @@ static void add_segment(ovl_totals *t, int64_t a, int64_t b, int comp, int comm,
   if (b > t->busy_end) t->busy_end = b;
 }
 
+int64_t ovl_exposed_within(const ovl_exposed_pieces *p, int64_t lo, int64_t hi) {
+  int64_t total = 0;
+  for (int i = 0; i < p->n; i++) {
+    int64_t s = p->start[i] > lo ? p->start[i] : lo;
+    int64_t e = p->end[i] < hi ? p->end[i] : hi;
+    if (e > s) total += e - s;
+  }
+  return total;
+}
+
+/* Adds [a, b) to a collective's exposed pieces (segments arrive in time order). */
+static void add_piece(ovl_exposed_pieces *p, int64_t a, int64_t b) {
+  if (p->n > 0 && p->end[p->n - 1] >= a) {
+    if (b > p->end[p->n - 1]) p->end[p->n - 1] = b;
+  } else if (p->n < OVL_EXPOSED_PIECES) {
+    p->start[p->n] = a;
+    p->end[p->n] = b;
+    p->n++;
+  } else {
+    p->end[p->n - 1] = b;
+    p->exact = 0;
+  }
+}
+
 /* Accounts [a, b), during which the running set does not change. */
 static void account(ovl_sweep *s, int64_t a, int64_t b) {
   if (b <= a) return;
@@ -48,8 +72,12 @@ static void account(ovl_sweep *s, int64_t a, int64_t b) {
   int mem = s->running[OVL_CLASS_MEMORY] > 0;
   if (!comp && !comm && !mem) return;
   add_segment(&s->total, a, b, comp, comm, mem);
-  if (comm && !comp)
-    for (size_t i = 0; i < s->nactive; i++) s->colls->exposed[s->active_colls[i]] += b - a;
+  if (comm && !comp) {
+    for (size_t i = 0; i < s->nactive; i++) {
+      s->colls->exposed[s->active_colls[i]] += b - a;
+      if (s->colls->pieces) add_piece(&s->colls->pieces[s->active_colls[i]], a, b);
+    }
+  }
   if (!s->windows || s->windows->n == 0) return;
   while (a < b) {
     long step;

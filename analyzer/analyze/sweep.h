@@ -33,10 +33,24 @@ typedef struct ovl_totals {
   int64_t busy_start, busy_end;  /* first and last instant any work ran; INT64_MAX/INT64_MIN if none */
 } ovl_totals;
 
+/* Where a collective's exposed time lies: up to OVL_EXPOSED_PIECES disjoint intervals in
+** time order. When more are needed the last one is stretched over the rest (then the pieces
+** cover more than the exposed time and `exact` is 0). Cross-rank analysis uses them to tell
+** exposure while waiting for peers from exposure while transferring. */
+#define OVL_EXPOSED_PIECES 4
+typedef struct ovl_exposed_pieces {
+  int64_t start[OVL_EXPOSED_PIECES], end[OVL_EXPOSED_PIECES];
+  uint8_t n, exact;
+} ovl_exposed_pieces;
+
+/* Length of the exposed time of p inside [lo, hi) (exact when p->exact). */
+int64_t ovl_exposed_within(const ovl_exposed_pieces *p, int64_t lo, int64_t hi);
+
 /* Per-collective state shared by the sweeps of a trace; indexed by collective number. */
 typedef struct ovl_coll_state {
   int64_t *exposed;
   int32_t *running;  /* items of the collective running now */
+  ovl_exposed_pieces *pieces;  /* may be NULL: not recorded */
   size_t len;
 } ovl_coll_state;
 

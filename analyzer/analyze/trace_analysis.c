@@ -39,7 +39,9 @@ int ovl_run_reserve_colls(ovl_run *r, size_t n, ovl_err *err) {
   if (exposed) r->cstate.exposed = exposed;
   int32_t *running = realloc(r->cstate.running, cap * sizeof *running);
   if (running) r->cstate.running = running;
-  if (!recs || !track || !exposed || !running) return ovl_oom(err, "collectives");
+  ovl_exposed_pieces *pieces = realloc(r->cstate.pieces, cap * sizeof *pieces);
+  if (pieces) r->cstate.pieces = pieces;
+  if (!recs || !track || !exposed || !running || !pieces) return ovl_oom(err, "collectives");
   r->coll_cap = cap;
   return OVL_OK;
 }
@@ -54,6 +56,8 @@ static void reset_track(ovl_run *r, size_t i) {
   r->track[i].d2h_start = r->track[i].d2h_end = r->track[i].d2h_bytes = OVL_NONE;
   r->cstate.exposed[i] = 0;
   r->cstate.running[i] = 0;
+  r->cstate.pieces[i].n = 0;
+  r->cstate.pieces[i].exact = 1;
 }
 
 typedef struct link_pair {
@@ -593,6 +597,7 @@ static void free_run(ovl_run *r) {
   free(r->track);
   free(r->cstate.exposed);
   free(r->cstate.running);
+  free(r->cstate.pieces);
   free(r->link_coll);
   free(r->link_corr);
   free(r->periodic);

@@ -47,8 +47,8 @@ typedef struct report_out {
 
 static void write_report(FILE *out, const ovl_cli_job_opts *o, void *ctx) {
   const report_out *r = ctx;
-  if (o->json) ovl_report_json(out, r->job->ranks, r->job->nranks, r->job->findings, r->job->nfindings, o->pretty);
-  else ovl_report_text(out, r->job->ranks, r->job->nranks, r->job->findings, r->job->nfindings, r->topt);
+  if (o->json) ovl_report_json(out, r->job, o->pretty);
+  else ovl_report_text(out, r->job, r->topt);
 }
 
 int ovl_cmd_report(int argc, char **argv) {

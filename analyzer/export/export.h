@@ -19,8 +19,8 @@ typedef enum ovl_export_format { OVL_EXPORT_PERFETTO, OVL_EXPORT_CHROME } ovl_ex
 typedef struct ovl_export_options {
   ovl_export_format format;
   const char *path;
-  /* Per rank clock offsets in ns, added to every timestamp of ranks[i] (NULL: none).
-  ** Cross-rank clock alignment fills this in. */
+  /* Per rank clock offsets in ns, added to every timestamp of ranks[i]; NULL: each rank's
+  ** clock_offset from the job's cross-rank clock alignment. */
   const int64_t *rank_offsets;
   size_t reorder_window;   /* host rows held to restore start order; 0: default */
 } ovl_export_options;

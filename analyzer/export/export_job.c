@@ -163,7 +163,7 @@ int ovl_export_job(const ovl_job *job, const ovl_analysis_ctx *ctx, const ovl_ex
   for (uint32_t i = 0; i < ex.nprocs; i++) {
     ex.procs[i].r = &job->ranks[i];
     ex.procs[i].index = i;
-    ex.procs[i].offset = opt->rank_offsets ? opt->rank_offsets[i] : 0;
+    ex.procs[i].offset = opt->rank_offsets ? opt->rank_offsets[i] : job->ranks[i].clock_offset;
   }
   int rc = opt->format == OVL_EXPORT_PERFETTO ? ovl_perfetto_sink_open(opt->path, &ex.sink, err)
                                               : ovl_chrome_sink_open(opt->path, &ex.sink, err);

@@ -9,8 +9,8 @@
 */
 #include "kineto_import.h"
 
-#include "../analyze/nccl_ops.h"
 #include "../base/i64map.h"
+#include "../base/nccl_ops.h"
 #include "../base/vec.h"
 #include "byte_input.h"
 #include "comm_names.h"

@@ -611,10 +611,7 @@ static int decode_row(row_reader *rd, ovl_work *w) {
       w->memkind[0] = 0;
       w->bytes = OVL_NONE;
     }
-    for (int i = 0; i < 3; i++) {
-      w->grid[i] = rd->launch_dims ? col_int(rd->st, 6 + i) : OVL_NONE;
-      w->block[i] = rd->launch_dims ? col_int(rd->st, 9 + i) : OVL_NONE;
-    }
+    for (int i = 0; i < 3; i++) w->grid[i] = rd->launch_dims ? col_int(rd->st, 6 + i) : OVL_NONE;
     if (w->start == OVL_NONE || w->end == OVL_NONE || w->device == OVL_NONE || w->end < w->start) {
       rd->bad++;
       continue;
@@ -769,8 +766,8 @@ static int open_source(ovl_trace *t, work_source *s, int is_memop, const ovl_wor
   int has_dims = 0;
   if (!is_memop && opt->launch_dims) {
     sqlite3_stmt *probe = NULL;
-    has_dims = sqlite3_prepare_v2(t->db, "SELECT grid_x, grid_y, grid_z, block_x, block_y, block_z FROM kernels LIMIT 0",
-                                  -1, &probe, NULL) == SQLITE_OK;
+    has_dims = sqlite3_prepare_v2(t->db, "SELECT grid_x, grid_y, grid_z FROM kernels LIMIT 0", -1, &probe, NULL) ==
+               SQLITE_OK;
     sqlite3_finalize(probe);
   }
   char sql[256];
@@ -779,8 +776,7 @@ static int open_source(ovl_trace *t, work_source *s, int is_memop, const ovl_wor
     snprintf(sql, sizeof sql, "SELECT start, end, device, stream, correlation, kind, bytes FROM memops%s", order);
   else if (has_dims)
     snprintf(sql, sizeof sql,
-             "SELECT start, end, device, stream, correlation, name, grid_x, grid_y, grid_z, block_x, block_y, block_z"
-             " FROM kernels%s", order);
+             "SELECT start, end, device, stream, correlation, name, grid_x, grid_y, grid_z FROM kernels%s", order);
   else
     snprintf(sql, sizeof sql, "SELECT start, end, device, stream, correlation, name FROM kernels%s", order);
   s->is_memop = is_memop;

@@ -3,9 +3,16 @@
 
 #include "../base/json_out.h"
 
+#include <math.h>
+
 static void opt_int(ovl_json *j, const char *key, int64_t v) {
   if (v == OVL_NONE) ovl_json_null(j, key);
   else ovl_json_int(j, key, v);
+}
+
+/* An absolute time on the rank's clock, written as job time. */
+static void time_ns(ovl_json *j, const char *key, int64_t v, int64_t offset) {
+  opt_int(j, key, v == OVL_NONE ? OVL_NONE : v + offset);
 }
 
 static void totals(ovl_json *j, const ovl_totals *t) {
@@ -16,7 +23,7 @@ static void totals(ovl_json *j, const ovl_totals *t) {
   ovl_json_int(j, "t_memory_ns", t->memory);
 }
 
-static void findings_array(ovl_json *j, const ovl_finding *f, size_t n) {
+static void findings_array(ovl_json *j, const ovl_finding *f, size_t n, int64_t offset) {
   ovl_json_array_begin(j, "findings");
   for (size_t i = 0; i < n; i++) {
     ovl_json_object_begin(j, NULL);
@@ -24,25 +31,25 @@ static void findings_array(ovl_json *j, const ovl_finding *f, size_t n) {
     ovl_json_string(j, "message", f[i].message);
     ovl_json_int(j, "recoverable_ns", f[i].recoverable_ns);
     if (f[i].step >= 0) ovl_json_int(j, "step", f[i].step);
-    opt_int(j, "at_ns", f[i].at_ns);
+    time_ns(j, "at_ns", f[i].at_ns, offset);
     if (f[i].steps_affected > 0) ovl_json_int(j, "steps_affected", f[i].steps_affected);
     ovl_json_object_end(j);
   }
   ovl_json_array_end(j);
 }
 
-static void collective(ovl_json *j, const ovl_coll_result *c) {
+static void collective(ovl_json *j, const ovl_coll_result *c, int64_t offset) {
   ovl_json_object_begin(j, NULL);
   ovl_json_int(j, "order", c->order);
   ovl_json_string(j, "op", ovl_op_name(c->op));
   opt_int(j, "bytes", c->bytes);
   if (c->bucket >= 0) ovl_json_int(j, "bucket", c->bucket);
   else ovl_json_null(j, "bucket");
-  opt_int(j, "host_launch_ns", c->host_launch);
-  ovl_json_int(j, "gpu_start_ns", c->gpu_start);
-  ovl_json_int(j, "gpu_end_ns", c->gpu_end);
+  time_ns(j, "host_launch_ns", c->host_launch, offset);
+  time_ns(j, "gpu_start_ns", c->gpu_start, offset);
+  time_ns(j, "gpu_end_ns", c->gpu_end, offset);
   ovl_json_int(j, "exposed_ns", c->exposed);
-  opt_int(j, "ready_ns", c->ready);
+  time_ns(j, "ready_ns", c->ready, offset);
   opt_int(j, "readiness_stall_ns", c->stall);
   opt_int(j, "queueing_ns", c->queueing);
   ovl_json_string(j, "role", ovl_coll_role_name(c->role));
@@ -56,6 +63,13 @@ static void collective(ovl_json *j, const ovl_coll_result *c) {
   opt_int(j, "nranks", c->nranks);
   opt_int(j, "stream", c->stream);
   if (c->dtype[0]) ovl_json_string(j, "dtype", c->dtype);
+  if (c->wait_ns != OVL_NONE) {
+    ovl_json_int(j, "wait_ns", c->wait_ns);
+    ovl_json_int(j, "transfer_ns", c->transfer_ns);
+    ovl_json_int(j, "exposed_transfer_ns", c->exposed_transfer_ns);
+    ovl_json_bool(j, "arrived_last", c->arrived_last);
+    ovl_json_double(j, "transfer_busbw_gbps", c->transfer_busbw_gbps);
+  }
   ovl_json_object_end(j);
 }
 
@@ -116,7 +130,31 @@ static void slowdowns_array(ovl_json *j, const ovl_rank_result *r) {
   ovl_json_array_end(j);
 }
 
+static void rank_cross(ovl_json *j, const ovl_rank_result *r) {
+  const ovl_rank_cross *c = &r->cross;
+  if (!c->in_job) {
+    ovl_json_null(j, "cross_rank");
+    return;
+  }
+  ovl_json_object_begin(j, "cross_rank");
+  ovl_json_int(j, "collectives_matched", c->matched);
+  ovl_json_int(j, "wait_ns", c->wait_ns);
+  ovl_json_int(j, "transfer_ns", c->transfer_ns);
+  ovl_json_int(j, "exposed_transfer_ns", c->exposed_transfer_ns);
+  ovl_json_double(j, "overlap_efficiency_transfer",
+                  c->transfer_ns > 0 ? 1.0 - (double)c->exposed_transfer_ns / (double)c->transfer_ns : NAN);
+  ovl_json_int(j, "times_last", c->times_last);
+  ovl_json_int(j, "decisive_arrivals", c->decisive);
+  ovl_json_double(j, "p_value", c->p_value);
+  ovl_json_bool(j, "straggler", c->straggler);
+  ovl_json_int(j, "wait_caused_ns", c->wait_caused_ns);
+  ovl_json_int(j, "late_gpu_ns", c->late_gpu_ns);
+  opt_int(j, "late_host_ns", c->late_host_ns);
+  ovl_json_object_end(j);
+}
+
 static void rank_object(ovl_json *j, const ovl_rank_result *r) {
+  const int64_t off = r->clock_offset;
   ovl_json_object_begin(j, NULL);
   opt_int(j, "rank", r->rank);
   ovl_json_int(j, "device", r->device);
@@ -132,6 +170,8 @@ static void rank_object(ovl_json *j, const ovl_rank_result *r) {
   ovl_json_int(j, "collectives_outside_steps", r->colls_outside_steps);
   ovl_json_int(j, "collectives_without_gpu_work", r->colls_without_gpu_work);
   ovl_json_bool(j, "first_step_differs", r->first_step_differs);
+  ovl_json_int(j, "clock_offset_ns", r->clock_offset);
+  rank_cross(j, r);
   streams_array(j, r);
   slowdowns_array(j, r);
   ovl_json_array_begin(j, "steps");
@@ -139,34 +179,83 @@ static void rank_object(ovl_json *j, const ovl_rank_result *r) {
     const ovl_step_result *st = &r->steps[s];
     ovl_json_object_begin(j, NULL);
     ovl_json_int(j, "index", st->index);
-    ovl_json_int(j, "start_ns", st->start);
-    ovl_json_int(j, "end_ns", st->end);
+    time_ns(j, "start_ns", st->start, off);
+    time_ns(j, "end_ns", st->end, off);
     totals(j, &st->totals);
-    opt_int(j, "backward_end_ns", st->backward_end);
+    time_ns(j, "backward_end_ns", st->backward_end, off);
     opt_int(j, "gradient_bytes", st->grad_bytes);
     ovl_json_int(j, "gradient_collectives", st->ngrad);
     ovl_json_array_begin(j, "collectives");
-    for (size_t i = 0; i < st->ncolls; i++) collective(j, &st->colls[i]);
+    for (size_t i = 0; i < st->ncolls; i++) collective(j, &st->colls[i], off);
     ovl_json_array_end(j);
     expected_order(j, st);
-    findings_array(j, st->findings, st->nfindings);
+    findings_array(j, st->findings, st->nfindings, off);
     ovl_json_object_end(j);
   }
   ovl_json_array_end(j);
-  findings_array(j, r->findings, r->nfindings);
+  findings_array(j, r->findings, r->nfindings, off);
   ovl_json_object_end(j);
 }
 
-void ovl_report_json(FILE *out, const ovl_rank_result *ranks, size_t nranks, const ovl_finding *findings,
-                     size_t nfindings, int pretty) {
+/* The contract's top-level cross_rank object (null when no two ranks share a communicator). */
+static void job_cross(ovl_json *j, const ovl_job *job) {
+  const ovl_job_cross *c = &job->cross;
+  if (!c->present) {
+    ovl_json_null(j, "cross_rank");
+    return;
+  }
+  ovl_json_object_begin(j, "cross_rank");
+  ovl_json_array_begin(j, "ranks");
+  for (size_t i = 0; i < c->nmembers; i++) opt_int(j, NULL, job->ranks[c->members[i]].rank);
+  ovl_json_array_end(j);
+  ovl_json_array_begin(j, "clock_offsets_ns");
+  for (size_t i = 0; i < c->nmembers; i++) ovl_json_int(j, NULL, job->ranks[c->members[i]].clock_offset);
+  ovl_json_array_end(j);
+  ovl_json_int(j, "clock_residual_p50_ns", c->residual_p50);
+  ovl_json_int(j, "clock_residual_p99_ns", c->residual_p99);
+  ovl_json_int(j, "clock_alignment_samples", (int64_t)c->alignment_samples);
+  ovl_json_int(j, "collectives_matched", (int64_t)c->matched);
+  ovl_json_int(j, "unmatched", (int64_t)c->unmatched);
+  ovl_json_int(j, "point_to_point", (int64_t)c->point_to_point);
+  if (c->has_mismatch) ovl_json_string(j, "first_mismatch", c->mismatch);
+  else ovl_json_null(j, "first_mismatch");
+  ovl_json_int(j, "skew_p50_ns", c->skew_p50);
+  ovl_json_int(j, "skew_p99_ns", c->skew_p99);
+  ovl_json_int(j, "lateness_margin_ns", c->decisive_margin);
+  ovl_json_array_begin(j, "stragglers");
+  for (size_t i = 0; i < c->nmembers; i++) {
+    const ovl_rank_result *r = &job->ranks[c->members[i]];
+    if (!r->cross.straggler) continue;
+    ovl_json_object_begin(j, NULL);
+    opt_int(j, "rank", r->rank);
+    ovl_json_int(j, "times_last", r->cross.times_last);
+    ovl_json_int(j, "wait_caused_ns", r->cross.wait_caused_ns);
+    ovl_json_double(j, "p_value", r->cross.p_value);
+    ovl_json_object_end(j);
+  }
+  ovl_json_array_end(j);
+  ovl_json_int(j, "t_comm_ns", c->t_comm);
+  ovl_json_int(j, "t_exposed_ns", c->t_exposed);
+  ovl_json_double(j, "overlap_efficiency", c->t_comm > 0 ? 1.0 - (double)c->t_exposed / (double)c->t_comm : NAN);
+  ovl_json_int(j, "t_wait_ns", c->t_wait);
+  ovl_json_int(j, "t_transfer_ns", c->t_transfer);
+  ovl_json_int(j, "t_exposed_transfer_ns", c->t_exposed_transfer);
+  ovl_json_double(j, "overlap_efficiency_transfer",
+                  c->t_transfer > 0 ? 1.0 - (double)c->t_exposed_transfer / (double)c->t_transfer : NAN);
+  ovl_json_int(j, "jobs", (int64_t)c->njobs);
+  ovl_json_object_end(j);
+}
+
+void ovl_report_json(FILE *out, const ovl_job *job, int pretty) {
   ovl_json j;
   ovl_json_init(&j, out, pretty);
   ovl_json_object_begin(&j, NULL);
   ovl_json_int(&j, "ovl_report_version", 1);
   ovl_json_array_begin(&j, "ranks");
-  for (size_t i = 0; i < nranks; i++) rank_object(&j, &ranks[i]);
+  for (size_t i = 0; i < job->nranks; i++) rank_object(&j, &job->ranks[i]);
   ovl_json_array_end(&j);
-  findings_array(&j, findings, nfindings);
+  findings_array(&j, job->findings, job->nfindings, 0);
+  job_cross(&j, job);
   ovl_json_object_end(&j);
   ovl_json_finish(&j);
 }

@@ -6,11 +6,11 @@
 #ifndef OVL_REPORT_JSON_H
 #define OVL_REPORT_JSON_H
 
-#include "../analyze/analysis.h"
+#include "../analyze/job.h"
 
 #include <stdio.h>
 
-void ovl_report_json(FILE *out, const ovl_rank_result *ranks, size_t nranks, const ovl_finding *findings,
-                     size_t nfindings, int pretty);
+/* Absolute times are job time: each rank's clock_offset is added to them. */
+void ovl_report_json(FILE *out, const ovl_job *job, int pretty);
 
 #endif

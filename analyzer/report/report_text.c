@@ -168,14 +168,78 @@ static void print_rank(FILE *out, const ovl_rank_result *r, const ovl_text_optio
   free(sorted);
 }
 
-void ovl_report_text(FILE *out, const ovl_rank_result *ranks, size_t nranks, const ovl_finding *findings,
-                     size_t nfindings, const ovl_text_options *opt) {
-  for (size_t i = 0; i < nranks; i++) {
-    if (i) fputc('\n', out);
-    print_rank(out, &ranks[i], opt);
+static double ratio_or_nan(int64_t part, int64_t whole) {
+  return whole > 0 ? 1.0 - (double)part / (double)whole : NAN;
+}
+
+/* Ranks shown in the job table: stragglers and the latest arrivers first. */
+static int cmp_rank_lateness(const void *pa, const void *pb) {
+  const ovl_rank_result *a = *(const ovl_rank_result *const *)pa, *b = *(const ovl_rank_result *const *)pb;
+  if (a->cross.straggler != b->cross.straggler) return b->cross.straggler - a->cross.straggler;
+  if (a->cross.times_last != b->cross.times_last) return a->cross.times_last > b->cross.times_last ? -1 : 1;
+  return (a->rank > b->rank) - (a->rank < b->rank);
+}
+
+static void print_job(FILE *out, const ovl_job *job, const ovl_text_options *opt) {
+  const ovl_job_cross *c = &job->cross;
+  char a[32], b[32], d[32], e[32];
+  fprintf(out, "\nJob across %zu ranks", c->nmembers);
+  if (c->njobs > 1) fprintf(out, " (the largest of %zu jobs in these traces)", c->njobs);
+  fprintf(out, ": %zu collectives matched on every rank, %zu unmatched", c->matched, c->unmatched);
+  if (c->point_to_point) fprintf(out, ", %zu point-to-point calls not matched", c->point_to_point);
+  fputc('\n', out);
+  if (c->has_mismatch) fprintf(out, "  WARNING: collectives do not line up across ranks: %s\n", c->mismatch);
+  int64_t lo = INT64_MAX, hi = INT64_MIN;
+  for (size_t i = 0; i < c->nmembers; i++) {
+    int64_t o = job->ranks[c->members[i]].clock_offset;
+    if (o < lo) lo = o;
+    if (o > hi) hi = o;
   }
-  if (nfindings) {
+  fprintf(out, "  clocks: aligned on %zu collectives; offsets from %s to %s (rank %lld's clock is the job's); "
+               "residual %s (p50), %s (p99)\n",
+          c->alignment_samples, ovl_format_ns((double)lo, a, sizeof a), ovl_format_ns((double)hi, b, sizeof b),
+          (long long)job->ranks[c->members[0]].rank, ovl_format_ns((double)c->residual_p50, d, sizeof d),
+          ovl_format_ns((double)c->residual_p99, e, sizeof e));
+  fprintf(out, "  arrival skew: %s (p50), %s (p99); gaps under %s count as clock noise\n",
+          ovl_format_ns((double)c->skew_p50, a, sizeof a), ovl_format_ns((double)c->skew_p99, b, sizeof b),
+          ovl_format_ns((double)c->decisive_margin, d, sizeof d));
+  fprintf(out, "  overlap efficiency: %s of all communication, %s of transfer time only "
+               "(time waiting for peers: %s: a straggler problem, not an overlap one)\n",
+          pct_text(ratio_or_nan(c->t_exposed, c->t_comm), a), pct_text(ratio_or_nan(c->t_exposed_transfer, c->t_transfer), b),
+          ovl_format_ns((double)c->t_wait, d, sizeof d));
+
+  const ovl_rank_result **sorted = malloc(c->nmembers * sizeof *sorted);
+  if (!sorted) return;
+  for (size_t i = 0; i < c->nmembers; i++) sorted[i] = &job->ranks[c->members[i]];
+  ovl_qsort(sorted, c->nmembers, sizeof *sorted, cmp_rank_lateness);
+  size_t shown = opt->max_steps == OVL_TEXT_ALL ? c->nmembers : (c->nmembers < 16 ? c->nmembers : 16);
+  fprintf(out, "\n  %6s %10s %11s %10s %10s %9s %10s  %s\n", "rank", "efficiency", "on transfer", "waiting",
+          "transfer", "last", "waits for", "");
+  for (size_t i = 0; i < shown; i++) {
+    const ovl_rank_result *r = sorted[i];
+    char f[32], g[32], h[32], k[32], rank[24];
+    if (r->rank != OVL_NONE) snprintf(rank, sizeof rank, "%lld", (long long)r->rank);
+    else snprintf(rank, sizeof rank, "?");
+    fprintf(out, "  %6s %10s %11s %10s %10s %4ld/%-4ld %10s  %s\n", rank, pct_text(ovl_overlap_efficiency(&r->totals), f),
+            pct_text(ratio_or_nan(r->cross.exposed_transfer_ns, r->cross.transfer_ns), g),
+            ovl_format_ns((double)r->cross.wait_ns, h, sizeof h), ovl_format_ns((double)r->cross.transfer_ns, k, sizeof k),
+            r->cross.times_last, r->cross.decisive, ovl_format_ns((double)r->cross.wait_caused_ns, a, sizeof a),
+            r->cross.straggler ? "straggler" : "");
+  }
+  if (shown < c->nmembers) fprintf(out, "  ... %zu more ranks (use --all)\n", c->nmembers - shown);
+  fprintf(out, "  (last: times it arrived last / collectives where arrivals differed; waits for: the others' "
+               "waiting it caused)\n");
+  free(sorted);
+}
+
+void ovl_report_text(FILE *out, const ovl_job *job, const ovl_text_options *opt) {
+  for (size_t i = 0; i < job->nranks; i++) {
+    if (i) fputc('\n', out);
+    print_rank(out, &job->ranks[i], opt);
+  }
+  if (job->cross.present) print_job(out, job, opt);
+  if (job->nfindings) {
     fprintf(out, "\nJob");
-    print_findings(out, findings, nfindings);
+    print_findings(out, job->findings, job->nfindings);
   }
 }

@@ -7,7 +7,7 @@
 #ifndef OVL_REPORT_TEXT_H
 #define OVL_REPORT_TEXT_H
 
-#include "../analyze/analysis.h"
+#include "../analyze/job.h"
 
 #include <stdio.h>
 
@@ -19,7 +19,8 @@ typedef struct ovl_text_options {
 
 #define OVL_TEXT_ALL ((size_t)-1)
 
-void ovl_report_text(FILE *out, const ovl_rank_result *ranks, size_t nranks, const ovl_finding *findings,
-                     size_t nfindings, const ovl_text_options *opt);
+/* Ranks one by one, then (for several ranks sharing communicators) the job across ranks:
+** clock alignment, matching, arrival skew, per-rank overlap side by side, stragglers. */
+void ovl_report_text(FILE *out, const ovl_job *job, const ovl_text_options *opt);
 
 #endif

@@ -1,0 +1,17 @@
+# Shared by the bench scripts (sourced). Needs $dir (a scratch folder).
+
+# ovl_bench_run LABEL CMD...: prints "LABEL seconds peak_rss_kib" for CMD (output discarded;
+# the peak is "?" without /usr/bin/time).
+ovl_bench_run() {
+  local label=$1; shift
+  local t0 t1 rss="?"
+  t0=$(date +%s.%N)
+  if [ -x /usr/bin/time ]; then
+    /usr/bin/time -f '%M' -o "$dir/rss" "$@" >/dev/null 2>&1
+    rss=$(tail -1 "$dir/rss")
+  else
+    "$@" >/dev/null 2>&1
+  fi
+  t1=$(date +%s.%N)
+  echo "$label $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') $rss"
+}

@@ -1,0 +1,149 @@
+/*
+** Cross-rank analysis on generated jobs whose truth is known by construction: per-rank
+** clock offsets up to +-50 ms, one straggler with extra compute before every collective,
+** microsecond noise. Offsets must come back within 5 us, the straggler (and only it) must
+** be found, waits and transfers must be right within 1%. A job whose ranks issue
+** collectives in different orders must be reported as mismatched.
+*/
+#include "analyze/cross_rank.h"
+#include "check.h"
+#include "store/trace_rows.h"
+
+#include <stdlib.h>
+
+#define NRANKS 8
+#define STEPS 40
+#define PER_STEP 5
+
+static unsigned rng = 99;
+static int64_t noise(int64_t amplitude) {  /* uniform in [-amplitude, amplitude] */
+  rng = rng * 1664525u + 1013904223u;
+  return (int64_t)((rng >> 8) % (unsigned)(2 * amplitude + 1)) - amplitude;
+}
+
+typedef struct truth {
+  int64_t offset[NRANKS];          /* local = true + offset */
+  int64_t wait[NRANKS], transfer[NRANKS];
+} truth;
+
+/* Builds the calls of every rank. straggler: rank with extra compute (-1: none). */
+static void generate(ovl_xr_call calls[NRANKS][STEPS * PER_STEP], ovl_xr_rank_input in[NRANKS], truth *t,
+                     int straggler, int64_t extra, int known_realtime) {
+  static const int64_t sizes[PER_STEP] = {1 << 20, 25 << 20, 25 << 20, 12 << 20, 4 << 20};
+  for (int r = 0; r < NRANKS; r++) {
+    t->offset[r] = (r == 0 ? 0 : noise(50000000));
+    t->wait[r] = t->transfer[r] = 0;
+  }
+  int64_t now = 1000000000;
+  int64_t seq = 0;
+  for (int s = 0; s < STEPS; s++) {
+    now += 2000000;  /* forward */
+    for (int k = 0; k < PER_STEP; k++, seq++) {
+      int64_t arrive[NRANKS], last = INT64_MIN;
+      for (int r = 0; r < NRANKS; r++) {
+        arrive[r] = now + 300000 + noise(20000) + (r == straggler ? extra : 0);
+        if (arrive[r] > last) last = arrive[r];
+      }
+      int64_t transfer = 150000 + sizes[k] / 100;
+      for (int r = 0; r < NRANKS; r++) {
+        int64_t end = last + transfer + noise(500);  /* ranks leave within a microsecond */
+        ovl_xr_call *c = &calls[r][s * PER_STEP + k];
+        c->comm = 42;
+        c->seq = seq;
+        c->op = OVL_OP_ALLREDUCE;
+        c->bytes = sizes[k];
+        c->nranks = NRANKS;
+        c->host_launch = arrive[r] - 5000 + t->offset[r];
+        c->gpu_start = arrive[r] + t->offset[r];
+        c->gpu_end = end + t->offset[r];
+        c->step = s;
+        t->wait[r] += last - arrive[r];
+        t->transfer[r] += end - last;
+      }
+      now = last + transfer;
+    }
+  }
+  for (int r = 0; r < NRANKS; r++) {
+    in[r].rank = r;
+    /* realtime offsets from NTP-synchronised hosts: right within a few ms, not within us */
+    in[r].realtime_offset = known_realtime ? -t->offset[r] + noise(3000000) : OVL_NONE;
+    in[r].calls = calls[r];
+    in[r].ncalls = STEPS * PER_STEP;
+    in[r].nsteps = STEPS;
+  }
+}
+
+static void check_job(int known_realtime) {
+  static ovl_xr_call calls[NRANKS][STEPS * PER_STEP];
+  ovl_xr_rank_input in[NRANKS];
+  truth t;
+  const int straggler = 5;
+  generate(calls, in, &t, straggler, 400000, known_realtime);
+  ovl_xr_result res;
+  CHECK(ovl_cross_rank(in, NRANKS, &res) == 0);
+  CHECK_I64(res.matched, STEPS * PER_STEP);
+  CHECK_I64(res.unmatched, 0);
+  CHECK(!res.has_mismatch);
+  for (int r = 0; r < NRANKS; r++) {
+    /* job time = local time + clock_offset; truth: local = true + offset, and rank 0 is the reference */
+    CHECK_NEAR((double)res.ranks[r].clock_offset, (double)(t.offset[0] - t.offset[r]), 5000.0);
+    CHECK_NEAR((double)res.ranks[r].wait_ns, (double)t.wait[r], 0.01 * (double)t.wait[r] + 1000.0 * STEPS);
+    CHECK_NEAR((double)res.ranks[r].transfer_ns, (double)t.transfer[r], 0.01 * (double)t.transfer[r]);
+    CHECK(res.ranks[r].straggler == (r == straggler));
+  }
+  CHECK_I64(res.ranks[straggler].times_last, STEPS * PER_STEP);
+  /* the straggler makes every other rank wait ~its extra compute, every collective */
+  CHECK_NEAR((double)res.ranks[straggler].wait_caused_ns, (double)(t.wait[0] + t.wait[1] + t.wait[2] + t.wait[3] +
+                                                                   t.wait[4] + t.wait[6] + t.wait[7]),
+             0.01 * (double)res.ranks[straggler].wait_caused_ns);
+  CHECK_NEAR((double)res.ranks[straggler].late_gpu_ns, 400000.0, 20000.0);
+  /* it arrived ~400 us after the next slowest rank, every collective */
+  CHECK_NEAR((double)res.ranks[straggler].delay_ns / (STEPS * PER_STEP), 400000.0 - 15000.0, 25000.0);
+  CHECK_NEAR((double)res.ranks[straggler].late_host_ns, 400000.0, 20000.0);
+  CHECK(res.skew_p50 >= 400000 - 40000 && res.skew_p50 <= 400000 + 40000);
+  CHECK(res.residual_p99 < 5000);
+  ovl_xr_result_free(&res);
+
+  /* No straggler: nobody is flagged. */
+  generate(calls, in, &t, -1, 0, known_realtime);
+  CHECK(ovl_cross_rank(in, NRANKS, &res) == 0);
+  for (int r = 0; r < NRANKS; r++) CHECK(!res.ranks[r].straggler);
+  ovl_xr_result_free(&res);
+}
+
+static void mismatched_order(void) {
+  static ovl_xr_call calls[NRANKS][STEPS * PER_STEP];
+  ovl_xr_rank_input in[NRANKS];
+  truth t;
+  generate(calls, in, &t, -1, 0, 1);
+  /* rank 3 issues the 2nd and 4th collective of step 7 in the other order */
+  ovl_xr_call *a = &calls[3][7 * PER_STEP + 1], *b = &calls[3][7 * PER_STEP + 3];
+  ovl_xr_call tmp = *a;
+  a->op = b->op;
+  a->bytes = b->bytes;
+  b->op = tmp.op;
+  b->bytes = tmp.bytes;
+  ovl_xr_result res;
+  CHECK(ovl_cross_rank(in, NRANKS, &res) == 0);
+  CHECK(res.has_mismatch);
+  CHECK_I64(res.first_mismatch.seq, 7 * PER_STEP + 1);
+  CHECK(res.first_mismatch.rank_a == 3 || res.first_mismatch.rank_b == 3);
+  CHECK_I64(res.unmatched, 2);
+  CHECK_I64(res.matched, STEPS * PER_STEP - 2);
+  ovl_xr_result_free(&res);
+}
+
+static void binomial(void) {
+  CHECK_NEAR(ovl_binomial_tail(10, 0, 0.3), 1.0, 1e-12);
+  CHECK_NEAR(ovl_binomial_tail(1, 1, 0.25), 0.25, 1e-12);
+  CHECK_NEAR(ovl_binomial_tail(3, 2, 0.5), 0.5, 1e-12);  /* (3 + 1) / 8 */
+  CHECK_NEAR(ovl_binomial_tail(4, 4, 0.5), 1.0 / 16.0, 1e-12);
+}
+
+int main(void) {
+  binomial();
+  check_job(1);
+  check_job(0);
+  mismatched_order();
+  return check_summary();
+}
