@@ -1,7 +1,7 @@
 /* Robust alpha-beta fits: see alpha_beta_fit.h. */
 #include "alpha_beta_fit.h"
 
-#include "../base/vec.h"
+#include "base/vec.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -18,7 +18,7 @@
 #ifndef OVL_ALPHA_BETA_FIT_H
 #define OVL_ALPHA_BETA_FIT_H
 
-#include "../base/status.h"
+#include "base/status.h"
 #include "analysis.h"
 
 #include <stddef.h>

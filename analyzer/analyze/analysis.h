@@ -13,8 +13,8 @@
 #ifndef OVL_ANALYSIS_H
 #define OVL_ANALYSIS_H
 
-#include "../base/nccl_ops.h"
-#include "../base/status.h"
+#include "base/nccl_ops.h"
+#include "base/status.h"
 #include "../load/import_options.h"
 #include "../load/trace_reader.h"
 #include "classify.h"

@@ -5,7 +5,7 @@
 */
 #include "trace_analysis_internal.h"
 
-#include "../base/vec.h"
+#include "base/vec.h"
 #include "diagnose.h"
 
 #include <math.h>

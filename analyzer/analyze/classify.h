@@ -10,7 +10,7 @@
 #ifndef OVL_CLASSIFY_H
 #define OVL_CLASSIFY_H
 
-#include "../base/status.h"
+#include "base/status.h"
 
 #include <regex.h>
 

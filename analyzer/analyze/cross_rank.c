@@ -1,8 +1,8 @@
 /* Cross-rank matching, clock alignment, skew and stragglers: see cross_rank.h. */
 #include "cross_rank.h"
 
-#include "../base/vec.h"
-#include "../store/trace_rows.h"
+#include "base/vec.h"
+#include "store/trace_rows.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -24,7 +24,7 @@
 #ifndef OVL_CROSS_RANK_H
 #define OVL_CROSS_RANK_H
 
-#include "../base/nccl_ops.h"
+#include "base/nccl_ops.h"
 
 #include <stddef.h>
 #include <stdint.h>

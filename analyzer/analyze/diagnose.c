@@ -5,8 +5,8 @@
 */
 #include "diagnose_internal.h"
 
-#include "../base/units.h"
-#include "../base/vec.h"
+#include "base/units.h"
+#include "base/vec.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -5,8 +5,8 @@
 */
 #include "diagnose_internal.h"
 
-#include "../base/nccl_ops.h"
-#include "../base/vec.h"
+#include "base/nccl_ops.h"
+#include "base/vec.h"
 #include "whatif.h"
 
 #include <math.h>

@@ -1,7 +1,7 @@
 /* The gradient phase of a step: see grad_phase.h. */
 #include "grad_phase.h"
 
-#include "../base/vec.h"
+#include "base/vec.h"
 
 #include <stdlib.h>
 #include <string.h>

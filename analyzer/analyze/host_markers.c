@@ -1,7 +1,7 @@
 /* Host-side markers: see host_markers.h. */
 #include "host_markers.h"
 
-#include "../base/vec.h"
+#include "base/vec.h"
 #include "nvtx_conventions.h"
 
 #include <stdlib.h>

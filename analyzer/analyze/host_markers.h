@@ -6,7 +6,7 @@
 #ifndef OVL_HOST_MARKERS_H
 #define OVL_HOST_MARKERS_H
 
-#include "../base/vec.h"
+#include "base/vec.h"
 #include "analysis.h"
 
 typedef struct ovl_host_range {

@@ -1,7 +1,7 @@
 /* Interval algebra: see intervals.h. */
 #include "intervals.h"
 
-#include "../base/vec.h"
+#include "base/vec.h"
 
 #include <stdlib.h>
 

@@ -1,7 +1,7 @@
 /* Job analysis: see job.h. */
 #include "job.h"
 
-#include "../base/vec.h"
+#include "base/vec.h"
 #include "../load/trace_files.h"
 #include "../load/trace_source.h"
 

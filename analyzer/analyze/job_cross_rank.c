@@ -9,9 +9,9 @@
 */
 #include "job.h"
 
-#include "../base/i64map.h"
-#include "../base/units.h"
-#include "../base/vec.h"
+#include "base/i64map.h"
+#include "base/units.h"
+#include "base/vec.h"
 #include "cross_rank.h"
 
 #include <math.h>

@@ -1,7 +1,7 @@
 /* Periodic step inference: see step_infer.h. */
 #include "step_infer.h"
 
-#include "../base/vec.h"
+#include "base/vec.h"
 
 #include <stdlib.h>
 

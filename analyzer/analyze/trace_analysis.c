@@ -15,8 +15,8 @@
 */
 #include "trace_analysis_internal.h"
 
-#include "../base/i64map.h"
-#include "../base/vec.h"
+#include "base/i64map.h"
+#include "base/vec.h"
 #include "step_infer.h"
 
 #include <stdio.h>

@@ -6,7 +6,7 @@
 #ifndef OVL_TRACE_ANALYSIS_INTERNAL_H
 #define OVL_TRACE_ANALYSIS_INTERNAL_H
 
-#include "../base/i64map.h"
+#include "base/i64map.h"
 #include "analysis.h"
 #include "host_markers.h"
 #include "kernel_stats.h"

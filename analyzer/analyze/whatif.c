@@ -1,8 +1,8 @@
 /* Bucket-size replays: see whatif.h. */
 #include "whatif.h"
 
-#include "../base/units.h"
-#include "../base/vec.h"
+#include "base/units.h"
+#include "base/vec.h"
 
 #include <math.h>
 #include <stdlib.h>

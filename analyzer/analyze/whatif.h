@@ -14,7 +14,7 @@
 #ifndef OVL_WHATIF_H
 #define OVL_WHATIF_H
 
-#include "../base/status.h"
+#include "base/status.h"
 #include "../simulate/bucket_model.h"
 #include "alpha_beta_fit.h"
 #include "analysis.h"

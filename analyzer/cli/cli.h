@@ -7,7 +7,7 @@
 #ifndef OVL_CLI_H
 #define OVL_CLI_H
 
-#include "../base/status.h"
+#include "base/status.h"
 
 #include <stddef.h>
 

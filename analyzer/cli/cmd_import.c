@@ -3,7 +3,7 @@
 
 #include "../load/trace_files.h"
 #include "../load/trace_import.h"
-#include "../store/trace_rows.h"
+#include "store/trace_rows.h"
 
 #include <errno.h>
 #include <getopt.h>

@@ -6,7 +6,7 @@
 #define _GNU_SOURCE
 #include "cli.h"
 
-#include "../base/paths.h"
+#include "base/paths.h"
 
 #include <errno.h>
 #include <getopt.h>

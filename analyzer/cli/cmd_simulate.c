@@ -1,7 +1,7 @@
 /* `ovl simulate`: print the alpha-beta bucketing table; optionally emit its schedule as a trace. */
 #include "cli.h"
 
-#include "../base/units.h"
+#include "base/units.h"
 #include "../simulate/bucket_model.h"
 #include "../simulate/sim_scenario.h"
 #include "../simulate/sim_trace.h"

@@ -3,7 +3,7 @@
 #include "cli_job.h"
 
 #include "../analyze/whatif.h"
-#include "../base/units.h"
+#include "base/units.h"
 #include "../report/whatif_report.h"
 
 #include <getopt.h>

@@ -6,7 +6,7 @@
 */
 #include "export_internal.h"
 
-#include "../base/vec.h"
+#include "base/vec.h"
 #include "../load/trace_source.h"
 
 #include <stdlib.h>

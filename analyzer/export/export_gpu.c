@@ -8,7 +8,7 @@
 */
 #include "export_internal.h"
 
-#include "../base/vec.h"
+#include "base/vec.h"
 
 #include <stdio.h>
 #include <stdlib.h>

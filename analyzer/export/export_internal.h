@@ -9,8 +9,8 @@
 #ifndef OVL_EXPORT_INTERNAL_H
 #define OVL_EXPORT_INTERNAL_H
 
-#include "../base/strmap.h"
-#include "../base/i64map.h"
+#include "base/strmap.h"
+#include "base/i64map.h"
 #include "export.h"
 #include "export_sink.h"
 #include "idset.h"

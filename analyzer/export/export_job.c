@@ -4,7 +4,7 @@
 */
 #include "export_internal.h"
 
-#include "../base/vec.h"
+#include "base/vec.h"
 
 #include <math.h>
 #include <stdio.h>

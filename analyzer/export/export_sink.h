@@ -15,7 +15,7 @@
 #ifndef OVL_EXPORT_SINK_H
 #define OVL_EXPORT_SINK_H
 
-#include "../base/status.h"
+#include "base/status.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -6,7 +6,7 @@
 #ifndef OVL_IDSET_H
 #define OVL_IDSET_H
 
-#include "../base/i64map.h"
+#include "base/i64map.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -6,7 +6,7 @@
 #ifndef OVL_OUT_STREAM_H
 #define OVL_OUT_STREAM_H
 
-#include "../base/status.h"
+#include "base/status.h"
 
 #include <stddef.h>
 #include <stdint.h>

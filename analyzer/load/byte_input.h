@@ -7,7 +7,7 @@
 #ifndef OVL_BYTE_INPUT_H
 #define OVL_BYTE_INPUT_H
 
-#include "../base/status.h"
+#include "base/status.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -9,7 +9,7 @@
 #ifndef OVL_HTA_COMPAT_H
 #define OVL_HTA_COMPAT_H
 
-#include "../base/status.h"
+#include "base/status.h"
 
 /* Applies the rule to the finished ovl trace at `path`; *dropped counts the rows removed. */
 int ovl_hta_drop_last_step(const char *path, long *dropped, ovl_err *err);

@@ -1,7 +1,7 @@
 /* Collective calls found by importers: see import_collectives.h. */
 #include "import_collectives.h"
 
-#include "../base/i64map.h"
+#include "base/i64map.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>

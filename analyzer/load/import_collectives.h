@@ -13,9 +13,9 @@
 #ifndef OVL_IMPORT_COLLECTIVES_H
 #define OVL_IMPORT_COLLECTIVES_H
 
-#include "../base/status.h"
-#include "../base/vec.h"
-#include "../store/trace_writer.h"
+#include "base/status.h"
+#include "base/vec.h"
+#include "store/trace_writer.h"
 
 typedef struct ovl_found_coll {
   ovl_collective_row row;   /* text fields must be static strings; id is ignored */

@@ -5,8 +5,8 @@
 #ifndef OVL_IMPORT_META_H
 #define OVL_IMPORT_META_H
 
-#include "../base/status.h"
-#include "../store/trace_writer.h"
+#include "base/status.h"
+#include "store/trace_writer.h"
 
 typedef struct ovl_import_meta {
   int64_t rank, world_size, pid;   /* OVL_NONE: written as "" */

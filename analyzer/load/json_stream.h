@@ -17,7 +17,7 @@
 #ifndef OVL_JSON_STREAM_H
 #define OVL_JSON_STREAM_H
 
-#include "../base/status.h"
+#include "base/status.h"
 #include "byte_input.h"
 
 #include <stddef.h>

@@ -1,7 +1,7 @@
 /* Reading one Kineto event: see kineto_event.h. */
 #include "kineto_event.h"
 
-#include "../store/trace_rows.h"
+#include "store/trace_rows.h"
 #include "comm_names.h"
 
 #include <errno.h>

@@ -10,7 +10,7 @@
 #ifndef OVL_KINETO_EVENT_H
 #define OVL_KINETO_EVENT_H
 
-#include "../base/status.h"
+#include "base/status.h"
 #include "json_stream.h"
 
 #include <stddef.h>

@@ -9,9 +9,9 @@
 */
 #include "kineto_import.h"
 
-#include "../base/i64map.h"
-#include "../base/nccl_ops.h"
-#include "../base/vec.h"
+#include "base/i64map.h"
+#include "base/nccl_ops.h"
+#include "base/vec.h"
 #include "byte_input.h"
 #include "comm_names.h"
 #include "import_collectives.h"

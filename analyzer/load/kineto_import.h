@@ -13,8 +13,8 @@
 #ifndef OVL_KINETO_IMPORT_H
 #define OVL_KINETO_IMPORT_H
 
-#include "../base/status.h"
-#include "../store/trace_writer.h"
+#include "base/status.h"
+#include "store/trace_writer.h"
 #include "import_options.h"
 
 /* Reads `path` into w, which writes `out_path`. Fails with "<path>: <problem>". */

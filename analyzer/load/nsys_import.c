@@ -9,8 +9,8 @@
 */
 #include "nsys_import.h"
 
-#include "../base/i64map.h"
-#include "../base/vec.h"
+#include "base/i64map.h"
+#include "base/vec.h"
 #include "comm_names.h"
 #include "import_collectives.h"
 #include "import_meta.h"

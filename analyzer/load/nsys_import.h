@@ -16,8 +16,8 @@
 #ifndef OVL_NSYS_IMPORT_H
 #define OVL_NSYS_IMPORT_H
 
-#include "../base/status.h"
-#include "../store/trace_writer.h"
+#include "base/status.h"
+#include "store/trace_writer.h"
 #include "import_options.h"
 
 /* The processes with GPU activity in the export, in pid order (*n = 0 when none). Caller frees. */

@@ -4,7 +4,7 @@
 #ifndef OVL_TRACE_DETECT_H
 #define OVL_TRACE_DETECT_H
 
-#include "../base/status.h"
+#include "base/status.h"
 
 typedef enum ovl_trace_format {
   OVL_FORMAT_OVL_SQLITE,   /* an ovl trace store (schema/ovl.sql) */

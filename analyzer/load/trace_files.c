@@ -1,7 +1,7 @@
 /* TRACE argument expansion: see trace_files.h. */
 #include "trace_files.h"
 
-#include "../base/vec.h"
+#include "base/vec.h"
 
 #include <dirent.h>
 #include <errno.h>

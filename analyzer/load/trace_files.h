@@ -6,7 +6,7 @@
 #ifndef OVL_TRACE_FILES_H
 #define OVL_TRACE_FILES_H
 
-#include "../base/status.h"
+#include "base/status.h"
 
 #include <stddef.h>
 

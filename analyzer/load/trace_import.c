@@ -1,8 +1,8 @@
 /* Foreign trace conversion: see trace_import.h. */
 #include "trace_import.h"
 
-#include "../store/trace_rows.h"
-#include "../store/trace_writer.h"
+#include "store/trace_rows.h"
+#include "store/trace_writer.h"
 #include "hta_compat.h"
 #include "kineto_import.h"
 #include "nsys_import.h"

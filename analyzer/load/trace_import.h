@@ -6,7 +6,7 @@
 #ifndef OVL_TRACE_IMPORT_H
 #define OVL_TRACE_IMPORT_H
 
-#include "../base/status.h"
+#include "base/status.h"
 #include "import_options.h"
 #include "trace_detect.h"
 

@@ -10,8 +10,8 @@
 */
 #include "trace_reader.h"
 
-#include "../base/i64map.h"
-#include "../base/vec.h"
+#include "base/i64map.h"
+#include "base/vec.h"
 
 #include <pthread.h>
 #include <sqlite3.h>

@@ -12,8 +12,8 @@
 #ifndef OVL_TRACE_READER_H
 #define OVL_TRACE_READER_H
 
-#include "../base/status.h"
-#include "../store/trace_rows.h"
+#include "base/status.h"
+#include "store/trace_rows.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -9,7 +9,7 @@
 #ifndef OVL_TRACE_SOURCE_H
 #define OVL_TRACE_SOURCE_H
 
-#include "../base/status.h"
+#include "base/status.h"
 #include "import_options.h"
 #include "trace_detect.h"
 

@@ -1,7 +1,7 @@
 /* Text bucket view: see bucket_view.h. */
 #include "bucket_view.h"
 
-#include "../base/units.h"
+#include "base/units.h"
 
 #include <math.h>
 

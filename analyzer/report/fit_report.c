@@ -1,8 +1,8 @@
 /* `ovl fit` output: see fit_report.h. */
 #include "fit_report.h"
 
-#include "../base/json_out.h"
-#include "../base/units.h"
+#include "base/json_out.h"
+#include "base/units.h"
 
 #include <math.h>
 

@@ -1,7 +1,7 @@
 /* JSON report writer: see report_json.h. */
 #include "report_json.h"
 
-#include "../base/json_out.h"
+#include "base/json_out.h"
 
 #include <math.h>
 

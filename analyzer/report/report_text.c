@@ -1,8 +1,8 @@
 /* Text report: see report_text.h. */
 #include "report_text.h"
 
-#include "../base/units.h"
-#include "../base/vec.h"
+#include "base/units.h"
+#include "base/vec.h"
 #include "bucket_view.h"
 
 #include <math.h>

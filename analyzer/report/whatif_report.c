@@ -1,8 +1,8 @@
 /* `ovl whatif` output: see whatif_report.h. */
 #include "whatif_report.h"
 
-#include "../base/json_out.h"
-#include "../base/units.h"
+#include "base/json_out.h"
+#include "base/units.h"
 
 #include <math.h>
 

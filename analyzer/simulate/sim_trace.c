@@ -1,7 +1,7 @@
 /* Simulated schedule -> ovl trace: see sim_trace.h. */
 #include "sim_trace.h"
 
-#include "../store/trace_writer.h"
+#include "store/trace_writer.h"
 
 #include <math.h>
 #include <stdio.h>

@@ -12,7 +12,7 @@
 #ifndef OVL_SIM_TRACE_H
 #define OVL_SIM_TRACE_H
 
-#include "../base/status.h"
+#include "base/status.h"
 #include "bucket_model.h"
 #include "sim_scenario.h"
 
