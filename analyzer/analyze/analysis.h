@@ -147,7 +147,9 @@ typedef struct ovl_rank_cross {
 } ovl_rank_cross;
 
 typedef struct ovl_rank_result {
-  char *trace_path;
+  char *trace_path;        /* the file the user named */
+  char *ovl_path;          /* the ovl trace analysed: trace_path itself, or the job's conversion of
+                           ** this rank's process (kept until the job is freed; export reads it) */
   char *hostname;
   int64_t rank, world_size, pid, device;
   ovl_totals totals;

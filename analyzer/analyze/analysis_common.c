@@ -84,6 +84,7 @@ void ovl_rank_result_free(ovl_rank_result *r) {
   free(r->slowdowns);
   ovl_free_findings(r->findings, r->nfindings);
   free(r->trace_path);
+  free(r->ovl_path);
   free(r->hostname);
   memset(r, 0, sizeof *r);
 }

@@ -45,43 +45,44 @@ static int warn_bad_rows(ovl_job *job, const char *path, const ovl_bad_rows *bad
 typedef struct file_result {
   ovl_rank_result *ranks;
   size_t nranks;
-  char *user_path;         /* the file as the user named it */
-  int done, rc;
+  ovl_trace_source src;    /* kept open for the job (its conversions stay until the job ends) */
+  int opened, done, rc;
   ovl_err err;
 } file_result;
 
 /* Analyses one file into *fr: every traced process it holds (an Nsight Systems export may
-** hold several), its ranks named after the file the user gave. */
+** hold several, one ovl trace each), its ranks named after the file the user gave and
+** pointing at their process's ovl trace. */
 static void analyse_one(const ovl_analysis_ctx *ctx, const char *path, file_result *fr) {
-  ovl_trace_source src;
-  fr->rc = ovl_trace_source_open_with(path, &ctx->opt.import, &src, &fr->err);
+  ovl_trace_source *src = &fr->src;
+  fr->rc = ovl_trace_source_open_with(path, &ctx->opt.import, src, &fr->err);
   if (fr->rc) return;
-  for (size_t p = 0; !fr->rc && p < src.n_ovl_paths; p++) {
+  fr->opened = 1;
+  for (size_t p = 0; !fr->rc && p < src->n_ovl_paths; p++) {
     ovl_rank_result *got = NULL;
     size_t ngot = 0;
-    fr->rc = ovl_analyze_file(ctx, src.ovl_paths[p], &got, &ngot, &fr->err);
+    fr->rc = ovl_analyze_file(ctx, src->ovl_paths[p], &got, &ngot, &fr->err);
     if (fr->rc) {
-      ovl_trace_source_explain(&src, &fr->err);
+      ovl_trace_source_explain(src, &fr->err);
       break;
     }
     ovl_rank_result *grown = realloc(fr->ranks, (fr->nranks + ngot) * sizeof *grown);
     if (!grown) fr->rc = ovl_oom(&fr->err, "results");
     for (size_t k = 0; k < ngot; k++) {
-      char *name = fr->rc ? NULL : strdup(src.path);
+      char *name = fr->rc ? NULL : strdup(src->path);
       if (!name) {
         if (!fr->rc) fr->rc = ovl_oom(&fr->err, "results");
         ovl_rank_result_free(&got[k]);
         continue;
       }
-      free(got[k].trace_path);
+      /* the analysis names the ovl trace it read: that is the rank's ovl_path */
+      got[k].ovl_path = got[k].trace_path;
       got[k].trace_path = name;
       grown[fr->nranks++] = got[k];
     }
     if (grown) fr->ranks = grown;
     free(got);
   }
-  if (!fr->rc && !(fr->user_path = strdup(src.path))) fr->rc = ovl_oom(&fr->err, "results");
-  ovl_trace_source_close(&src);
 }
 
 /* A pool of workers takes files in order; each file is analysed independently (per-file
@@ -136,17 +137,19 @@ static int merge_results(ovl_job *job, file_result *results, size_t n, ovl_err *
     total += results[i].nranks;
   }
   if (!rc && total && !(job->ranks = malloc(total * sizeof *job->ranks))) rc = ovl_oom(err, "results");
+  if (!rc && !(job->sources = calloc(n ? n : 1, sizeof *job->sources))) rc = ovl_oom(err, "results");
   for (size_t i = 0; i < n; i++) {
     file_result *fr = &results[i];
     if (!rc && fr->nranks) {
       memcpy(job->ranks + job->nranks, fr->ranks, fr->nranks * sizeof *fr->ranks);
       job->nranks += fr->nranks;
-      if (warn_bad_rows(job, fr->user_path, &fr->ranks[0].bad)) rc = ovl_oom(err, "warnings");
+      if (warn_bad_rows(job, fr->src.path, &fr->ranks[0].bad)) rc = ovl_oom(err, "warnings");
     } else {
       for (size_t k = 0; k < fr->nranks; k++) ovl_rank_result_free(&fr->ranks[k]);
     }
+    if (!rc && fr->opened) job->sources[job->nsources++] = fr->src;
+    else if (fr->opened) ovl_trace_source_close(&fr->src);
     free(fr->ranks);
-    free(fr->user_path);
   }
   return rc;
 }
@@ -189,5 +192,7 @@ void ovl_job_free(ovl_job *job) {
   free(job->cross.members);
   for (size_t i = 0; i < job->nwarnings; i++) free(job->warnings[i]);
   free(job->warnings);
+  for (size_t i = 0; i < job->nsources; i++) ovl_trace_source_close(&job->sources[i]);
+  free(job->sources);
   memset(job, 0, sizeof *job);
 }

@@ -7,6 +7,7 @@
 #define OVL_JOB_H
 
 #include "analysis.h"
+#include "../load/trace_source.h"
 
 /* The ranks of one job seen together (job_cross_rank.c, docs/report.md "Across ranks"). */
 typedef struct ovl_job_cross {
@@ -29,6 +30,11 @@ typedef struct ovl_job_cross {
 typedef struct ovl_job {
   ovl_rank_result *ranks;
   size_t nranks;
+  /* One source per TRACE file, in file order, opened (foreign formats imported, with the
+  ** job's import options) once and kept until ovl_job_free: every consumer of the job
+  ** (export) reads each rank's ovl_path from here instead of importing again. */
+  ovl_trace_source *sources;
+  size_t nsources;
   ovl_job_cross cross;
   ovl_finding *findings;     /* job-level findings */
   size_t nfindings;
@@ -44,7 +50,8 @@ typedef struct ovl_job {
 typedef void (*ovl_job_progress_fn)(void *ctx, size_t done, size_t total, const char *path);
 
 /* Expands the TRACE arguments (files and directories), resolves each format, analyses every
-** trace and sorts the ranks. On failure nothing is kept and *err names the bad file. */
+** trace and sorts the ranks. On failure nothing is kept and *err names the bad file.
+** Each file is opened (a foreign one imported) once, with ctx's import options. */
 int ovl_analyze_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs, ovl_job_progress_fn progress,
                     void *progress_ctx, ovl_job *job, ovl_err *err);
 void ovl_job_free(ovl_job *job);

@@ -1,7 +1,10 @@
 /* `ovl`: dispatches to the verb named by the first argument. */
 #include "cli.h"
 
+#include "../load/trace_import.h"
+
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void usage(FILE *out) {
@@ -43,8 +46,14 @@ int main(int argc, char **argv) {
     printf("ovl %s (trace schema 1, report 1)\n", OVL_VERSION_STRING);
     return 0;
   }
-  for (size_t i = 0; i < ovl_nverbs; i++)
-    if (strcmp(verb, ovl_verbs[i].name) == 0) return ovl_verbs[i].run(argc - 1, argv + 1);
+  for (size_t i = 0; i < ovl_nverbs; i++) {
+    if (strcmp(verb, ovl_verbs[i].name) != 0) continue;
+    int status = ovl_verbs[i].run(argc - 1, argv + 1);
+    /* A diagnostic for tests and the curious: how many foreign traces (processes) were
+    ** imported; a command imports each input once. */
+    if (getenv("OVL_DEBUG_IMPORTS")) fprintf(stderr, "ovl: debug: %lu import(s)\n", ovl_import_count());
+    return status;
+  }
   fprintf(stderr, "ovl: unknown command '%s' (see 'ovl --help')\n", verb);
   return 1;
 }

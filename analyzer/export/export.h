@@ -3,7 +3,8 @@
 ** protobuf trace) and `ovl export --chrome FILE[.gz]` (Chrome Trace Event JSON).
 **
 ** The analysis (ovl_analyze_job) provides ranks, steps, collectives and findings; the
-** slices themselves come from a streaming re-read of each rank's trace, so memory does not
+** slices themselves come from a streaming re-read of each rank's ovl trace (rank->ovl_path:
+** the job's own conversion of a foreign file, never imported again), so memory does not
 ** grow with the number of kernels and packets are written as they are produced.
 ** docs/export.md describes the layout.
 */

@@ -7,8 +7,8 @@
 #include "export_internal.h"
 
 #include "base/vec.h"
-#include "../load/trace_source.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -132,16 +132,23 @@ static void xfile_free(xfile *f) {
   ovl_trace_close(f->t);
 }
 
-int xfile_export(ovl_exporter *ex, const char *trace_path, const uint32_t *procs, size_t nprocs, ovl_err *err) {
-  ovl_trace_source src;
-  int rc = ovl_trace_source_open(trace_path, &src, err);
-  if (rc) return rc;
+/* An error about the ovl trace names the user's file instead of a temporary conversion. */
+static void name_user_file(const char *ovl_path, const char *user_path, ovl_err *err) {
+  const char *at = strstr(err->msg, ovl_path);
+  if (!at || strcmp(ovl_path, user_path) == 0) return;
+  char msg[sizeof err->msg];
+  snprintf(msg, sizeof msg, "%.*s%s%s", (int)(at - err->msg), err->msg, user_path, at + strlen(ovl_path));
+  memcpy(err->msg, msg, sizeof msg);
+}
+
+int xfile_export(ovl_exporter *ex, const char *ovl_path, const char *user_path, const uint32_t *procs, size_t nprocs,
+                 ovl_err *err) {
   xfile f;
   memset(&f, 0, sizeof f);
   f.ex = ex;
-  f.path = trace_path;
+  f.path = user_path;
   f.reorder_window = ex->opt->reorder_window ? ex->opt->reorder_window : OVL_DEFAULT_REORDER_WINDOW;
-  rc = ovl_trace_open(src.ovl_path, &f.t, err);
+  int rc = ovl_trace_open(ovl_path, &f.t, err);
   if (!rc) {
     f.procs = malloc(nprocs * sizeof *f.procs);
     f.devices = malloc(nprocs * sizeof *f.devices);
@@ -171,6 +178,6 @@ int xfile_export(ovl_exporter *ex, const char *trace_path, const uint32_t *procs
   if (!rc) rc = xgpu_export(&f, streams, err);
   xgpu_streams_free(streams);
   xfile_free(&f);
-  ovl_trace_source_close(&src);
+  if (rc) name_user_file(ovl_path, user_path, err);
   return rc;
 }

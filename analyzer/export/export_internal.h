@@ -93,7 +93,7 @@ uint64_t xflow_id(uint32_t file_proc, int kind, int64_t value);
 typedef struct xfile {
   ovl_exporter *ex;
   ovl_trace *t;
-  const char *path;
+  const char *path;        /* the file the user named (messages) */
   uint32_t *procs;         /* exporter process of each device of this file */
   int64_t *devices;
   size_t nprocs;
@@ -117,7 +117,10 @@ typedef struct xfile {
   size_t reorder_window;
 } xfile;
 
-int xfile_export(ovl_exporter *ex, const char *trace_path, const uint32_t *procs, size_t nprocs, ovl_err *err);
+/* Exports the ranks procs[0..nprocs) of the ovl trace ovl_path (never imports: the job did);
+** user_path is the file the user named, for messages. */
+int xfile_export(ovl_exporter *ex, const char *ovl_path, const char *user_path, const uint32_t *procs, size_t nprocs,
+                 ovl_err *err);
 /* Collectives executed by work with this correlation id: *first indexes link_coll. */
 size_t xfile_links(const xfile *f, int64_t correlation, size_t *first);
 /* Proc of a device of this file, or UINT32_MAX. */

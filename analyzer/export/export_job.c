@@ -130,20 +130,25 @@ static int declare_processes(ovl_exporter *ex, ovl_err *err) {
   return rc;
 }
 
-/* Ranks grouped by trace file (a process that drives several GPUs gives several ranks). */
+/* The ovl trace a rank was analysed from (the job's conversion for a foreign file). */
+static const char *rank_source(const ovl_rank_result *r) { return r->ovl_path ? r->ovl_path : r->trace_path; }
+
+/* Ranks grouped by the ovl trace they were analysed from (a process that drives several GPUs
+** gives several ranks; each process of an Nsight Systems export has a trace of its own). */
 static int export_files(ovl_exporter *ex, ovl_err *err) {
   unsigned char *done = calloc(ex->nprocs ? ex->nprocs : 1, 1);
   uint32_t *group = malloc((ex->nprocs ? ex->nprocs : 1) * sizeof *group);
   int rc = (!done || !group) ? ovl_oom(err, "export") : OVL_OK;
   for (size_t i = 0; !rc && i < ex->nprocs; i++) {
     if (done[i]) continue;
+    const char *source = rank_source(ex->procs[i].r);
     size_t n = 0;
     for (size_t j = i; j < ex->nprocs; j++)
-      if (!done[j] && strcmp(ex->procs[j].r->trace_path, ex->procs[i].r->trace_path) == 0) {
+      if (!done[j] && strcmp(rank_source(ex->procs[j].r), source) == 0) {
         done[j] = 1;
         group[n++] = (uint32_t)j;
       }
-    rc = xfile_export(ex, ex->procs[i].r->trace_path, group, n, err);
+    rc = xfile_export(ex, source, ex->procs[i].r->trace_path, group, n, err);
   }
   free(done);
   free(group);

@@ -7,6 +7,7 @@
 #include "kineto_import.h"
 #include "nsys_import.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,9 +36,14 @@ int ovl_import_processes(const char *in_path, ovl_trace_format format, int64_t *
   return OVL_OK;
 }
 
+static atomic_ulong imports_done;
+
+unsigned long ovl_import_count(void) { return atomic_load(&imports_done); }
+
 int ovl_import_trace(const char *in_path, ovl_trace_format format, int64_t process, const char *out_path,
                      const ovl_import_options *opt, ovl_import_stats *stats, ovl_err *err) {
   static const ovl_import_options defaults = {0};
+  atomic_fetch_add(&imports_done, 1);
   ovl_import_stats local;
   if (!opt) opt = &defaults;
   if (!stats) stats = &local;

@@ -27,6 +27,10 @@ int ovl_import_processes(const char *in_path, ovl_trace_format format, int64_t *
 int ovl_import_trace(const char *in_path, ovl_trace_format format, int64_t process, const char *out_path,
                      const ovl_import_options *opt, ovl_import_stats *stats, ovl_err *err);
 
+/* Imports started by ovl_import_trace in this process so far (each reads its foreign file
+** once): lets a command show, and tests check, that every input is imported once. */
+unsigned long ovl_import_count(void);
+
 /* Removes an ovl trace file and the journal files SQLite may have left beside it. */
 void ovl_remove_trace_file(const char *path);
 
