@@ -4,6 +4,7 @@
 */
 #include "analyze/analysis.h"
 #include "check.h"
+#include "load/comm_names.h"
 #include "trace_builder.h"
 
 #include <stdio.h>
@@ -354,7 +355,24 @@ static void user_patterns(void) {
   remove(path);
 }
 
+/* One rule says which kernel names are communication: the importers (which kernels execute
+** NCCL calls) and the analyzer's classifier agree on every name, emulated collectives included. */
+static void one_name_rule(void) {
+  const char *const names[] = {NCCL_AR, NCCL_AG, "ncclKernel_AllReduce_RING_LL_Sum_float(ncclWorkElem)",
+                                       "ncclSymkDevKernel_AllGather", "_Z20NCCLKernelMangledv", "ovl_emulated_allreduce",
+                                       "void gemm_kernel<float>(float*)", "ovl_sgd", "nccl", "ncc_l", ""};
+  ovl_classifier c;
+  ovl_err err = {0};
+  CHECK(ovl_classifier_init(&c, NULL, &err) == OVL_OK);
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    CHECK_I64(ovl_is_comm_kernel_name(names[i]), ovl_classify_kernel_name(&c, names[i]) == OVL_CLASS_COMM);
+  CHECK(ovl_is_comm_kernel_name("ovl_emulated_allreduce"));
+  CHECK(!ovl_is_comm_kernel_name("ovl_sgd"));
+  ovl_classifier_free(&c);
+}
+
 int main(void) {
+  one_name_rule();
   user_patterns();
   several_streams();
   overlapping_comm();

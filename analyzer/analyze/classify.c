@@ -1,6 +1,8 @@
 /* Work classification by name: see classify.h. */
 #include "classify.h"
 
+#include "../load/comm_names.h"
+
 #include <string.h>
 #include <strings.h>
 
@@ -22,15 +24,9 @@ void ovl_classifier_free(ovl_classifier *c) {
   c->has_pattern = 0;
 }
 
-static int contains_nccl(const char *s) {
-  for (; *s; s++)
-    if ((s[0] | 0x20) == 'n' && (s[1] | 0x20) == 'c' && (s[2] | 0x20) == 'c' && (s[3] | 0x20) == 'l') return 1;
-  return 0;
-}
-
 ovl_work_class ovl_classify_kernel_name(const ovl_classifier *c, const char *name) {
   if (!name) return OVL_CLASS_COMPUTE;
-  if (contains_nccl(name) || strstr(name, "ovl_emulated_")) return OVL_CLASS_COMM;
+  if (ovl_is_comm_kernel_name(name)) return OVL_CLASS_COMM;
   if (c->has_pattern && regexec(&c->pattern, name, 0, NULL, 0) == 0) return OVL_CLASS_COMM;
   return OVL_CLASS_COMPUTE;
 }

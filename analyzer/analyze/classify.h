@@ -5,7 +5,8 @@
 **     matching the user's --comm-pattern, and any kernel or memop linked to a collectives row;
 **   memory: every other memop (never compute);
 **   compute: every other kernel.
-** Linking is decided by the caller; this module judges names.
+** Linking is decided by the work stream (work_stream.h); this module judges names, with the
+** one name rule of comm_names.h (ovl_is_comm_kernel_name) plus the user's pattern.
 */
 #ifndef OVL_CLASSIFY_H
 #define OVL_CLASSIFY_H

@@ -60,125 +60,19 @@ static void reset_track(ovl_run *r, size_t i) {
   r->cstate.pieces[i].exact = 1;
 }
 
-typedef struct link_pair {
-  int64_t correlation;
-  int32_t coll;
-} link_pair;
-
-static int cmp_link(const void *pa, const void *pb) {
-  const link_pair *a = pa, *b = pb;
-  if (a->correlation != b->correlation) return a->correlation < b->correlation ? -1 : 1;
-  return (a->coll > b->coll) - (a->coll < b->coll);
-}
-
+/* The collectives rows (the work stream's, copied: inferred ones are appended). */
 static int load_collectives(ovl_run *r, ovl_err *err) {
-  ovl_coll_rec *rows = NULL;
-  size_t nrows = 0;
-  int rc = ovl_trace_read_collectives(r->t, &rows, &nrows, err);
+  int rc = ovl_work_stream_init(&r->ws, r->t, &r->ctx->classifier, err);
+  if (!rc) rc = ovl_run_reserve_colls(r, r->ws.nrecs + 1, err);
   if (rc) return rc;
-  rc = ovl_run_reserve_colls(r, nrows + 1, err);
-  if (!rc) {
-    if (nrows) memcpy(r->recs, rows, nrows * sizeof *rows);
-    r->nrows = r->ncolls = nrows;
-    for (size_t i = 0; i < nrows; i++) {
-      reset_track(r, i);
-      r->track[i].step = -1;
-      r->track[i].close_step = -1;
-    }
+  if (r->ws.nrecs) memcpy(r->recs, r->ws.recs, r->ws.nrecs * sizeof *r->recs);
+  r->nrows = r->ncolls = r->ws.nrecs;
+  for (size_t i = 0; i < r->nrows; i++) {
+    reset_track(r, i);
+    r->track[i].step = -1;
+    r->track[i].close_step = -1;
   }
-  free(rows);
-  if (rc) return rc;
-
-  /* collectives.id -> index, then the links sorted by correlation. */
-  ovl_i64map by_id = {0};
-  for (size_t i = 0; i < nrows; i++)
-    if (ovl_i64map_put(&by_id, r->recs[i].id, (int64_t)i)) rc = ovl_oom(err, "collectives");
-  ovl_launch_rec *links = NULL;
-  size_t nlinks = 0;
-  if (!rc) rc = ovl_trace_read_launches(r->t, &links, &nlinks, err);
-  link_pair *pairs = NULL;
-  if (!rc && nlinks) {
-    pairs = malloc(nlinks * sizeof *pairs);
-    if (!pairs) rc = ovl_oom(err, "collective links");
-  }
-  size_t npairs = 0;
-  for (size_t i = 0; !rc && i < nlinks; i++) {
-    int64_t idx;
-    if (!ovl_i64map_get(&by_id, links[i].collective, &idx)) continue;  /* dangling link */
-    pairs[npairs++] = (link_pair){links[i].correlation, (int32_t)idx};
-  }
-  free(links);
-  ovl_i64map_free(&by_id);
-  if (rc) {
-    free(pairs);
-    return rc;
-  }
-  ovl_qsort(pairs, npairs, sizeof *pairs, cmp_link);
-  r->link_coll = malloc((npairs ? npairs : 1) * sizeof *r->link_coll);
-  r->link_corr = malloc((npairs ? npairs : 1) * sizeof *r->link_corr);
-  if (!r->link_coll || !r->link_corr) rc = ovl_oom(err, "collective links");
-  for (size_t i = 0; !rc && i < npairs; i++) {
-    r->link_coll[i] = pairs[i].coll;
-    r->link_corr[i] = pairs[i].correlation;
-  }
-  r->nlinks = npairs;
-  free(pairs);
-  return rc;
-}
-
-/* First index in [lo, hi) whose correlation is >= c (hi when none). */
-static size_t lower_bound(const int64_t *v, size_t lo, size_t hi, int64_t c) {
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (v[mid] < c) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/* The collectives executed by work with this correlation id. */
-static uint32_t linked_colls(ovl_run *r, int64_t correlation, const int32_t **colls) {
-  *colls = NULL;
-  size_t n = r->nlinks;
-  if (correlation == OVL_NONE || n == 0) return 0;
-  /* Gallop from the previous answer to bracket the position, then binary search. */
-  size_t h = r->link_hint < n ? r->link_hint : n - 1, lo, hi;
-  if (r->link_corr[h] < correlation) {
-    size_t step = 1;
-    lo = h + 1;
-    hi = lo;
-    while (hi < n && r->link_corr[hi] < correlation) {
-      lo = hi + 1;
-      hi += step;
-      step *= 2;
-    }
-    if (hi > n) hi = n;
-  } else {
-    size_t step = 1;
-    hi = h + 1;
-    lo = h;
-    while (lo > 0 && r->link_corr[lo - 1] >= correlation) {
-      hi = lo;
-      lo = lo > step ? lo - step : 0;
-      step *= 2;
-    }
-  }
-  size_t first = lower_bound(r->link_corr, lo, hi, correlation);
-  r->link_hint = first;
-  if (first >= n || r->link_corr[first] != correlation) return 0;
-  size_t end = first;
-  while (end < n && r->link_corr[end] == correlation) end++;
-  *colls = &r->link_coll[first];
-  return (uint32_t)(end - first);
-}
-
-/* Class of a kernel by its name id; names are judged once (ids index the strings table). */
-static ovl_work_class kernel_name_class(ovl_run *r, int64_t name) {
-  if (name < 0 || name >= r->name_class_len)
-    return ovl_classify_kernel_name(&r->ctx->classifier, ovl_trace_string(r->t, name));
-  if (r->name_class[name] < 0)
-    r->name_class[name] = (signed char)ovl_classify_kernel_name(&r->ctx->classifier, ovl_trace_string(r->t, name));
-  return (ovl_work_class)r->name_class[name];
+  return OVL_OK;
 }
 
 /* A collective inferred from an NCCL kernel that no collectives row claims. */
@@ -490,22 +384,16 @@ static int probe_launch_dims(ovl_run *r, ovl_err *err) {
 
 /* One pass over the work. prepass: only infer collectives from NCCL kernels. */
 static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
-  ovl_work_options wopt = {window, r->launch_dims};
-  ovl_work_cursor *cur = NULL;
-  int rc = ovl_work_open(r->t, &wopt, &cur, err);
-  ovl_work w;
+  int rc = ovl_work_stream_open(&r->ws, window, r->launch_dims, err);
+  ovl_classified_work cw;
   int has = 0;
-  while (!rc && !(rc = ovl_work_next(cur, &w, &has, err)) && has) {
-    const int32_t *colls = NULL;
-    uint32_t ncolls = linked_colls(r, w.correlation, &colls);
+  while (!rc && !(rc = ovl_work_stream_next(&r->ws, &cw, &has, err)) && has) {
+    const ovl_work w = cw.w;
+    const int32_t *colls = cw.colls;
+    uint32_t ncolls = cw.ncolls;
+    ovl_work_class cls = cw.cls;
     int32_t synth = -1;
-    ovl_work_class cls = OVL_CLASS_MEMORY;
-    if (!w.is_memop) {
-      cls = ncolls ? OVL_CLASS_COMM : kernel_name_class(r, w.name);
-      if (cls == OVL_CLASS_COMM && !ncolls && (rc = synthesize(r, &w, &synth, err))) break;
-    } else if (ncolls) {
-      cls = OVL_CLASS_COMM;
-    }
+    if (!w.is_memop && cls == OVL_CLASS_COMM && !ncolls && (rc = synthesize(r, &w, &synth, err))) break;
     if (synth >= 0) track_work(r, synth, &w);
     for (uint32_t k = 0; k < ncolls; k++) track_work(r, colls[k], &w);
     if (prepass) continue;
@@ -543,7 +431,7 @@ static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
     drive_windows(r, d, &w, step_hint);
     if (ovl_sweep_add(&d->sweep, &item)) rc = ovl_oom(err, "sweep");
   }
-  ovl_work_close(cur);
+  ovl_work_stream_close(&r->ws);
   if (rc) return rc;
   for (size_t i = 0; !prepass && i < r->ndevs; i++) ovl_sweep_finish(&r->devs[i].sweep);
   return OVL_OK;
@@ -552,11 +440,9 @@ static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
 /* Runs a pass, redoing it with SQLite sorting when rows are too far out of order. */
 static int run_pass_ordered(ovl_run *r, int prepass, ovl_err *err) {
   size_t window = r->ctx->opt.reorder_window ? r->ctx->opt.reorder_window : OVL_DEFAULT_REORDER_WINDOW;
-  if (r->force_sorted) window = 0;
   int rc = run_pass(r, window, prepass, err);
-  if (rc == OVL_EUNSORTED) {
+  if (rc == OVL_EUNSORTED) {  /* the stream is marked sorted now */
     ovl_err_clear(err);
-    r->force_sorted = 1;
     reset_pass(r);
     rc = run_pass(r, 0, prepass, err);
   }
@@ -598,10 +484,8 @@ static void free_run(ovl_run *r) {
   free(r->cstate.exposed);
   free(r->cstate.running);
   free(r->cstate.pieces);
-  free(r->link_coll);
-  free(r->link_corr);
+  ovl_work_stream_free(&r->ws);
   free(r->periodic);
-  free(r->name_class);
   ovl_host_markers_free(&r->hm);
   ovl_trace_close(r->t);
 }
@@ -614,14 +498,6 @@ int ovl_analyze_file(const ovl_analysis_ctx *ctx, const char *path, ovl_rank_res
   memset(&r, 0, sizeof r);
   r.ctx = ctx;
   int rc = ovl_trace_open(path, &r.t, err);
-  if (!rc) {
-    /* Names are judged by id; ids beyond a sane table size are judged on every use. */
-    int64_t limit = ovl_trace_string_limit(r.t);
-    r.name_class_len = limit < (1 << 24) ? limit : (1 << 24);
-    r.name_class = malloc(r.name_class_len ? (size_t)r.name_class_len : 1);
-    if (!r.name_class) rc = ovl_oom(err, "kernel names");
-    else memset(r.name_class, -1, (size_t)r.name_class_len);
-  }
   if (!rc) rc = load_collectives(&r, err);
   if (!rc) rc = probe_launch_dims(&r, err);
   if (!rc) rc = ovl_host_markers_collect(r.t, ctx, &r.hm, err);

@@ -12,6 +12,7 @@
 #include "kernel_stats.h"
 #include "step_windows.h"
 #include "sweep.h"
+#include "work_stream.h"
 
 /* What the pass learns about each collective (rows first, then ones inferred from kernels). */
 typedef struct ovl_coll_track {
@@ -52,21 +53,13 @@ typedef struct ovl_run {
   ovl_coll_track *track;
   ovl_coll_state cstate;
   size_t ncolls, nrows, coll_cap, npresynth, next_synth;
-  /* correlation -> collectives: links sorted by correlation. Work arrives in start order,
-  ** and correlation ids grow with launch time, so consecutive lookups land close together:
-  ** link_hint remembers the last position and the search gallops from there. */
-  int64_t *link_corr;
-  int32_t *link_coll;
-  size_t nlinks, link_hint;
-  signed char *name_class;     /* strings.id -> ovl_work_class, -1 not judged yet */
-  int64_t name_class_len;
+  ovl_work_stream ws;          /* the classified GPU work: links, classes */
   ovl_host_markers hm;
   ovl_step_method method;      /* NVTX, or PERIODIC meaning "periodic where found, else whole" */
   ovl_periodic_plan *periodic;
   size_t nperiodic;
   ovl_device_pass *devs;
   size_t ndevs;
-  int force_sorted;
   int launch_dims;             /* read kernel grid sizes (asked for, and the trace has them) */
 } ovl_run;
 

@@ -28,7 +28,6 @@ struct xstreams {
   size_t n, cap;
   ovl_i64map index;        /* stream key -> items index */
   size_t last;             /* the stream looked up last */
-  int sorted_reads;        /* rows are too far out of order: let SQLite sort */
 };
 
 static int64_t stream_key(int64_t device, int64_t stream) { return (int64_t)((uint64_t)device << 32 ^ (uint64_t)stream); }
@@ -70,30 +69,21 @@ void xgpu_streams_free(xstreams *s) {
   free(s);
 }
 
-static ovl_work_class work_class(xfile *f, const ovl_work *w, size_t nlinks) {
-  if (nlinks) return OVL_CLASS_COMM;
-  return w->is_memop ? OVL_CLASS_MEMORY : xfile_kernel_class(f, w->name);
-}
+typedef int (*work_fn)(xfile *f, xstreams *s, const ovl_classified_work *cw, void *ctx, ovl_err *err);
 
-typedef int (*work_fn)(xfile *f, xstreams *s, const ovl_work *w, void *ctx, ovl_err *err);
-
-/* Runs fn over the file's GPU work in start order, with SQLite sorting once the pre-pass
-** found the rows further out of order than the reorder window. Returns OVL_EUNSORTED when
-** the window was too small: the caller resets what it counted and runs again. */
+/* Runs fn over the file's classified GPU work in start order (SQLite sorting once the
+** pre-pass found the rows further out of order than the reorder window). Returns
+** OVL_EUNSORTED when the window was too small: the caller resets what it counted and runs
+** again. */
 static int for_each_work(xfile *f, xstreams *s, work_fn fn, void *ctx, ovl_err *err) {
   size_t window = f->ex->ctx->opt.reorder_window ? f->ex->ctx->opt.reorder_window : OVL_DEFAULT_REORDER_WINDOW;
-  ovl_work_options wopt = {s->sorted_reads ? 0 : window, 0};
-  ovl_work_cursor *cur = NULL;
-  int rc = ovl_work_open(f->t, &wopt, &cur, err);
-  ovl_work w;
+  int rc = ovl_work_stream_open(&f->ws, window, 0, err);
+  ovl_classified_work cw;
   int has = 0;
-  while (!rc && !(rc = ovl_work_next(cur, &w, &has, err)) && has)
-    if (xfile_proc_of(f, w.device) != UINT32_MAX) rc = fn(f, s, &w, ctx, err);
-  ovl_work_close(cur);
-  if (rc == OVL_EUNSORTED && !s->sorted_reads) {
-    ovl_err_clear(err);
-    s->sorted_reads = 1;
-  }
+  while (!rc && !(rc = ovl_work_stream_next(&f->ws, &cw, &has, err)) && has)
+    if (xfile_proc_of(f, cw.w.device) != UINT32_MAX) rc = fn(f, s, &cw, ctx, err);
+  ovl_work_stream_close(&f->ws);
+  if (rc == OVL_EUNSORTED) ovl_err_clear(err);
   return rc;
 }
 
@@ -101,12 +91,12 @@ static int for_each_work(xfile *f, xstreams *s, work_fn fn, void *ctx, ovl_err *
 /* Pre-pass                                                                            */
 /* ---------------------------------------------------------------------------------- */
 
-static int prepass_one(xfile *f, xstreams *s, const ovl_work *w, void *ctx, ovl_err *err) {
+static int prepass_one(xfile *f, xstreams *s, const ovl_classified_work *cw, void *ctx, ovl_err *err) {
   (void)ctx;
+  const ovl_work *w = &cw->w;
   xstream *x = find_stream(s, w->device, w->stream, 1);
   if (!x) return ovl_oom(err, "streams");
-  size_t first;
-  x->count[work_class(f, w, xfile_links(f, w->correlation, &first))]++;
+  x->count[cw->cls]++;
   if (ovl_idset_add(&f->gpu_corr, w->correlation)) return ovl_oom(err, "correlation ids");
   return OVL_OK;
 }
@@ -121,7 +111,7 @@ int xgpu_prepass(xfile *f, xstreams **out, ovl_err *err) {
   xstreams *s = calloc(1, sizeof *s);
   if (!s) return ovl_oom(err, "streams");
   int rc = for_each_work(f, s, prepass_one, NULL, err);
-  if (rc == OVL_EUNSORTED && s->sorted_reads) {
+  if (rc == OVL_EUNSORTED) {
     for (size_t i = 0; i < s->n; i++) memset(s->items[i].count, 0, sizeof s->items[i].count);
     rc = for_each_work(f, s, prepass_one, NULL, err);
   }
@@ -167,9 +157,10 @@ static int settle(ovl_exporter *ex, uint32_t proc, int64_t t, ovl_err *err) {
 
 /* Bytes of the collectives a piece of work executes, counted while any of their work runs. */
 static void change_bytes(xfile *f, xcounters *c, int64_t correlation, int delta) {
-  size_t first, n = xfile_links(f, correlation, &first);
-  for (size_t k = 0; k < n; k++) {
-    uint32_t coll = f->link_coll[first + k];
+  const int32_t *colls;
+  uint32_t n = ovl_work_stream_links(&f->ws, correlation, &colls);
+  for (uint32_t k = 0; k < n; k++) {
+    int32_t coll = colls[k];
     int64_t bytes = f->recs[coll].bytes;
     int32_t was = f->coll_running[coll];
     f->coll_running[coll] += delta;
@@ -320,8 +311,9 @@ static const char *role_of(const xstream *x) {
   return "compute";
 }
 
-static int gpu_one(xfile *f, xstreams *s, const ovl_work *w, void *ctx, ovl_err *err) {
+static int gpu_one(xfile *f, xstreams *s, const ovl_classified_work *cw, void *ctx, ovl_err *err) {
   gpu_pass *g = ctx;
+  const ovl_work *w = &cw->w;
   ovl_exporter *ex = f->ex;
   uint32_t proc = xfile_proc_of(f, w->device);
   xstream *x = find_stream(s, w->device, w->stream, 0);
@@ -334,8 +326,8 @@ static int gpu_one(xfile *f, xstreams *s, const ovl_work *w, void *ctx, ovl_err 
       return ovl_oom(err, "streams");
     x->has_group = 1;
   }
-  size_t first, nlinks = xfile_links(f, w->correlation, &first);
-  ovl_work_class cls = work_class(f, w, nlinks);
+  size_t nlinks = cw->ncolls;
+  ovl_work_class cls = cw->cls;
 
   ovl_xslice sl;
   memset(&sl, 0, sizeof sl);
@@ -365,7 +357,7 @@ static int gpu_one(xfile *f, xstreams *s, const ovl_work *w, void *ctx, ovl_err 
   }
   const ovl_coll_result *res = NULL;
   for (size_t k = 0; k < nlinks; k++) {
-    uint32_t c = f->link_coll[first + k];
+    int32_t c = cw->colls[k];
     if (!res) res = f->coll_result[c];
     if (f->coll_started[c] && !f->coll_ended[c]) {
       f->coll_ended[c] = 1;
@@ -377,7 +369,7 @@ static int gpu_one(xfile *f, xstreams *s, const ovl_work *w, void *ctx, ovl_err 
 
   ovl_xarg args[12];
   if (nlinks) {
-    sl.nargs = coll_args(res, &f->recs[f->link_coll[first]], nlinks, args);
+    sl.nargs = coll_args(res, &f->recs[cw->colls[0]], nlinks, args);
   } else if (cls == OVL_CLASS_COMM && !w->is_memop && (res = match_inferred(f, g, w))) {
     sl.nargs = coll_args(res, NULL, 1, args);
   }

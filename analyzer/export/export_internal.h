@@ -2,7 +2,7 @@
 ** State shared by the parts of the timeline export (not part of the exporter's interface):
 **   export_job.c     entry point: processes, steps, findings, one pass set per trace file
 **   export_emit.c    names, tracks, lane groups; every timestamp is shifted here (xtime)
-**   export_file.c    per trace file: collectives, links, flows bookkeeping, the passes
+**   export_file.c    per trace file: its work stream, results per collective, flows bookkeeping, the passes
 **   export_host.c    host threads: NCCL calls, NVTX ranges, CUDA API calls
 **   export_gpu.c     GPU work on stream lanes, flow ends, collective annotations, counters
 */
@@ -12,6 +12,7 @@
 #include "base/strmap.h"
 #include "base/i64map.h"
 #include "export.h"
+#include "../analyze/work_stream.h"
 #include "export_sink.h"
 #include "idset.h"
 #include "lanes.h"
@@ -98,22 +99,16 @@ typedef struct xfile {
   int64_t *devices;
   size_t nprocs;
   uint32_t host_proc;      /* host threads are drawn under the file's first rank */
-  /* collectives rows, and correlation -> collective links sorted by correlation */
-  ovl_coll_rec *recs;
+  ovl_work_stream ws;       /* GPU work classified, collectives and their links (the analysis's) */
+  const ovl_coll_rec *recs; /* ws's collectives rows */
   size_t nrecs;
-  int64_t *link_corr;
-  uint32_t *link_coll;
-  size_t nlinks;
   const ovl_coll_result **coll_result;  /* per row: its analysis result, or NULL */
   /* flows: both ends must exist, every id starts once and ends once */
   ovl_idset gpu_corr;      /* correlations of GPU work (the pre-pass) */
   ovl_idset launch_started, launch_ended;
   unsigned char *coll_has_gpu, *coll_started, *coll_ended;
   int32_t *coll_running;   /* work items of each collective running now (bytes in flight) */
-  /* kernel names: strings.id -> iid (0: not yet), and -> class (-1: not judged yet) */
-  uint32_t *iid_of_string;
-  signed char *class_of_string;
-  int64_t string_limit;
+  uint32_t *iid_of_string;  /* kernel names: strings.id -> iid (0: not yet), ids below ws.name_class_len */
   size_t reorder_window;
 } xfile;
 
@@ -121,13 +116,10 @@ typedef struct xfile {
 ** user_path is the file the user named, for messages. */
 int xfile_export(ovl_exporter *ex, const char *ovl_path, const char *user_path, const uint32_t *procs, size_t nprocs,
                  ovl_err *err);
-/* Collectives executed by work with this correlation id: *first indexes link_coll. */
-size_t xfile_links(const xfile *f, int64_t correlation, size_t *first);
 /* Proc of a device of this file, or UINT32_MAX. */
 uint32_t xfile_proc_of(const xfile *f, int64_t device);
 /* iid of a strings.id (kernel and API names); 0 when memory runs out. */
 uint32_t xfile_string_iid(xfile *f, int64_t name);
-ovl_work_class xfile_kernel_class(xfile *f, int64_t name);
 
 /* ---- export_host.c / export_gpu.c ---- */
 int xhost_export(xfile *f, ovl_err *err);

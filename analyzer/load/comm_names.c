@@ -115,11 +115,11 @@ const char *ovl_memcpy_kind_from_cupti(int64_t kind) {
   }
 }
 
-int ovl_is_nccl_kernel(const char *name) {
+int ovl_is_comm_kernel_name(const char *name) {
   if (!name) return 0;
   for (const char *p = name; *p; p++)
     if ((p[0] == 'n' || p[0] == 'N') && strncasecmp(p, "nccl", 4) == 0) return 1;
-  return 0;
+  return strstr(name, "ovl_emulated_") != NULL;
 }
 
 uint64_t ovl_fnv1a(uint64_t h, const void *data, size_t n) {

@@ -29,8 +29,11 @@ const char *ovl_memcpy_kind_from_name(const char *name);
 /* memops.kind for a CUPTI_ACTIVITY_MEMCPY_KIND value (Nsight exports). */
 const char *ovl_memcpy_kind_from_cupti(int64_t kind);
 
-/* 1 when a kernel name marks NCCL work ("nccl" anywhere, any case: the contract's rule). */
-int ovl_is_nccl_kernel(const char *name);
+/* 1 when a kernel's name marks it as communication (contract section 2): "nccl" anywhere,
+** any case (ncclDevKernel_*, ncclKernel_*, ncclSymkDevKernel_*, mangled or not), or the
+** reference workloads' emulated collectives ("ovl_emulated_"). The one rule: the importers
+** (which kernels execute NCCL calls) and the analyzer's classifier (classify.h) both use it. */
+int ovl_is_comm_kernel_name(const char *name);
 
 /* 64-bit FNV-1a over bytes, continuing from h (start with OVL_FNV_SEED). */
 #define OVL_FNV_SEED 1469598103934665603ULL

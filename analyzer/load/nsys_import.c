@@ -173,7 +173,7 @@ static int on_kernel(nsys_import *ni, sqlite3_stmt *st, ovl_err *err) {
   ni->st->events++;
   ni->st->kernels++;
   if (ni->first_pid == OVL_NONE) ni->first_pid = ni->pid != OVL_NONE ? ni->pid : pid;
-  if (!ovl_is_nccl_kernel(name)) return OVL_OK;
+  if (!ovl_is_comm_kernel_name(name)) return OVL_OK;
   ni->st->nccl_kernels++;
   if (row.correlation == OVL_NONE) return OVL_OK;
   nccl_kernel_ref k = {row.start, row.device, row.stream};

@@ -1,0 +1,163 @@
+/* The classified work stream: see work_stream.h. */
+#include "work_stream.h"
+
+#include "base/i64map.h"
+#include "base/vec.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct link_pair {
+  int64_t correlation;
+  int32_t coll;
+} link_pair;
+
+static int cmp_link(const void *pa, const void *pb) {
+  const link_pair *a = pa, *b = pb;
+  if (a->correlation != b->correlation) return a->correlation < b->correlation ? -1 : 1;
+  return (a->coll > b->coll) - (a->coll < b->coll);
+}
+
+/* collectives.id -> row, then the links (dangling ones and unknown correlations dropped)
+** sorted by correlation. */
+static int load_links(ovl_work_stream *s, ovl_err *err) {
+  ovl_i64map by_id = {0};
+  int rc = OVL_OK;
+  for (size_t i = 0; !rc && i < s->nrecs; i++)
+    if (ovl_i64map_put(&by_id, s->recs[i].id, (int64_t)i)) rc = ovl_oom(err, "collectives");
+  ovl_launch_rec *links = NULL;
+  size_t nlinks = 0;
+  if (!rc) rc = ovl_trace_read_launches(s->t, &links, &nlinks, err);
+  link_pair *pairs = rc ? NULL : malloc((nlinks ? nlinks : 1) * sizeof *pairs);
+  if (!rc && !pairs) rc = ovl_oom(err, "collective links");
+  size_t n = 0;
+  for (size_t i = 0; !rc && i < nlinks; i++) {
+    int64_t idx;
+    if (links[i].correlation != OVL_NONE && ovl_i64map_get(&by_id, links[i].collective, &idx))
+      pairs[n++] = (link_pair){links[i].correlation, (int32_t)idx};
+  }
+  free(links);
+  ovl_i64map_free(&by_id);
+  if (!rc) {
+    ovl_qsort(pairs, n, sizeof *pairs, cmp_link);
+    s->link_corr = malloc((n ? n : 1) * sizeof *s->link_corr);
+    s->link_coll = malloc((n ? n : 1) * sizeof *s->link_coll);
+    if (!s->link_corr || !s->link_coll) rc = ovl_oom(err, "collective links");
+    for (size_t i = 0; !rc && i < n; i++) {
+      s->link_corr[i] = pairs[i].correlation;
+      s->link_coll[i] = pairs[i].coll;
+    }
+    if (!rc) s->nlinks = n;
+  }
+  free(pairs);
+  return rc;
+}
+
+int ovl_work_stream_init(ovl_work_stream *s, ovl_trace *t, const ovl_classifier *classifier, ovl_err *err) {
+  memset(s, 0, sizeof *s);
+  s->t = t;
+  s->classifier = classifier;
+  int rc = ovl_trace_read_collectives(t, &s->recs, &s->nrecs, err);
+  if (!rc) rc = load_links(s, err);
+  if (!rc) {
+    int64_t limit = ovl_trace_string_limit(t);
+    s->name_class_len = limit < OVL_NAME_CACHE_LIMIT ? (limit > 0 ? limit : 0) : OVL_NAME_CACHE_LIMIT;
+    s->name_class = malloc(s->name_class_len ? (size_t)s->name_class_len : 1);
+    if (!s->name_class) rc = ovl_oom(err, "kernel names");
+    else memset(s->name_class, -1, s->name_class_len ? (size_t)s->name_class_len : 1);
+  }
+  if (rc) ovl_work_stream_free(s);
+  return rc;
+}
+
+void ovl_work_stream_free(ovl_work_stream *s) {
+  ovl_work_stream_close(s);
+  free(s->recs);
+  free(s->link_corr);
+  free(s->link_coll);
+  free(s->name_class);
+  memset(s, 0, sizeof *s);
+}
+
+/* First index in [lo, hi) whose correlation is >= c (hi when none). */
+static size_t lower_bound(const int64_t *v, size_t lo, size_t hi, int64_t c) {
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (v[mid] < c) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+uint32_t ovl_work_stream_links(ovl_work_stream *s, int64_t correlation, const int32_t **colls) {
+  *colls = NULL;
+  size_t n = s->nlinks;
+  if (correlation == OVL_NONE || n == 0) return 0;
+  /* Gallop from the previous answer to bracket the position, then binary search. */
+  size_t h = s->link_hint < n ? s->link_hint : n - 1, lo, hi;
+  if (s->link_corr[h] < correlation) {
+    size_t step = 1;
+    lo = h + 1;
+    hi = lo;
+    while (hi < n && s->link_corr[hi] < correlation) {
+      lo = hi + 1;
+      hi += step;
+      step *= 2;
+    }
+    if (hi > n) hi = n;
+  } else {
+    size_t step = 1;
+    hi = h + 1;
+    lo = h;
+    while (lo > 0 && s->link_corr[lo - 1] >= correlation) {
+      hi = lo;
+      lo = lo > step ? lo - step : 0;
+      step *= 2;
+    }
+  }
+  size_t first = lower_bound(s->link_corr, lo, hi, correlation);
+  s->link_hint = first;
+  if (first >= n || s->link_corr[first] != correlation) return 0;
+  size_t end = first;
+  while (end < n && s->link_corr[end] == correlation) end++;
+  *colls = &s->link_coll[first];
+  return (uint32_t)(end - first);
+}
+
+ovl_work_class ovl_work_stream_kernel_class(ovl_work_stream *s, int64_t name) {
+  if (name < 0 || name >= s->name_class_len)
+    return ovl_classify_kernel_name(s->classifier, ovl_trace_string(s->t, name));
+  if (s->name_class[name] < 0)
+    s->name_class[name] = (signed char)ovl_classify_kernel_name(s->classifier, ovl_trace_string(s->t, name));
+  return (ovl_work_class)s->name_class[name];
+}
+
+ovl_work_class ovl_work_stream_class(ovl_work_stream *s, const ovl_work *w, uint32_t ncolls) {
+  if (ncolls) return OVL_CLASS_COMM;
+  return w->is_memop ? OVL_CLASS_MEMORY : ovl_work_stream_kernel_class(s, w->name);
+}
+
+int ovl_work_stream_open(ovl_work_stream *s, size_t window, int launch_dims, ovl_err *err) {
+  assert(!s->cur);  /* one pass at a time */
+  ovl_work_options wopt = {s->sorted ? 0 : window, launch_dims};
+  return ovl_work_open(s->t, &wopt, &s->cur, err);
+}
+
+int ovl_work_stream_next(ovl_work_stream *s, ovl_classified_work *out, int *has, ovl_err *err) {
+  *has = 0;
+  int rc = ovl_work_next(s->cur, &out->w, has, err);
+  if (rc == OVL_EUNSORTED) {
+    s->sorted = 1;
+    *has = 0;
+  }
+  if (rc || !*has) return rc;
+  out->ncolls = ovl_work_stream_links(s, out->w.correlation, &out->colls);
+  out->cls = ovl_work_stream_class(s, &out->w, out->ncolls);
+  return OVL_OK;
+}
+
+void ovl_work_stream_close(ovl_work_stream *s) {
+  if (s->cur) ovl_work_close(s->cur);
+  s->cur = NULL;
+}

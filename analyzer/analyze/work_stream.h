@@ -1,0 +1,72 @@
+/*
+** The classified work stream of one ovl trace: its GPU work in start order, each piece with
+** its class (compute / communication / memory, contract section 2) and the collectives rows
+** it executes. This module alone owns what that takes: the collectives rows, the
+** correlation -> collectives link table (collective_launches), the per-name class cache and
+** the classifier's use. The analysis pass (trace_analysis.c: the sweep, and through it the
+** diagnosis) and the timeline export (export_gpu.c) both read GPU work only through it, so
+** they cannot disagree on what is communication.
+**
+** Class of a piece of work: communication when it is linked to a collectives row; else a
+** memop is memory and a kernel is judged by its name (classify.h).
+*/
+#ifndef OVL_WORK_STREAM_H
+#define OVL_WORK_STREAM_H
+
+#include "base/status.h"
+#include "../load/trace_reader.h"
+#include "classify.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Names are judged once per strings.id below this; larger ids (insane tables) every time. */
+#define OVL_NAME_CACHE_LIMIT ((int64_t)1 << 24)
+
+typedef struct ovl_work_stream {
+  ovl_trace *t;
+  const ovl_classifier *classifier;
+  ovl_coll_rec *recs;          /* the collectives rows, by id */
+  size_t nrecs;
+  /* links sorted by correlation. Work arrives in start order and correlation ids grow with
+  ** launch time, so consecutive lookups land close together: link_hint remembers the last
+  ** position and the search gallops from there. */
+  int64_t *link_corr;
+  int32_t *link_coll;          /* indices into recs */
+  size_t nlinks, link_hint;
+  signed char *name_class;     /* strings.id -> ovl_work_class, -1 not judged yet */
+  int64_t name_class_len;
+  int sorted;                  /* rows came too far out of order: SQLite sorts from now on */
+  ovl_work_cursor *cur;
+} ovl_work_stream;
+
+/* One piece of GPU work, classified. colls stays valid while the stream lives. */
+typedef struct ovl_classified_work {
+  ovl_work w;
+  ovl_work_class cls;
+  const int32_t *colls;        /* the collectives rows (indices into recs) it executes */
+  uint32_t ncolls;
+} ovl_classified_work;
+
+/* Loads the collectives and their links of an open trace (t stays the caller's). */
+int ovl_work_stream_init(ovl_work_stream *s, ovl_trace *t, const ovl_classifier *classifier, ovl_err *err);
+void ovl_work_stream_free(ovl_work_stream *s);
+
+/* The collectives rows executed by work with this correlation id (0 for OVL_NONE). */
+uint32_t ovl_work_stream_links(ovl_work_stream *s, int64_t correlation, const int32_t **colls);
+/* Class of a kernel by its name id, judged once per id. */
+ovl_work_class ovl_work_stream_kernel_class(ovl_work_stream *s, int64_t name);
+/* Class of a piece of work linked to ncolls collectives. */
+ovl_work_class ovl_work_stream_class(ovl_work_stream *s, const ovl_work *w, uint32_t ncolls);
+
+/* Starts a pass over the work in start order: rows are restored to order through a window
+** of `window` rows (0, or once the stream has seen rows further out of order than a window
+** allows: SQLite sorts). launch_dims: also read kernel grid sizes. */
+int ovl_work_stream_open(ovl_work_stream *s, size_t window, int launch_dims, ovl_err *err);
+/* Sets *has to 1 and fills *out, or *has to 0 at the end. Fails with OVL_EUNSORTED when a
+** row came later than the window allows: the stream is then marked sorted, and the caller
+** resets what it counted and runs the pass again. */
+int ovl_work_stream_next(ovl_work_stream *s, ovl_classified_work *out, int *has, ovl_err *err);
+void ovl_work_stream_close(ovl_work_stream *s);
+
+#endif
