@@ -3,7 +3,8 @@
 ** files (a two-rank job, and one file under --hta-compat), a two-process Nsight Systems
 ** export and ovl traces,
 **   - the export draws, for every process, exactly the kernels the analysis (the report)
-**     counts for that rank;
+**     counts for that rank, and its exposed-communication counter is 1 for exactly the
+**     rank's exposed time (t_exposed_ns);
 **   - each input is imported once per command (`export --perfetto --chrome` included),
 **     counted by the OVL_DEBUG_IMPORTS stat line of the CLI and by ovl_import_count().
 **
@@ -45,6 +46,39 @@ static void chrome_kernels(const char *path, long *per_pid, size_t n, long *othe
     long p = pid ? atol(pid + 6) : -1;
     if (p >= 0 && (size_t)p < n) per_pid[p]++;
     else (*other)++;
+  }
+  fclose(f);
+}
+
+/* A Chrome "ts" (µs with up to three decimals, written from integer ns) as ns, exactly. */
+static int64_t ts_ns(const char *p) {
+  int64_t us = 0, frac = 0;
+  int neg = *p == '-', digits = 0;
+  if (neg) p++;
+  for (; *p >= '0' && *p <= '9'; p++) us = us * 10 + (*p - '0');
+  if (*p == '.')
+    for (p++; *p >= '0' && *p <= '9' && digits < 3; p++, digits++) frac = frac * 10 + (*p - '0');
+  for (; digits < 3; digits++) frac *= 10;
+  return (neg ? -1 : 1) * (us * 1000 + frac);
+}
+
+/* Time during which the "exposed communication" counter of each Chrome pid is 1 (ns). */
+static void chrome_exposed(const char *path, int64_t *per_pid, size_t n) {
+  int64_t last_ts[64], last_value[64];
+  memset(per_pid, 0, n * sizeof *per_pid);
+  memset(last_value, 0, sizeof last_value);
+  FILE *f = fopen(path, "r");
+  if (!f) return;
+  static char line[1 << 16];
+  while (fgets(line, sizeof line, f)) {
+    const char *pid = strstr(line, "\"pid\":"), *ts = strstr(line, "\"ts\":"), *v = strstr(line, "\"value\":");
+    if (!strstr(line, "\"ph\":\"C\"") || !strstr(line, "\"name\":\"exposed communication\"") || !pid || !ts || !v) continue;
+    long p = atol(pid + 6);
+    if (p < 0 || (size_t)p >= n || p >= 64) continue;
+    int64_t t = ts_ns(ts + 5);
+    if (last_value[p]) per_pid[p] += t - last_ts[p];
+    last_ts[p] = t;
+    last_value[p] = atol(v + 8);
   }
   fclose(f);
 }
@@ -96,7 +130,9 @@ static void check_case(const char *label, char **paths, size_t npaths, int hta, 
   cmd_free(&r);
 
   long per_pid[64], other;
+  int64_t exposed[64];
   chrome_kernels(js, per_pid, 64, &other);
+  chrome_exposed(js, exposed, 64);
   CHECK_I64(other, 0);
   CHECK(job.nranks == (size_t)processes || processes == 0);
   long total = 0;
@@ -108,6 +144,11 @@ static void check_case(const char *label, char **paths, size_t npaths, int hta, 
       fprintf(stderr, "%s: rank %zu (pid %ld): %ld kernel slices, the analysis counts %ld kernels\n", label, i, pid,
               per_pid[pid], job.ranks[i].n_kernels);
     CHECK_I64(per_pid[pid], job.ranks[i].n_kernels);
+    /* the exposed-communication counter is the analysis's exposed time, to the ns */
+    if (exposed[pid] != job.ranks[i].totals.exposed)
+      fprintf(stderr, "%s: rank %zu: the exposed counter is 1 for %lld ns, the analysis has %lld ns exposed\n", label, i,
+              (long long)exposed[pid], (long long)job.ranks[i].totals.exposed);
+    CHECK_I64(exposed[pid], job.ranks[i].totals.exposed);
     CHECK(job.ranks[i].n_kernels > 0);
     total += job.ranks[i].n_kernels;
   }

@@ -67,6 +67,7 @@ static void add_piece(ovl_exposed_pieces *p, int64_t a, int64_t b) {
 /* Accounts [a, b), during which the running set does not change. */
 static void account(ovl_sweep *s, int64_t a, int64_t b) {
   if (b <= a) return;
+  if (s->on_segment) s->on_segment(s->on_segment_ctx, s, a, b);
   int comp = s->running[OVL_CLASS_COMPUTE] > 0;
   int comm = s->running[OVL_CLASS_COMM] > 0;
   int mem = s->running[OVL_CLASS_MEMORY] > 0;

@@ -79,6 +79,13 @@ typedef struct ovl_sweep_entry {
 ** which communication ran on the device. */
 typedef void (*ovl_compute_end_fn)(void *ctx, int32_t sig, int64_t duration, int64_t overlapped);
 
+struct ovl_sweep;
+/* Called for every stretch [a, b) (a < b) during which the running work does not change, idle
+** stretches between work included, in time order: s->running and s->active_colls describe
+** it. What the timeline export's counters (exposed communication, bytes in flight) are drawn
+** from, so they are the analysis's own accounting. */
+typedef void (*ovl_segment_fn)(void *ctx, const struct ovl_sweep *s, int64_t a, int64_t b);
+
 typedef struct ovl_sweep {
   int64_t now;
   int started;
@@ -93,6 +100,8 @@ typedef struct ovl_sweep {
   ovl_totals *steps;        /* windows->n entries */
   ovl_compute_end_fn on_compute_end;  /* may be NULL */
   void *on_compute_end_ctx;
+  ovl_segment_fn on_segment;          /* may be NULL */
+  void *on_segment_ctx;
 } ovl_sweep;
 
 void ovl_totals_init(ovl_totals *t);

@@ -24,8 +24,11 @@ static int match_results(xfile *f, ovl_err *err) {
   f->coll_has_gpu = rc ? NULL : calloc(nrecs, 1);
   f->coll_started = rc ? NULL : calloc(nrecs, 1);
   f->coll_ended = rc ? NULL : calloc(nrecs, 1);
-  f->coll_running = rc ? NULL : calloc(nrecs, sizeof *f->coll_running);
-  if (!rc && (!f->coll_result || !f->coll_has_gpu || !f->coll_started || !f->coll_ended || !f->coll_running))
+  f->coll_state.exposed = rc ? NULL : calloc(nrecs, sizeof *f->coll_state.exposed);
+  f->coll_state.running = rc ? NULL : calloc(nrecs, sizeof *f->coll_state.running);
+  f->coll_state.len = f->nrecs;
+  if (!rc && (!f->coll_result || !f->coll_has_gpu || !f->coll_started || !f->coll_ended || !f->coll_state.exposed ||
+              !f->coll_state.running))
     rc = ovl_oom(err, "collectives");
   for (size_t p = 0; !rc && p < f->nprocs; p++) {
     const ovl_rank_result *r = f->ex->procs[f->procs[p]].r;
@@ -60,7 +63,8 @@ static void xfile_free(xfile *f) {
   free(f->coll_has_gpu);
   free(f->coll_started);
   free(f->coll_ended);
-  free(f->coll_running);
+  free(f->coll_state.exposed);
+  free(f->coll_state.running);
   free(f->iid_of_string);
   ovl_work_stream_free(&f->ws);
   ovl_idset_free(&f->gpu_corr);

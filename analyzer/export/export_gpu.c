@@ -2,9 +2,9 @@
 ** GPU work of one trace file on the timeline: one lane group per CUDA stream (named with its
 ** role: compute, NCCL or memcpy, from the classes of its work), flow ends (the launch and the
 ** NCCL call that started the work), the analysis of the collective a piece of work executes
-** as debug annotations, and the rank's counters (exposed communication, bytes in flight).
-** Classification is the analyzer's (classify.h: kernel names; linked collectives are
-** communication; other memops memory).
+** as debug annotations, and the rank's counters (exposed communication, bytes in flight),
+** drawn from the analysis's sweep (sweep.c) over the same classified work stream
+** (work_stream.h) the analysis read.
 */
 #include "export_internal.h"
 
@@ -139,93 +139,50 @@ int xgpu_prepass(xfile *f, xstreams **out, ovl_err *err) {
 /* Counters                                                                            */
 /* ---------------------------------------------------------------------------------- */
 
-/* Writes the values held since the last change, once time has moved past it. */
-static int settle(ovl_exporter *ex, uint32_t proc, int64_t t, ovl_err *err) {
-  xcounters *c = &ex->procs[proc].counters;
-  if (!c->has_pending || c->pending_t >= t) return OVL_OK;
-  c->has_pending = 0;
-  int exposed = c->running[OVL_CLASS_COMM] > 0 && c->running[OVL_CLASS_COMPUTE] == 0;
+/* Writes the counters' values from t on, each only when it changed. */
+static int write_values(ovl_exporter *ex, xcounters *c, int64_t t, int exposed, int64_t bytes, ovl_err *err) {
   int rc = OVL_OK;
-  if (!c->written_any || exposed != c->last_exposed) rc = xcounter(ex, proc, c->exposed_track, c->pending_t, exposed, err);
-  if (!rc && (!c->written_any || c->bytes != c->last_bytes))
-    rc = xcounter(ex, proc, c->bytes_track, c->pending_t, c->bytes, err);
+  if (!c->written_any || exposed != c->last_exposed) rc = xcounter(ex, c->proc, c->exposed_track, t, exposed, err);
+  if (!rc && (!c->written_any || bytes != c->last_bytes)) rc = xcounter(ex, c->proc, c->bytes_track, t, bytes, err);
   c->written_any = 1;
   c->last_exposed = exposed;
-  c->last_bytes = c->bytes;
+  c->last_bytes = bytes;
   return rc;
 }
 
-/* Bytes of the collectives a piece of work executes, counted while any of their work runs. */
-static void change_bytes(xfile *f, xcounters *c, int64_t correlation, int delta) {
-  const int32_t *colls;
-  uint32_t n = ovl_work_stream_links(&f->ws, correlation, &colls);
-  for (uint32_t k = 0; k < n; k++) {
-    int32_t coll = colls[k];
-    int64_t bytes = f->recs[coll].bytes;
-    int32_t was = f->coll_running[coll];
-    f->coll_running[coll] += delta;
-    if (bytes > 0 && (was == 0) != (f->coll_running[coll] == 0)) c->bytes += delta > 0 ? bytes : -bytes;
+/* A stretch of constant running work on the rank's device (the sweep's accounting):
+** communication is exposed when it runs with no compute; the bytes in flight are those of
+** the collectives with work running. */
+static void on_segment(void *ctx, const ovl_sweep *s, int64_t a, int64_t b) {
+  (void)b;
+  xcounters *c = ctx;
+  if (c->rc) return;
+  int64_t bytes = 0;
+  for (size_t i = 0; i < s->nactive; i++) {
+    int64_t by = c->file->recs[s->active_colls[i]].bytes;
+    if (by > 0) bytes += by;
   }
+  int exposed = s->running[OVL_CLASS_COMM] > 0 && s->running[OVL_CLASS_COMPUTE] == 0;
+  c->rc = write_values(c->file->ex, c, a, exposed, bytes, &c->err);
 }
 
-static void heap_push(xcounters *c, xrunning r) {
-  size_t i = c->n++;
-  while (i > 0 && c->heap[(i - 1) / 2].end > r.end) {
-    c->heap[i] = c->heap[(i - 1) / 2];
-    i = (i - 1) / 2;
-  }
-  c->heap[i] = r;
-}
-
-static xrunning heap_pop(xcounters *c) {
-  xrunning top = c->heap[0], last = c->heap[--c->n];
-  size_t i = 0;
-  for (;;) {
-    size_t k = 2 * i + 1;
-    if (k >= c->n) break;
-    if (k + 1 < c->n && c->heap[k + 1].end < c->heap[k].end) k++;
-    if (last.end <= c->heap[k].end) break;
-    c->heap[i] = c->heap[k];
-    i = k;
-  }
-  if (c->n) c->heap[i] = last;
-  return top;
-}
-
-/* Ends the work that has ended by t. */
-static int counters_advance(xfile *f, uint32_t proc, int64_t t, ovl_err *err) {
+static int counters_add(xfile *f, uint32_t proc, const ovl_classified_work *cw, ovl_err *err) {
   xcounters *c = &f->ex->procs[proc].counters;
-  while (c->n && c->heap[0].end <= t) {
-    int rc = settle(f->ex, proc, c->heap[0].end, err);
-    if (rc) return rc;
-    xrunning r = heap_pop(c);
-    c->running[r.cls]--;
-    if (r.cls == OVL_CLASS_COMM) change_bytes(f, c, r.correlation, -1);
-    c->has_pending = 1;
-    c->pending_t = r.end;
-  }
-  return OVL_OK;
+  ovl_sweep_item item = {cw->w.start, cw->w.end, cw->cls, cw->colls, cw->ncolls, -1, -1, -1};
+  if (ovl_sweep_add(&c->sweep, &item)) return ovl_oom(err, "counters");
+  if (c->rc) *err = c->err;
+  return c->rc;
 }
 
-static int counters_add(xfile *f, uint32_t proc, const ovl_work *w, ovl_work_class cls, ovl_err *err) {
-  if (w->end <= w->start) return OVL_OK;  /* zero-length work never runs */
+/* Runs the rank's remaining work to its end, then writes the idle values. */
+static int counters_finish(xfile *f, uint32_t proc, ovl_err *err) {
   xcounters *c = &f->ex->procs[proc].counters;
-  int rc = counters_advance(f, proc, w->start, err);
-  if (!rc) rc = settle(f->ex, proc, w->start, err);
-  if (rc) return rc;
-  if (c->n == c->cap) {
-    size_t cap = c->cap ? c->cap * 2 : 64;
-    xrunning *h = realloc(c->heap, cap * sizeof *h);
-    if (!h) return ovl_oom(err, "counters");
-    c->heap = h;
-    c->cap = cap;
+  if (ovl_sweep_finish(&c->sweep)) return ovl_oom(err, "counters");
+  if (c->rc) {
+    *err = c->err;
+    return c->rc;
   }
-  c->running[cls]++;
-  if (cls == OVL_CLASS_COMM) change_bytes(f, c, w->correlation, +1);
-  heap_push(c, (xrunning){w->end, w->correlation, (int32_t)cls});
-  c->has_pending = 1;
-  c->pending_t = w->start;
-  return OVL_OK;
+  return c->sweep.started ? write_values(f->ex, c, c->sweep.now, 0, 0, err) : OVL_OK;
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -376,7 +333,7 @@ static int gpu_one(xfile *f, xstreams *s, const ovl_classified_work *cw, void *c
   sl.args = sl.nargs ? args : NULL;
 
   int rc = xgroup_slice(ex, &x->group, &sl, 0, err);
-  if (!rc) rc = counters_add(f, proc, w, cls, err);
+  if (!rc) rc = counters_add(f, proc, cw, err);
   if (w->is_memop) ex->stats.memop_slices++;
   else ex->stats.kernel_slices++;
   return rc;
@@ -389,22 +346,25 @@ int xgpu_export(xfile *f, xstreams *s, ovl_err *err) {
   int rc = collect_inferred(f, &g, err);
   for (size_t p = 0; !rc && p < f->nprocs; p++) {
     xcounters *c = &ex->procs[f->procs[p]].counters;
-    rc = xtrack(ex, f->procs[p], OVL_XTRACK_COUNTER, "exposed communication", 1, -1, &c->exposed_track, err);
+    c->file = f;
+    c->proc = f->procs[p];
+    if (ovl_sweep_init(&c->sweep, NULL, &f->coll_state)) rc = ovl_oom(err, "counters");
+    else c->has_sweep = 1;
+    c->sweep.on_segment = on_segment;
+    c->sweep.on_segment_ctx = c;
+    if (!rc) rc = xtrack(ex, f->procs[p], OVL_XTRACK_COUNTER, "exposed communication", 1, -1, &c->exposed_track, err);
     if (!rc)
       rc = xtrack(ex, f->procs[p], OVL_XTRACK_COUNTER_BYTES, "communication bytes in flight", 2, -1, &c->bytes_track,
                   err);
   }
   if (!rc) rc = for_each_work(f, s, gpu_one, &g, err);
-  for (size_t p = 0; !rc && p < f->nprocs; p++) {
-    rc = counters_advance(f, f->procs[p], INT64_MAX, err);
-    if (!rc) rc = settle(ex, f->procs[p], INT64_MAX, err);
-  }
+  for (size_t p = 0; !rc && p < f->nprocs; p++) rc = counters_finish(f, f->procs[p], err);
   for (size_t p = 0; p < f->nprocs; p++) {
     xcounters *c = &ex->procs[f->procs[p]].counters;
     if (!rc) rc = ex->sink.close_track(ex->sink.self, c->exposed_track, err);
     if (!rc) rc = ex->sink.close_track(ex->sink.self, c->bytes_track, err);
-    free(c->heap);
-    c->heap = NULL;
+    if (c->has_sweep) ovl_sweep_free(&c->sweep);
+    c->has_sweep = 0;
   }
   for (size_t i = 0; i < s->n; i++)
     if (s->items[i].has_group) {

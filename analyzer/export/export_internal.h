@@ -27,23 +27,19 @@ typedef struct xgroup {
   int64_t chrome_tid;      /* lane 0's Chrome thread id, or -1 */
 } xgroup;
 
-/* Counter state of a rank: exposed communication and communication bytes in flight. */
-typedef struct xrunning {
-  int64_t end, correlation;
-  int32_t cls;
-} xrunning;
-
+/* Counters of a rank: exposed communication and communication bytes in flight, drawn from
+** the analysis's own sweep (sweep.h: on_segment) over the rank's classified work. */
 typedef struct xcounters {
   uint32_t exposed_track, bytes_track;
-  xrunning *heap;          /* running work, min-heap on end */
-  size_t n, cap;
-  int running[3];          /* per ovl_work_class */
-  int64_t bytes;
-  int has_pending;         /* values at pending_t not yet written */
-  int64_t pending_t;
+  ovl_sweep sweep;
+  int has_sweep;
+  const struct xfile *file;  /* whose collectives rows the sweep's collectives index */
+  uint32_t proc;
   int written_any;
   int last_exposed;
   int64_t last_bytes;
+  int rc;                  /* first failure while writing from the sweep's callback */
+  ovl_err err;
 } xcounters;
 
 typedef struct xproc {
@@ -107,7 +103,7 @@ typedef struct xfile {
   ovl_idset gpu_corr;      /* correlations of GPU work (the pre-pass) */
   ovl_idset launch_started, launch_ended;
   unsigned char *coll_has_gpu, *coll_started, *coll_ended;
-  int32_t *coll_running;   /* work items of each collective running now (bytes in flight) */
+  ovl_coll_state coll_state;  /* the counters' sweeps: per collective, work running now */
   uint32_t *iid_of_string;  /* kernel names: strings.id -> iid (0: not yet), ids below ws.name_class_len */
   size_t reorder_window;
 } xfile;

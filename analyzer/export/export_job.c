@@ -188,7 +188,8 @@ int ovl_export_job(const ovl_job *job, const ovl_analysis_ctx *ctx, const ovl_ex
     if (f && fseek(f, 0, SEEK_END) == 0) stats->bytes = (uint64_t)ftell(f);
     if (f) fclose(f);
   }
-  for (uint32_t p = 0; p < ex.nprocs; p++) free(ex.procs[p].counters.heap);
+  for (uint32_t p = 0; p < ex.nprocs; p++)
+    if (ex.procs[p].counters.has_sweep) ovl_sweep_free(&ex.procs[p].counters.sweep);
   free(ex.procs);
   ovl_strmap_free(&ex.name_iids);
   for (size_t i = 0; i < ex.nnames; i++) free(ex.names[i]);
