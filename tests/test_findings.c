@@ -105,8 +105,8 @@ static void healthy(void) {
       CHECK_I64(r->steps[s].ngrad, (48 + sizes[i] - 1) / sizes[i]);
       /* every collective is a gradient bucket, in readiness order */
       for (size_t k = 0; k < r->steps[s].ncolls; k++) {
-        CHECK(r->steps[s].colls[k].role == OVL_ROLE_GRADIENT);
-        CHECK_I64(r->steps[s].colls[k].ready_order, (int64_t)k);
+        CHECK(r->steps[s].colls[k].diag.role == OVL_ROLE_GRADIENT);
+        CHECK_I64(r->steps[s].colls[k].diag.ready_order, (int64_t)k);
         /* queueing: the wait for the channel */
         CHECK_NEAR((double)r->steps[s].colls[k].queueing, model.buckets[k].start_ns - model.buckets[k].ready_ns, 1.0);
       }
@@ -140,7 +140,7 @@ static void misordered(void) {
   CHECK(st->misordered);
   for (size_t k = 0; k < st->ncolls; k++) {
     CHECK_I64(st->colls[k].bucket, (int64_t)k);
-    CHECK_I64(st->colls[k].ready_order, (int64_t)(st->ncolls - 1 - k));
+    CHECK_I64(st->colls[k].diag.ready_order, (int64_t)(st->ncolls - 1 - k));
   }
   const ovl_finding *fd = find(st->findings, st->nfindings, "readiness_stall");
   CHECK(fd && strstr(fd->message, "bucket 0 became ready only") && strstr(fd->message, "bucket(s) 1, 2, 3, 4, 5") &&

@@ -144,6 +144,21 @@ static void check_scenario(const char *dir, scenario sc, int straggler) {
     if (k == straggler) CHECK_NEAR((double)r->cross.wait_ns, (double)t.wait[k], 0.01 * (double)t.wait[k] + 1000.0);
     else if (sc != NO_STRAGGLER) CHECK_NEAR((double)r->cross.wait_ns, (double)t.wait[k], 0.01 * (double)t.wait[k]);
     CHECK(r->cross.straggler == (sc != NO_STRAGGLER && k == straggler));
+    /* every collective is matched: each carries its cross-rank part, the rank's sums are theirs,
+    ** and the exposed pieces (that stage's input) are gone */
+    int64_t wait = 0;
+    size_t with_cross = 0, ncolls = 0;
+    for (size_t s = 0; s < r->nsteps; s++)
+      for (size_t c = 0; c < r->steps[s].ncolls; c++) {
+        const ovl_coll_result *cr = &r->steps[s].colls[c];
+        ncolls++;
+        with_cross += cr->cross != NULL;
+        if (cr->cross) wait += cr->cross->wait_ns;
+        CHECK(cr->exposed_pieces == NULL);
+      }
+    CHECK_I64(with_cross, ncolls);
+    CHECK_I64(r->ncoll_cross, ncolls + r->nunstepped);
+    CHECK_I64(wait, r->cross.wait_ns);
     const ovl_finding *f = find_code(r->findings, r->nfindings, "straggler");
     CHECK((f != NULL) == (sc != NO_STRAGGLER && k == straggler));
     if (f && sc == SLOW_GPU) {

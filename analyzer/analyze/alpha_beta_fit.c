@@ -223,7 +223,7 @@ static int cmp_entry(const void *pa, const void *pb) {
 }
 
 static int usable(const ovl_coll_result *c, int gradient_only) {
-  if (gradient_only && c->role != OVL_ROLE_GRADIENT) return 0;
+  if (gradient_only && c->diag.role != OVL_ROLE_GRADIENT) return 0;
   return c->bytes != OVL_NONE && c->bytes >= 0 && c->gpu_end > c->gpu_start;
 }
 

@@ -53,6 +53,25 @@ typedef enum ovl_coll_role {
   OVL_ROLE_BLOCKING        /* runs on a compute stream: compute waits for it */
 } ovl_coll_role;
 
+/* The diagnosis of a collective (grad_phase.c): what it is in its step. */
+typedef struct ovl_coll_diag {
+  ovl_coll_role role;
+  int ready_order;         /* gradient collectives: position in readiness order, else -1 */
+} ovl_coll_diag;
+
+/* A collective across ranks (job_cross_rank.c), for a call matched on every rank. */
+typedef struct ovl_coll_cross {
+  int64_t wait_ns;         /* GPU time spent waiting for the last peer to arrive */
+  int64_t transfer_ns;     /* GPU time from the last arrival to the end */
+  int64_t exposed_transfer_ns;  /* exposed time within the transfer part */
+  int arrived_last;        /* this rank was the last to arrive (beyond clock noise) */
+  double transfer_busbw_gbps;   /* bus bandwidth over the transfer part; NAN when unknown */
+} ovl_coll_cross;
+
+/* One collective of a rank, in three parts, each filled by one stage: the measurement (the
+** fields below diag's: what its trace shows, analysis_results.c), the diagnosis (diag,
+** grad_phase.c) and the cross-rank part (cross, job_cross_rank.c; stored once per matched
+** call in the rank's coll_cross, so ranks outside a job carry one pointer). */
 typedef struct ovl_coll_result {
   int64_t id;              /* collectives.id; OVL_NONE when inferred from a kernel name */
   int order;               /* firing order within its step, from 0 */
@@ -69,18 +88,14 @@ typedef struct ovl_coll_result {
   int64_t compute_before;  /* end of the last compute kernel that started before it; OVL_NONE if none */
   int64_t compute_after;   /* start of the first compute kernel at or after its end; OVL_NONE if none */
   int64_t d2h_start, d2h_end, d2h_bytes;  /* a device-to-host copy right after it; OVL_NONE if none */
-  ovl_coll_role role;
-  int ready_order;         /* gradient collectives: position in readiness order, else -1 */
   int64_t correlation;     /* of its first GPU work */
   double algbw_gbps, busbw_gbps;
   long step;               /* -1 when outside every step */
-  ovl_exposed_pieces exposed_pieces;  /* where the exposed time lies */
-  /* Across ranks (job analysis; OVL_NONE / NAN when the call was not matched on every rank): */
-  int64_t wait_ns;         /* GPU time spent waiting for the last peer to arrive */
-  int64_t transfer_ns;     /* GPU time from the last arrival to the end */
-  int64_t exposed_transfer_ns;  /* exposed time within the transfer part */
-  int arrived_last;        /* this rank was the last to arrive (beyond clock noise) */
-  double transfer_busbw_gbps;   /* bus bandwidth over the transfer part */
+  /* where the exposed time lies (in the rank's coll_pieces): the cross-rank stage's input,
+  ** NULL once that stage has run (ovl_job_cross_rank frees them) */
+  const ovl_exposed_pieces *exposed_pieces;
+  ovl_coll_diag diag;      /* {OVL_ROLE_OTHER, -1} until the diagnosis */
+  ovl_coll_cross *cross;   /* NULL unless matched on every rank of its job */
 } ovl_coll_result;
 
 /* A `grad_ready` mark (host time). */
@@ -170,6 +185,9 @@ typedef struct ovl_rank_result {
   int first_step_differs;  /* step 0's bucket layout differs from the steady state */
   ovl_coll_result *unstepped;  /* collectives outside every step (needed to match ranks) */
   size_t nunstepped;
+  ovl_coll_cross *coll_cross;  /* the cross parts of its matched collectives (job_cross_rank.c) */
+  size_t ncoll_cross;
+  ovl_exposed_pieces *coll_pieces;  /* its collectives' exposed pieces, until the cross-rank stage */
   ovl_kernel_total *kernel_totals;  /* largest first, at most OVL_KERNEL_TOTALS_KEPT */
   size_t nkernel_totals;
   int64_t realtime_offset;  /* meta.realtime_offset_ns; OVL_NONE when unknown */

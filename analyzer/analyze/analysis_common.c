@@ -76,6 +76,8 @@ void ovl_rank_result_free(ovl_rank_result *r) {
   }
   free(r->steps);
   free(r->unstepped);
+  free(r->coll_cross);
+  free(r->coll_pieces);
   for (size_t i = 0; i < r->nkernel_totals; i++) free(r->kernel_totals[i].name);
   free(r->kernel_totals);
   free(r->marks);

@@ -113,13 +113,10 @@ static void fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *ou
   out->d2h_start = t->d2h_start;
   out->d2h_end = t->d2h_end;
   out->d2h_bytes = t->d2h_bytes;
-  out->role = OVL_ROLE_OTHER;
-  out->ready_order = -1;
+  out->diag = (ovl_coll_diag){OVL_ROLE_OTHER, -1};
   out->step = step;
-  out->exposed_pieces = r->cstate.pieces[c];
-  out->wait_ns = out->transfer_ns = out->exposed_transfer_ns = OVL_NONE;
-  out->arrived_last = 0;
-  out->transfer_busbw_gbps = NAN;
+  out->exposed_pieces = NULL;
+  out->cross = NULL;
   int64_t dur = t->gpu_end - t->gpu_start;
   if (rec->bytes != OVL_NONE && rec->bytes >= 0 && dur > 0) {
     out->algbw_gbps = ovl_algbw_bytes(out->op, rec->bytes, rec->nranks) / (double)dur;  /* bytes/ns = GB/s */
@@ -342,11 +339,18 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     res->steps[s].colls = calloc(res->steps[s].ncolls ? res->steps[s].ncolls : 1, sizeof *res->steps[s].colls);
     if (!res->steps[s].colls) rc = ovl_oom(err, "results");
   }
+  size_t npieces = (size_t)res->colls_outside_steps;
+  for (size_t s = 0; s < res->nsteps; s++) npieces += res->steps[s].ncolls;
+  if (!rc && !(res->coll_pieces = malloc((npieces ? npieces : 1) * sizeof *res->coll_pieces)))
+    rc = ovl_oom(err, "results");
+  size_t next_piece = 0;
   for (size_t c = 0; !rc && c < r->ncolls; c++) {
     long s = window_of[c];
     if (r->track[c].device != d->device || r->track[c].gpu_start == OVL_NONE) continue;
-    if (s >= 0) fill_coll(r, c, s, &res->steps[s].colls[fill[s]++]);
-    else fill_coll(r, c, -1, &res->unstepped[res->nunstepped++]);
+    ovl_coll_result *out = s >= 0 ? &res->steps[s].colls[fill[s]++] : &res->unstepped[res->nunstepped++];
+    fill_coll(r, c, s >= 0 ? s : -1, out);
+    res->coll_pieces[next_piece] = r->cstate.pieces[c];
+    out->exposed_pieces = &res->coll_pieces[next_piece++];
   }
   for (size_t s = 0; !rc && s < res->nsteps; s++) {
     ovl_step_result *st = &res->steps[s];

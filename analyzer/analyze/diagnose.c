@@ -101,7 +101,7 @@ static int fit_cost(ovl_diag *d) {
 static uint64_t layout_hash(const ovl_step_result *st) {
   uint64_t h = 1469598103934665603ULL ^ (uint64_t)st->ngrad;
   for (size_t i = 0; i < st->ncolls; i++)
-    if (st->colls[i].role == OVL_ROLE_GRADIENT) h = (h ^ (uint64_t)st->colls[i].bytes) * 1099511628211ULL;
+    if (st->colls[i].diag.role == OVL_ROLE_GRADIENT) h = (h ^ (uint64_t)st->colls[i].bytes) * 1099511628211ULL;
   return h;
 }
 
@@ -164,9 +164,9 @@ static int first_iteration(ovl_diag *d) {
     const ovl_step_result *ex = &r->steps[example];
     int64_t largest0 = 0, largest = 0;
     for (size_t i = 0; i < s0->ncolls; i++)
-      if (s0->colls[i].role == OVL_ROLE_GRADIENT && s0->colls[i].bytes > largest0) largest0 = s0->colls[i].bytes;
+      if (s0->colls[i].diag.role == OVL_ROLE_GRADIENT && s0->colls[i].bytes > largest0) largest0 = s0->colls[i].bytes;
     for (size_t i = 0; i < ex->ncolls; i++)
-      if (ex->colls[i].role == OVL_ROLE_GRADIENT && ex->colls[i].bytes > largest) largest = ex->colls[i].bytes;
+      if (ex->colls[i].diag.role == OVL_ROLE_GRADIENT && ex->colls[i].bytes > largest) largest = ex->colls[i].bytes;
     char b1[32], b2[32], b3[32], t1[32], t2[32];
     ovl_msg msg = {0};
     ovl_msg_printf(&msg, "the bucket layout of step 0 differs from the steady state (%zu of the %zu later steps): step "

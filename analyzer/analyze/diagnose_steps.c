@@ -172,7 +172,7 @@ static int readiness_stall(step_view *v, int *fired) {
   int shown = 0;
   for (int pos = 0; pos < st->ngrad && shown < 24; pos++)
     for (int j = 0; j < st->ngrad; j++)
-      if (v->grad[j]->ready_order == pos) {
+      if (v->grad[j]->diag.ready_order == pos) {
         label(v->grad[j], lb, sizeof lb);
         ovl_msg_printf(&m, " %s", lb);
         shown++;
@@ -325,11 +325,11 @@ static int find_unused(step_view *v) {
   ovl_step_result *st = v->st;
   int last_grad = -1;
   for (size_t i = 0; i < st->ncolls; i++)
-    if (st->colls[i].role == OVL_ROLE_GRADIENT) last_grad = st->colls[i].order;
+    if (st->colls[i].diag.role == OVL_ROLE_GRADIENT) last_grad = st->colls[i].order;
   if (last_grad < 0) return OVL_OK;  /* the map follows the gradient buckets */
   for (size_t i = 0; i < st->ncolls; i++) {
     const ovl_coll_result *c = &st->colls[i];
-    if (c->role != OVL_ROLE_UNUSED_MAP || c->order < last_grad || c->bytes == OVL_NONE ||
+    if (c->diag.role != OVL_ROLE_UNUSED_MAP || c->order < last_grad || c->bytes == OVL_NONE ||
         c->bytes > OVL_UNUSED_MAP_MAX_BYTES)
       continue;
     double copy = c->d2h_start != OVL_NONE ? (double)(c->d2h_end - c->d2h_start) : 0;
@@ -360,7 +360,7 @@ static int find_unused(step_view *v) {
 static int compute_waits_for(const step_view *v, const ovl_coll_result *c) {
   const ovl_step_result *st = v->st;
   int64_t dur = c->gpu_end - c->gpu_start;
-  if (c->role != OVL_ROLE_OTHER || dur <= 0 || (double)c->exposed < OVL_BLOCKING_EXPOSED_SHARE * (double)dur) return 0;
+  if (c->diag.role != OVL_ROLE_OTHER || dur <= 0 || (double)c->exposed < OVL_BLOCKING_EXPOSED_SHARE * (double)dur) return 0;
   if (c->compute_before == OVL_NONE || c->compute_before < st->start || c->compute_after == OVL_NONE) return 0;
   double gap = (double)(c->compute_after - c->gpu_end);
   if (gap > fmax(OVL_BLOCKING_RESUME_NS, OVL_BLOCKING_RESUME_SHARE * (double)dur) || c->compute_after >= st->end) return 0;
@@ -396,7 +396,7 @@ static const char blocking_advice[] =
 
 /* Does compute wait for this collective, enough to say so? */
 static int blocks(const step_view *v, const ovl_coll_result *c) {
-  int on_stream = c->role == OVL_ROLE_BLOCKING;
+  int on_stream = c->diag.role == OVL_ROLE_BLOCKING;
   if (!on_stream && !compute_waits_for(v, c)) return 0;
   return significant(v, (double)c->exposed, on_stream ? 0 : OVL_DIAG_MIN_SHARE_WAIT);
 }
@@ -421,7 +421,7 @@ static int blocking(step_view *v) {
     ovl_msg m = {0};
     ovl_msg_printf(&m, "%zu collectives block compute in this step, %s exposed in all; the largest: ", count,
                    ovl_ns_str(total, t1));
-    describe_blocking(v, worst, worst->role == OVL_ROLE_BLOCKING, &m);
+    describe_blocking(v, worst, worst->diag.role == OVL_ROLE_BLOCKING, &m);
     ovl_msg_printf(&m, "%s", blocking_advice);
     return ovl_step_finding(v->d, st, "blocking_collective", total, first->gpu_start, &m);
   }
@@ -429,7 +429,7 @@ static int blocking(step_view *v) {
     const ovl_coll_result *c = &st->colls[i];
     if (!blocks(v, c)) continue;
     ovl_msg m = {0};
-    describe_blocking(v, c, c->role == OVL_ROLE_BLOCKING, &m);
+    describe_blocking(v, c, c->diag.role == OVL_ROLE_BLOCKING, &m);
     ovl_msg_printf(&m, "%s", blocking_advice);
     int rc = ovl_step_finding(v->d, st, "blocking_collective", (double)c->exposed, c->gpu_start, &m);
     if (rc) return rc;
@@ -451,7 +451,7 @@ int ovl_diagnose_step(ovl_diag *d, size_t s) {
   if (!v.grad || !v.ready) rc = ovl_oom(d->err, "diagnosis");
   int k = 0;
   for (size_t i = 0; !rc && i < st->ncolls; i++)
-    if (st->colls[i].role == OVL_ROLE_GRADIENT) v.grad[k++] = &st->colls[i];
+    if (st->colls[i].diag.role == OVL_ROLE_GRADIENT) v.grad[k++] = &st->colls[i];
   if (!rc) v.ready_ok = ovl_bucket_ready_times(st, v.marks, v.nmarks, v.ready, &v.ready_approx) == 0;
   int fired = 0;
   size_sweep sz = {0};

@@ -47,9 +47,9 @@ void ovl_grad_phase(const ovl_rank_result *r, ovl_step_result *st) {
   size_t nready = 0;
   for (size_t i = 0; i < st->ncolls; i++) {
     ovl_coll_result *c = &st->colls[i];
-    c->role = role_of(r, c, has_buckets);
-    c->ready_order = -1;
-    if (c->role != OVL_ROLE_GRADIENT) continue;
+    c->diag.role = role_of(r, c, has_buckets);
+    c->diag.ready_order = -1;
+    if (c->diag.role != OVL_ROLE_GRADIENT) continue;
     st->ngrad++;
     if (c->compute_before != OVL_NONE && (st->backward_end == OVL_NONE || c->compute_before > st->backward_end))
       st->backward_end = c->compute_before;
@@ -63,18 +63,18 @@ void ovl_grad_phase(const ovl_rank_result *r, ovl_step_result *st) {
   size_t k = 0;
   for (size_t i = 0; i < st->ncolls; i++) {
     ovl_coll_result *c = &st->colls[i];
-    if (c->role == OVL_ROLE_GRADIENT && c->ready != OVL_NONE) keys[k++] = (ready_key){c->ready, c->order, c};
+    if (c->diag.role == OVL_ROLE_GRADIENT && c->ready != OVL_NONE) keys[k++] = (ready_key){c->ready, c->order, c};
   }
   ovl_qsort(keys, k, sizeof *keys, cmp_ready);
   /* keys are in readiness order; the collectives sit in firing order */
   int pos = 0;
   for (size_t i = 0; i < st->ncolls; i++) {
     ovl_coll_result *c = &st->colls[i];
-    if (c->role != OVL_ROLE_GRADIENT || c->ready == OVL_NONE) continue;
+    if (c->diag.role != OVL_ROLE_GRADIENT || c->ready == OVL_NONE) continue;
     if (keys[pos].c != c) st->misordered = 1;
     pos++;
   }
-  for (size_t i = 0; i < k; i++) keys[i].c->ready_order = (int)i;
+  for (size_t i = 0; i < k; i++) keys[i].c->diag.ready_order = (int)i;
   free(keys);
 }
 
@@ -119,7 +119,7 @@ static double window_begin(const ovl_step_result *st) {
 /* Bytes of the gradient collective of bucket k in the step, or -1. */
 static int64_t bucket_bytes(const ovl_step_result *st, long k) {
   for (size_t i = 0; i < st->ncolls; i++)
-    if (st->colls[i].role == OVL_ROLE_GRADIENT && st->colls[i].bucket == k && st->colls[i].bytes != OVL_NONE)
+    if (st->colls[i].diag.role == OVL_ROLE_GRADIENT && st->colls[i].bucket == k && st->colls[i].bytes != OVL_NONE)
       return st->colls[i].bytes;
   return -1;
 }
@@ -180,7 +180,7 @@ int ovl_bucket_ready_times(const ovl_step_result *st, const ovl_grad_mark *m, si
     double begin = window_begin(st), end = (double)st->backward_end;
     for (int k = 0; k < st->ngrad; k++) ready[k] = begin + (end - begin) * (double)(k + 1) / (double)st->ngrad;
     for (size_t i = 0, k = 0; i < st->ncolls; i++)
-      if (st->colls[i].role == OVL_ROLE_GRADIENT && st->colls[i].ready != OVL_NONE) ready[k++] = (double)st->colls[i].ready;
+      if (st->colls[i].diag.role == OVL_ROLE_GRADIENT && st->colls[i].ready != OVL_NONE) ready[k++] = (double)st->colls[i].ready;
     *approximated = 1;
     return 0;
   }
@@ -190,7 +190,7 @@ int ovl_bucket_ready_times(const ovl_step_result *st, const ovl_grad_mark *m, si
   double cum = 0, done = 0;  /* bytes of the buckets so far; bytes of the curve passed */
   for (size_t i = 0; i < st->ncolls; i++) {
     const ovl_coll_result *c = &st->colls[i];
-    if (c->role != OVL_ROLE_GRADIENT) continue;
+    if (c->diag.role != OVL_ROLE_GRADIENT) continue;
     if (c->bytes != OVL_NONE) cum += (double)c->bytes;
     if (c->ready != OVL_NONE) {
       ready[k++] = (double)c->ready;

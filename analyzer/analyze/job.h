@@ -58,8 +58,9 @@ void ovl_job_free(ovl_job *job);
 
 /* Groups the job's ranks by shared communicators, matches their collectives, aligns their
 ** clocks (setting each member's clock_offset), splits collective time into waiting and
-** transfer, finds stragglers (straggler findings) and fills job->cross. Called by
-** ovl_analyze_job. */
+** transfer, finds stragglers (straggler findings) and fills job->cross and the matched
+** collectives' cross parts; then drops the collectives' exposed pieces (its input only).
+** Called by ovl_analyze_job. */
 int ovl_job_cross_rank(ovl_job *job, ovl_err *err);
 
 #endif

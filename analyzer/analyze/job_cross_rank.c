@@ -123,15 +123,17 @@ static int gather(ovl_rank_result *r, member_calls *m) {
   return 0;
 }
 
-static void write_call(ovl_coll_result *c, const ovl_xr_call_result *x) {
-  if (x->wait_ns == OVL_NONE) return;
-  c->wait_ns = x->wait_ns;
-  c->transfer_ns = x->transfer_ns;
-  c->arrived_last = x->arrived_last;
-  c->exposed_transfer_ns = ovl_exposed_within(&c->exposed_pieces, c->gpu_start + x->wait_ns, c->gpu_end);
+/* The cross-rank part of a matched call, written into *out, which c then points at. */
+static void write_call(ovl_coll_result *c, const ovl_xr_call_result *x, ovl_coll_cross *out) {
+  out->wait_ns = x->wait_ns;
+  out->transfer_ns = x->transfer_ns;
+  out->arrived_last = x->arrived_last;
+  out->exposed_transfer_ns = ovl_exposed_within(c->exposed_pieces, c->gpu_start + x->wait_ns, c->gpu_end);
+  out->transfer_busbw_gbps = NAN;
   if (c->bytes != OVL_NONE && c->bytes >= 0 && x->transfer_ns > 0)
-    c->transfer_busbw_gbps = ovl_algbw_bytes(c->op, c->bytes, c->nranks) / (double)x->transfer_ns *
-                             ovl_busbw_factor(c->op, c->nranks);
+    out->transfer_busbw_gbps = ovl_algbw_bytes(c->op, c->bytes, c->nranks) / (double)x->transfer_ns *
+                               ovl_busbw_factor(c->op, c->nranks);
+  c->cross = out;
 }
 
 static void describe_mismatch(const ovl_job *job, const ovl_xr_mismatch *m, char *buf, size_t len) {
@@ -287,7 +289,7 @@ static int straggler_finding(ovl_job *job, size_t s, const ovl_xr_rank_result *x
 /* Entry point                                                                         */
 /* ---------------------------------------------------------------------------------- */
 
-int ovl_job_cross_rank(ovl_job *job, ovl_err *err) {
+static int cross_rank_stage(ovl_job *job, ovl_err *err) {
   int rc = choose_members(job, err);
   size_t n = job->cross.nmembers;
   if (rc || n < 2) return rc;
@@ -324,10 +326,19 @@ int ovl_job_cross_rank(ovl_job *job, ovl_err *err) {
     r->clock_offset = xr->clock_offset;
     ovl_rank_cross *c = &r->cross;
     c->in_job = 1;
+    size_t nmatched = 0;
+    for (size_t j = 0; j < mc[i].n; j++) nmatched += x.calls[i][j].wait_ns != OVL_NONE;
+    free(r->coll_cross);
+    r->ncoll_cross = 0;
+    r->coll_cross = malloc((nmatched ? nmatched : 1) * sizeof *r->coll_cross);
+    if (!r->coll_cross) {
+      rc = ovl_oom(err, "cross-rank results");
+      break;
+    }
     for (size_t j = 0; j < mc[i].n; j++) {
-      ovl_coll_result *cr = mc[i].refs[j];
-      write_call(cr, &x.calls[i][j]);
-      if (cr->wait_ns == OVL_NONE) continue;
+      if (x.calls[i][j].wait_ns == OVL_NONE) continue;
+      const ovl_coll_cross *cr = &r->coll_cross[r->ncoll_cross];
+      write_call(mc[i].refs[j], &x.calls[i][j], &r->coll_cross[r->ncoll_cross++]);
       c->matched++;
       c->wait_ns += cr->wait_ns;
       c->transfer_ns += cr->transfer_ns;
@@ -354,5 +365,23 @@ int ovl_job_cross_rank(ovl_job *job, ovl_err *err) {
   }
   free(mc);
   free(in);
+  return rc;
+}
+
+/* The collectives' exposed pieces are this stage's input only: dropped once it has run, so
+** a job keeps less per collective. */
+static void drop_pieces(ovl_job *job) {
+  for (size_t i = 0; i < job->nranks; i++) {
+    ovl_rank_result *r = &job->ranks[i];
+    coll_iter it = {r, 0, 0};
+    for (ovl_coll_result *c; (c = coll_next(&it)) != NULL;) c->exposed_pieces = NULL;
+    free(r->coll_pieces);
+    r->coll_pieces = NULL;
+  }
+}
+
+int ovl_job_cross_rank(ovl_job *job, ovl_err *err) {
+  int rc = cross_rank_stage(job, err);
+  drop_pieces(job);
   return rc;
 }

@@ -36,7 +36,7 @@ void ovl_bucket_view_text(FILE *out, const ovl_step_result *st, size_t max_rows)
   size_t shown = 0;
   for (size_t i = 0; i < st->ncolls; i++) {
     const ovl_coll_result *c = &st->colls[i];
-    if (c->role != OVL_ROLE_GRADIENT) continue;
+    if (c->diag.role != OVL_ROLE_GRADIENT) continue;
     if (shown++ == max_rows) {
       fprintf(out, "  ... %d more (use --all)\n", st->ngrad - (int)max_rows);
       break;
@@ -56,14 +56,14 @@ void ovl_bucket_view_text(FILE *out, const ovl_step_result *st, size_t max_rows)
   fprintf(out, "  expected firing order (by readiness):");
   for (int pos = 0; pos < st->ngrad; pos++)
     for (size_t i = 0; i < st->ncolls; i++)
-      if (st->colls[i].role == OVL_ROLE_GRADIENT && st->colls[i].ready_order == pos) {
+      if (st->colls[i].diag.role == OVL_ROLE_GRADIENT && st->colls[i].diag.ready_order == pos) {
         char lb[24];
         bucket_label(&st->colls[i], lb, sizeof lb);
         fprintf(out, " %s", lb);
       }
   fprintf(out, "\n  observed firing order:               ");
   for (size_t i = 0; i < st->ncolls; i++)
-    if (st->colls[i].role == OVL_ROLE_GRADIENT && st->colls[i].ready_order >= 0) {
+    if (st->colls[i].diag.role == OVL_ROLE_GRADIENT && st->colls[i].diag.ready_order >= 0) {
       char lb[24];
       bucket_label(&st->colls[i], lb, sizeof lb);
       fprintf(out, " %s", lb);

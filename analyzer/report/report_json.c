@@ -52,8 +52,8 @@ static void collective(ovl_json *j, const ovl_coll_result *c, int64_t offset) {
   time_ns(j, "ready_ns", c->ready, offset);
   opt_int(j, "readiness_stall_ns", c->stall);
   opt_int(j, "queueing_ns", c->queueing);
-  ovl_json_string(j, "role", ovl_coll_role_name(c->role));
-  if (c->ready_order >= 0) ovl_json_int(j, "ready_order", c->ready_order);
+  ovl_json_string(j, "role", ovl_coll_role_name(c->diag.role));
+  if (c->diag.ready_order >= 0) ovl_json_int(j, "ready_order", c->diag.ready_order);
   else ovl_json_null(j, "ready_order");
   ovl_json_double(j, "algbw_gbps", c->algbw_gbps);
   ovl_json_double(j, "busbw_gbps", c->busbw_gbps);
@@ -63,12 +63,12 @@ static void collective(ovl_json *j, const ovl_coll_result *c, int64_t offset) {
   opt_int(j, "nranks", c->nranks);
   opt_int(j, "stream", c->stream);
   if (c->dtype[0]) ovl_json_string(j, "dtype", c->dtype);
-  if (c->wait_ns != OVL_NONE) {
-    ovl_json_int(j, "wait_ns", c->wait_ns);
-    ovl_json_int(j, "transfer_ns", c->transfer_ns);
-    ovl_json_int(j, "exposed_transfer_ns", c->exposed_transfer_ns);
-    ovl_json_bool(j, "arrived_last", c->arrived_last);
-    ovl_json_double(j, "transfer_busbw_gbps", c->transfer_busbw_gbps);
+  if (c->cross) {
+    ovl_json_int(j, "wait_ns", c->cross->wait_ns);
+    ovl_json_int(j, "transfer_ns", c->cross->transfer_ns);
+    ovl_json_int(j, "exposed_transfer_ns", c->cross->exposed_transfer_ns);
+    ovl_json_bool(j, "arrived_last", c->cross->arrived_last);
+    ovl_json_double(j, "transfer_busbw_gbps", c->cross->transfer_busbw_gbps);
   }
   ovl_json_object_end(j);
 }
@@ -76,7 +76,7 @@ static void collective(ovl_json *j, const ovl_coll_result *c, int64_t offset) {
 /* Gradient collectives (by "order") sorted by readiness; null when no readiness is known. */
 static void expected_order(ovl_json *j, const ovl_step_result *st) {
   int any = 0;
-  for (size_t i = 0; i < st->ncolls; i++) any |= st->colls[i].ready_order >= 0;
+  for (size_t i = 0; i < st->ncolls; i++) any |= st->colls[i].diag.ready_order >= 0;
   ovl_json_bool(j, "misordered", st->misordered);
   if (!any) {
     ovl_json_null(j, "expected_order");
@@ -85,7 +85,7 @@ static void expected_order(ovl_json *j, const ovl_step_result *st) {
   ovl_json_array_begin(j, "expected_order");
   for (int pos = 0; pos < st->ngrad; pos++)
     for (size_t i = 0; i < st->ncolls; i++)
-      if (st->colls[i].ready_order == pos) ovl_json_int(j, NULL, st->colls[i].order);
+      if (st->colls[i].diag.ready_order == pos) ovl_json_int(j, NULL, st->colls[i].order);
   ovl_json_array_end(j);
 }
 
