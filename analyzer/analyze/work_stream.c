@@ -62,7 +62,7 @@ int ovl_work_stream_init(ovl_work_stream *s, ovl_trace *t, const ovl_classifier 
   if (!rc) rc = load_links(s, err);
   if (!rc) {
     int64_t limit = ovl_trace_string_limit(t);
-    s->name_class_len = limit < OVL_NAME_CACHE_LIMIT ? (limit > 0 ? limit : 0) : OVL_NAME_CACHE_LIMIT;
+    s->name_class_len = limit < OVL_STRING_CACHE_LIMIT ? (limit > 0 ? limit : 0) : OVL_STRING_CACHE_LIMIT;
     s->name_class = malloc(s->name_class_len ? (size_t)s->name_class_len : 1);
     if (!s->name_class) rc = ovl_oom(err, "kernel names");
     else memset(s->name_class, -1, s->name_class_len ? (size_t)s->name_class_len : 1);

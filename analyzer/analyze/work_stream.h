@@ -20,9 +20,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Names are judged once per strings.id below this; larger ids (insane tables) every time. */
-#define OVL_NAME_CACHE_LIMIT ((int64_t)1 << 24)
-
 typedef struct ovl_work_stream {
   ovl_trace *t;
   const ovl_classifier *classifier;

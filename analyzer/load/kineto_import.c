@@ -18,6 +18,7 @@
 #include "import_meta.h"
 #include "json_stream.h"
 #include "kineto_event.h"
+#include "trace_reader.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -139,7 +140,7 @@ static int event_comm_facts(kineto_import *ki, comm_facts *f, ovl_err *err) {
 
 /* Whether a kernel name marks NCCL work, judged once per distinct name (ids are dense). */
 static int is_nccl_name(kineto_import *ki, int64_t id, const char *name) {
-  if (id < 0 || id > (1 << 24)) return ovl_is_comm_kernel_name(name);
+  if (id < 0 || id >= OVL_STRING_CACHE_LIMIT) return ovl_is_comm_kernel_name(name);
   while (ki->nccl_name.len <= (size_t)id)
     if (OVL_VEC_PUSH(&ki->nccl_name, -1)) return ovl_is_comm_kernel_name(name);
   if (ki->nccl_name.items[id] < 0) ki->nccl_name.items[id] = (signed char)ovl_is_comm_kernel_name(name);

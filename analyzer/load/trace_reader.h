@@ -70,6 +70,10 @@ int64_t ovl_trace_meta_int(const ovl_trace *t, const char *key, int64_t fallback
 const char *ovl_trace_string(const ovl_trace *t, int64_t id);
 /* Largest string id + 1 (for arrays indexed by string id), 0 when there are none. */
 int64_t ovl_trace_string_limit(const ovl_trace *t);
+/* Caches indexed by string id (kernel classes, export names, the importers' NCCL test) cover
+** ids below this; larger ids (a broken or hostile table) are judged on every use, so such a
+** cache never grows past 16 M entries. */
+#define OVL_STRING_CACHE_LIMIT ((int64_t)1 << 24)
 int ovl_trace_has_table(const ovl_trace *t, const char *table);
 const ovl_bad_rows *ovl_trace_bad_rows(const ovl_trace *t);
 
