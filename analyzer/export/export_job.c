@@ -6,6 +6,7 @@
 
 #include "base/vec.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,6 +163,8 @@ int ovl_export_job(const ovl_job *job, const ovl_analysis_ctx *ctx, const ovl_ex
   ex.ctx = ctx;
   ex.opt = opt;
   if (job->nranks == 0) return ovl_fail(err, OVL_EUSER, "%s: nothing to export (no ranks)", opt->path);
+  /* export.h: ctx is the job's; the slices come from the conversions the job made with it */
+  for (size_t i = 0; i < job->nsources; i++) assert(job->sources[i].opt.hta_compat == ctx->opt.import.hta_compat);
   ex.procs = calloc(job->nranks, sizeof *ex.procs);
   if (!ex.procs) return ovl_oom(err, "export");
   ex.nprocs = job->nranks;

@@ -51,6 +51,7 @@ static int convert(ovl_trace_source *src, const ovl_import_options *opt, ovl_err
 int ovl_trace_source_open_with(const char *path, const ovl_import_options *opt, ovl_trace_source *src,
                                ovl_err *err) {
   memset(src, 0, sizeof *src);
+  if (opt) src->opt = *opt;
   int rc = ovl_detect_format(path, &src->format, err);
   if (rc) return rc;
   if (!(src->path = strdup(path))) return ovl_oom(err, "trace source");

@@ -20,6 +20,7 @@ typedef struct ovl_trace_source {
   size_t n_ovl_paths;
   int is_temporary;        /* the ovl_paths are ours to delete */
   ovl_trace_format format;
+  ovl_import_options opt;  /* what the conversions were made with (defaults for ovl traces) */
 } ovl_trace_source;
 
 /* Resolves `path` with the default import options; fails with "<path>: <problem>" when it
