@@ -8,7 +8,8 @@
 ** was declared before; every name_iid was defined on its sequence (since its last clear)
 ** before use; packets that use interned names or sequence defaults set
 ** SEQ_NEEDS_INCREMENTAL_STATE; incremental timestamps have a clock snapshot on their
-** sequence; on every track events are in time order, every END closes an open BEGIN and
+** sequence; no debug annotation holds a NaN or infinite double (unknown values are left
+** out); on every track events are in time order, every END closes an open BEGIN and
 ** nothing is left open (so slices nest); counter values only on counter tracks; every flow
 ** id starts exactly once and terminates exactly once, not before it started. Kernel slices
 ** are the slices on "stream ..." tracks that are not memcpy/memset; with --kernels their
@@ -23,6 +24,7 @@
 #include "perfetto_subset.pb-c.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -155,6 +157,12 @@ static void check_event(const Perfetto__Protos__TracePacket *p, uint32_t seq_id,
     int64_t v;
     if (!ovl_i64map_get(&sq->iids, (int64_t)ev->name_iid, &v)) problem("packet %ld: name_iid %" PRIu64 " not defined on sequence %u", at, ev->name_iid, seq_id);
     else name = iid_names[v];
+  }
+  for (size_t i = 0; i < ev->n_debug_annotations; i++) {
+    const Perfetto__Protos__DebugAnnotation *a = ev->debug_annotations[i];
+    if (a->has_double_value && !isfinite(a->double_value))
+      problem("packet %ld: annotation %s is %g (unknown values must be left out)", at, a->name ? a->name : "?",
+              a->double_value);
   }
   if (ts < t->last_ts) problem("packet %ld: time goes back on a track (%" PRId64 " < %" PRId64 ")", at, ts, t->last_ts);
   t->last_ts = ts;

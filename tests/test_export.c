@@ -277,6 +277,44 @@ static void test_unsorted_host_rows(void) {
   unlink(pf);
 }
 
+/* Unknown values are left out of the annotations: a zero-length NCCL kernel has no bandwidth,
+** a step without communication no efficiency. Neither file may carry NaN (or Chrome's null
+** in its place); the checker rejects NaN annotations in the Perfetto file. */
+static void test_unknown_values(void) {
+  char path[512], js[512], pf[512];
+  snprintf(path, sizeof path, "%s", tb_temp_path("unknown.sqlite"));
+  snprintf(js, sizeof js, "%s", tb_temp_path("unknown.json"));
+  snprintf(pf, sizeof pf, "%s", tb_temp_path("unknown.pftrace"));
+  tb b;
+  tb_open(&b, path);
+  tb_nvtx(&b, "ovl", "step", 0, 1000);     /* compute only: no efficiency */
+  tb_nvtx(&b, "ovl", "step", 1000, 2000);
+  tb_kernel(&b, "compute_a", 100, 900, 0, 7);
+  tb_kernel(&b, "compute_b", 1100, 1900, 0, 7);
+  int64_t nccl = tb_kernel(&b, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 1500, 1500, 0, 13);
+  tb_collective(&b, "AllReduce", 4096, 2, 1400, nccl);  /* zero length: no bandwidth */
+  nccl = tb_kernel(&b, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 1600, 1950, 0, 13);
+  tb_collective(&b, "AllReduce", 8192, 2, 1550, nccl);  /* a bandwidth */
+  tb_close(&b);
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "'%s' export -q --perfetto '%s' --chrome '%s' '%s'", ovl, pf, js, path);
+  cmd_result r = run_cmd(cmd);
+  CHECK_I64(r.status, 0);
+  cmd_free(&r);
+  char *text = read_text(js);
+  CHECK(strstr(text, "\"bytes\":4096") != NULL);  /* the collective is annotated... */
+  CHECK_I64(count_of(text, "busbw_gbps"), 1);     /* ...without the bandwidths it lacks */
+  CHECK_I64(count_of(text, "algbw_gbps"), 1);
+  CHECK_I64(count_of(text, "overlap_efficiency"), 1);  /* the step with communication */
+  CHECK(strstr(text, "null") == NULL);
+  CHECK(strstr(text, "NaN") == NULL && strstr(text, "nan") == NULL);
+  free(text);
+  CHECK_I64(run_checker(pf, 0, 4, NULL), 0);
+  unlink(path);
+  unlink(js);
+  unlink(pf);
+}
+
 static void test_simulated(void) {
   char path[512], cmd[1024];
   snprintf(path, sizeof path, "%s", tb_temp_path("sim.sqlite"));
@@ -362,6 +400,7 @@ int main(int argc, char **argv) {
   test_rich_traces();
   test_layout();
   test_unsorted_host_rows();
+  test_unknown_values();
   test_simulated();
   test_usage();
   test_real_traces();

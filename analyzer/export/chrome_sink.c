@@ -90,14 +90,15 @@ static int begin_event(ch_sink *s, const char *ph) {
 
 static int put_args(ovl_out *o, const ovl_xarg *args, size_t n) {
   int rc = ovl_out_puts(o, ",\"args\":{");
+  int any = 0;
   for (size_t i = 0; !rc && i < n; i++) {
-    if (i) rc = ovl_out_puts(o, ",");
+    if (args[i].type == OVL_XARG_DOUBLE && !isfinite(args[i].d)) continue;  /* unknown: left out */
+    if (any++) rc = ovl_out_puts(o, ",");
     if (!rc) rc = put_string(o, args[i].key);
     if (!rc) rc = ovl_out_puts(o, ":");
     if (rc) break;
     if (args[i].type == OVL_XARG_INT) rc = put_fmt(o, "%" PRId64, args[i].i);
-    else if (args[i].type == OVL_XARG_DOUBLE)
-      rc = isfinite(args[i].d) ? put_fmt(o, "%.6g", args[i].d) : ovl_out_puts(o, "null");
+    else if (args[i].type == OVL_XARG_DOUBLE) rc = put_fmt(o, "%.6g", args[i].d);
     else rc = put_string(o, args[i].s);
   }
   if (!rc) rc = ovl_out_puts(o, "}");

@@ -39,11 +39,12 @@ static int draw_step(ovl_exporter *ex, xgroup *g, const ovl_step_result *st, ovl
   char name[96];
   if (isnan(eff)) snprintf(name, sizeof name, "step %ld: no communication", st->index);
   else snprintf(name, sizeof name, "step %ld: overlap %.0f%%", st->index, eff * 100.0);
-  ovl_xarg a[4] = {{"overlap_efficiency", OVL_XARG_DOUBLE, 0, eff, NULL},
-                   {"t_compute_ns", OVL_XARG_INT, st->totals.compute, 0, NULL},
+  ovl_xarg a[4] = {{"t_compute_ns", OVL_XARG_INT, st->totals.compute, 0, NULL},
                    {"t_comm_ns", OVL_XARG_INT, st->totals.comm, 0, NULL},
-                   {"t_exposed_ns", OVL_XARG_INT, st->totals.exposed, 0, NULL}};
-  ovl_xslice sl = {st->start, st->end, xname(ex, name), name, "step", a, 4, NULL, 0, NULL, 0};
+                   {"t_exposed_ns", OVL_XARG_INT, st->totals.exposed, 0, NULL},
+                   {"overlap_efficiency", OVL_XARG_DOUBLE, 0, eff, NULL}};
+  size_t nargs = isfinite(eff) ? 4 : 3;  /* no communication: no efficiency, rather than NaN */
+  ovl_xslice sl = {st->start, st->end, xname(ex, name), name, "step", a, nargs, NULL, 0, NULL, 0};
   if (!sl.name_iid) return ovl_oom(err, "names");
   return xgroup_slice(ex, g, &sl, 0, err);
 }

@@ -10,6 +10,8 @@
 **   - a track receives nothing after ovl_export_sink.close_track;
 **   - every flow id appears once in a slice's flows_out and once, later in time, in
 **     another slice's flows_in.
+**   - OVL_XARG_DOUBLE values are finite: unknown values are left out of args (sinks drop a
+**     non-finite one rather than write NaN).
 ** Times are ns, already shifted by the process's clock offset.
 */
 #ifndef OVL_EXPORT_SINK_H

@@ -20,6 +20,7 @@
 
 #include "perfetto_subset.pb-c.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -236,10 +237,11 @@ static int write_event(pf_sink *s, pf_track *t, int64_t ts, Perfetto__Protos__Tr
       interned.event_names = names;
       p.interned_data = &interned;
     }
-    size_t na = sl->nargs < MAX_ARGS ? sl->nargs : MAX_ARGS;
-    for (size_t i = 0; i < na; i++) {
+    size_t na = 0;
+    for (size_t i = 0; i < sl->nargs && na < MAX_ARGS; i++) {
       Perfetto__Protos__DebugAnnotation a = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
       const ovl_xarg *x = &sl->args[i];
+      if (x->type == OVL_XARG_DOUBLE && !isfinite(x->d)) continue;  /* unknown: left out */
       a.name = (char *)x->key;
       if (x->type == OVL_XARG_INT) {
         a.has_int_value = 1;
@@ -250,8 +252,9 @@ static int write_event(pf_sink *s, pf_track *t, int64_t ts, Perfetto__Protos__Tr
       } else {
         a.string_value = (char *)(x->s ? x->s : "");
       }
-      ann[i] = a;
-      annp[i] = &ann[i];
+      ann[na] = a;
+      annp[na] = &ann[na];
+      na++;
     }
     ev.n_debug_annotations = na;
     ev.debug_annotations = na ? annp : NULL;
