@@ -10,11 +10,14 @@
 ** SEQ_NEEDS_INCREMENTAL_STATE; incremental timestamps have a clock snapshot on their
 ** sequence; no debug annotation holds a NaN or infinite double (unknown values are left
 ** out); on every track events are in time order, every END closes an open BEGIN and
-** nothing is left open (so slices nest); counter values only on counter tracks; every flow
+** nothing is left open (so slices nest); counter values only on counter tracks; no track
+** has a sibling_order_rank that Perfetto ignores (below a process or thread track, or below
+** a parent without EXPLICIT child_ordering); every flow
 ** id starts exactly once and terminates exactly once, not before it started. Kernel slices
 ** are the slices on "stream ..." tracks that are not memcpy/memset; with --kernels their
 ** count must equal N. Prints statistics, among them the bytes per kernel slice (its BEGIN
-** and END packets, framing and interned definitions included).
+** and END packets, framing and interned definitions included), and per process the order
+** in which the UI shows its tracks ("track_order NAME | track | track ...").
 **
 ** Chrome checks: the file is well-formed JSON (a strict validator), has a traceEvents
 ** array, and holds one "X" event of category kernel or nccl per kernel (--kernels N).
@@ -71,6 +74,10 @@ static unsigned char *slurp(const char *path, size_t *len) {
 /* ------------------------------------------------------------------------------------ */
 
 typedef struct track {
+  uint64_t uuid, parent;
+  int is_process, is_thread, explicit_children, has_rank;
+  int32_t rank;
+  char *name;
   int counter, gpu;
   int64_t last_ts;
   long depth;
@@ -124,6 +131,15 @@ static void declare(const Perfetto__Protos__TrackDescriptor *d, long at) {
   if (ntracks == tracks_cap) tracks = realloc(tracks, (tracks_cap = tracks_cap ? tracks_cap * 2 : 64) * sizeof *tracks);
   track *t = &tracks[ntracks];
   memset(t, 0, sizeof *t);
+  t->uuid = d->uuid;
+  t->parent = d->has_parent_uuid ? d->parent_uuid : 0;
+  t->is_process = d->process != NULL;
+  t->is_thread = d->thread != NULL;
+  t->explicit_children =
+      d->has_child_ordering && d->child_ordering == PERFETTO__PROTOS__TRACK_DESCRIPTOR__CHILD_TRACKS_ORDERING__EXPLICIT;
+  t->has_rank = d->has_sibling_order_rank;
+  t->rank = d->sibling_order_rank;
+  t->name = strdup(d->process && d->process->process_name ? d->process->process_name : d->name ? d->name : "");
   t->counter = d->counter != NULL;
   t->gpu = d->name && (strncmp(d->name, "stream ", 7) == 0 || strncmp(d->name, "unknown stream", 14) == 0);
   t->last_ts = INT64_MIN;
@@ -209,6 +225,70 @@ static void check_event(const Perfetto__Protos__TracePacket *p, uint32_t seq_id,
   }
 }
 
+/* Track order as the Perfetto UI shows it. The UI honours sibling_order_rank only below a
+** parent whose child_ordering is EXPLICIT and which is neither a process nor a thread track
+** (TrackDescriptor.sibling_order_rank in Perfetto's track_descriptor.proto); elsewhere this
+** models its fallback, ordering by name. */
+static const track *sort_parent;
+static int by_shown_order(const void *a, const void *b) {
+  const track *x = &tracks[*(const size_t *)a], *y = &tracks[*(const size_t *)b];
+  if (sort_parent && sort_parent->explicit_children && !sort_parent->is_process && !sort_parent->is_thread &&
+      x->rank != y->rank)
+    return x->rank < y->rank ? -1 : 1;
+  int c = strcmp(x->name, y->name);
+  if (c) return c;
+  return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+/* Appends the names of the tracks below `parent` in shown order (leaves only; lanes, which
+** share a name, once). */
+static void shown_leaves(const track *parent, char *out, size_t cap) {
+  size_t *kids = malloc((ntracks + 1) * sizeof *kids), n = 0;
+  for (size_t i = 0; i < ntracks; i++)
+    if (tracks[i].parent == parent->uuid) kids[n++] = i;
+  sort_parent = parent;
+  qsort(kids, n, sizeof *kids, by_shown_order);
+  for (size_t k = 0; k < n; k++) {
+    const track *t = &tracks[kids[k]];
+    int has_children = 0;
+    for (size_t i = 0; i < ntracks && !has_children; i++) has_children = tracks[i].parent == t->uuid;
+    if (has_children) {
+      shown_leaves(t, out, cap);
+      continue;
+    }
+    const char *last = strrchr(out, '|');
+    if (last && strcmp(last + 2, t->name) == 0) continue;
+    size_t len = strlen(out);
+    snprintf(out + len, cap - len, " | %s", t->name);
+  }
+  free(kids);
+}
+
+/* Ordering checks, and one "track_order PROCESS | name | ..." line per process. */
+static void check_ordering(void) {
+  for (size_t i = 0; i < ntracks; i++) {
+    const track *t = &tracks[i];
+    if (!t->has_rank || !t->parent) continue;
+    for (size_t j = 0; j < ntracks; j++) {
+      const track *p = &tracks[j];
+      if (p->uuid != t->parent) continue;
+      if (p->is_process || p->is_thread)
+        problem("track '%s': sibling_order_rank below a process or thread track, which Perfetto ignores", t->name);
+      else if (!p->explicit_children)
+        problem("track '%s': sibling_order_rank below a parent without EXPLICIT child_ordering", t->name);
+    }
+  }
+  size_t cap = 1 << 16;
+  char *line = malloc(cap);
+  for (size_t i = 0; i < ntracks; i++) {
+    if (!tracks[i].is_process) continue;
+    line[0] = 0;
+    shown_leaves(&tracks[i], line, cap);
+    printf("track_order %s%s\n", tracks[i].name, line);
+  }
+  free(line);
+}
+
 static int check_perfetto(const char *path, long expect_kernels) {
   size_t len;
   unsigned char *buf = slurp(path, &len);
@@ -281,6 +361,7 @@ static int check_perfetto(const char *path, long expect_kernels) {
   }
   for (size_t i = 0; i < ntracks; i++)
     if (tracks[i].depth) problem("a track ends with %ld open slice(s)", tracks[i].depth);
+  check_ordering();
   for (size_t s = 0; flow_started.mask && s <= flow_started.mask; s++) {
     int64_t v;
     if (flow_started.keys[s] != INT64_MIN && !ovl_i64map_get(&flow_ended, flow_started.keys[s], &v))

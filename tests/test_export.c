@@ -76,8 +76,37 @@ static char *read_text(const char *path) {
   return buf;
 }
 
+/* The checker's "track_order PROCESS | track | ..." lines: every process shows "steps" first
+** and its streams in numeric order (Perfetto sorts by name unless the ranks are honoured,
+** which puts "stream 13" before "stream 7" and "steps" after the counters). Returns the
+** number of processes seen. */
+static int check_track_order(const char *out) {
+  int processes = 0;
+  for (const char *p = strstr(out, "track_order "); p; p = strstr(p + 1, "\ntrack_order ")) {
+    const char *line = p[0] == '\n' ? p + 1 : p;
+    const char *eol = strchr(line, '\n');
+    size_t len = eol ? (size_t)(eol - line) : strlen(line);
+    char *text = strndup(line, len);
+    processes++;
+    char *first = strstr(text, " | ");
+    CHECK(first != NULL && strncmp(first + 3, "steps |", 7) == 0);
+    long last = -1;
+    int streams = 0;
+    for (char *q = strstr(text, "| stream "); q; q = strstr(q + 1, "| stream ")) {
+      long id = strtol(q + 9, NULL, 10);
+      if (id < last) fprintf(stderr, "streams out of numeric order: %s\n", text);
+      CHECK(id >= last);
+      last = id;
+      streams++;
+    }
+    CHECK(streams >= 2);
+    free(text);
+  }
+  return processes;
+}
+
 /* Exports a trace both ways through the CLI and runs every file-level check on the results. */
-static void export_and_check(const char *label, const char *trace_args, long kernels) {
+static void export_and_check(const char *label, const char *trace_args, long kernels, int processes) {
   char pf[512], js[512], cmd[4096];
   snprintf(pf, sizeof pf, "%s", tb_temp_path("out.pftrace"));
   snprintf(js, sizeof js, "%s", tb_temp_path("out.json.gz"));
@@ -86,7 +115,10 @@ static void export_and_check(const char *label, const char *trace_args, long ker
   if (r.status != 0) fprintf(stderr, "%s: %s%s", label, r.out, r.err);
   CHECK_I64(r.status, 0);
   cmd_free(&r);
-  CHECK_I64(run_checker(pf, 0, kernels, NULL), 0);
+  char *out = NULL;
+  CHECK_I64(run_checker(pf, 0, kernels, &out), 0);
+  CHECK_I64(check_track_order(out), processes);
+  free(out);
   CHECK_I64(run_checker(js, 1, kernels, NULL), 0);
   if (strcmp(protoc, "-") != 0) {
     snprintf(cmd, sizeof cmd, "'%s' --decode=perfetto.protos.Trace -I'%s' '%s/perfetto_subset.proto' < '%s'", protoc,
@@ -151,10 +183,10 @@ static void test_rich_traces(void) {
   long k = sql_kernels(a);
   CHECK_I64(k, 12);
   snprintf(args, sizeof args, "'%s'", a);
-  export_and_check("one rank", args, k);
+  export_and_check("one rank", args, k, 1);
   /* Two ranks: flow ids and uuids must stay unique across ranks. */
   snprintf(args, sizeof args, "'%s' '%s'", a, b2);
-  export_and_check("two ranks", args, k + sql_kernels(b2));
+  export_and_check("two ranks", args, k + sql_kernels(b2), 2);
   unlink(a);
   unlink(b2);
 }
@@ -325,7 +357,7 @@ static void test_simulated(void) {
   snprintf(cmd, sizeof cmd, "'%s'", path);
   long k = sql_kernels(path);
   CHECK(k > 0);
-  export_and_check("simulated", cmd, k);
+  export_and_check("simulated", cmd, k, 1);
   unlink(path);
 }
 
@@ -378,7 +410,10 @@ static void test_real_traces(void) {
   snprintf(cmd, sizeof cmd, "'%s' export -q --perfetto '%s' '%s'", ovl, pf, dir);
   r = run_cmd(cmd);
   CHECK_I64(r.status, 0);
-  CHECK_I64(run_checker(pf, 0, kernels, NULL), 0);
+  char *out = NULL;
+  CHECK_I64(run_checker(pf, 0, kernels, &out), 0);
+  CHECK_I64(check_track_order(out), 8);
+  free(out);
   cmd_free(&r);
   unlink(pf);
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", imported);
