@@ -20,7 +20,9 @@
 ** in which the UI shows its tracks ("track_order NAME | track | track ...").
 **
 ** Chrome checks: the file is well-formed JSON (a strict validator), has a traceEvents
-** array, and holds one "X" event of category kernel or nccl per kernel (--kernels N).
+** array, and holds one "X" event of category kernel or nccl per kernel (--kernels N); with
+** ts and dur read as a viewer reads them (doubles in µs, rounded to ns), the X events of
+** every (pid, tid) nest (none crosses the end of one it starts in).
 ** Exit status 0 when every check passes, 1 otherwise (each problem printed), 2 on usage.
 */
 #include "base/i64map.h"
@@ -425,9 +427,34 @@ static void jnumber(jp *p) {
   if (p->s == st) p->bad = 1;
 }
 
-/* An object; `event` objects have their ph and cat looked at. */
+/* Complete events ("X") as a reader sees them: ts and dur parsed as doubles (µs), then
+** rounded to whole ns, as trace viewers do. */
+typedef struct xevent {
+  double pid, tid;
+  int64_t start, end;
+  size_t at;
+} xevent;
+static xevent *xevents;
+static size_t nxevents, xevents_cap;
+
+static double jnumber_value(jp *p) {
+  char buf[64];
+  size_t n = 0;
+  const char *st = p->s;
+  jnumber(p);
+  while (st + n < p->s && n + 1 < sizeof buf) {
+    buf[n] = st[n];
+    n++;
+  }
+  buf[n] = 0;
+  return strtod(buf, NULL);
+}
+
+/* An object; `event` objects have their ph and cat looked at, and X events their place
+** and times. */
 static void jobject(jp *p, int depth, int event, int events_key_seen, long *kernels) {
   char ph[8] = "", cat[16] = "";
+  double pid = 0, tid = 0, ts = 0, dur = -1;
   p->s++;
   ws(p);
   if (p->s < p->end && *p->s == '}') {
@@ -447,6 +474,14 @@ static void jobject(jp *p, int depth, int event, int events_key_seen, long *kern
     ws(p);
     if (event && strcmp(key, "ph") == 0 && p->s < p->end && *p->s == '"') jstring(p, ph, sizeof ph);
     else if (event && strcmp(key, "cat") == 0 && p->s < p->end && *p->s == '"') jstring(p, cat, sizeof cat);
+    else if (event && p->s < p->end && (*p->s == '-' || (*p->s >= '0' && *p->s <= '9')) &&
+             (!strcmp(key, "pid") || !strcmp(key, "tid") || !strcmp(key, "ts") || !strcmp(key, "dur"))) {
+      double v = jnumber_value(p);
+      if (!strcmp(key, "pid")) pid = v;
+      else if (!strcmp(key, "tid")) tid = v;
+      else if (!strcmp(key, "ts")) ts = v;
+      else dur = v;
+    }
     else jvalue(p, depth + 1, !event && events_key_seen == 0 && depth == 0 && strcmp(key, "traceEvents") == 0, kernels);
     ws(p);
     if (p->s < p->end && *p->s == ',') {
@@ -460,6 +495,44 @@ static void jobject(jp *p, int depth, int event, int events_key_seen, long *kern
     p->bad = 1;
   }
   if (event && strcmp(ph, "X") == 0 && (strcmp(cat, "kernel") == 0 || strcmp(cat, "nccl") == 0)) (*kernels)++;
+  if (event && strcmp(ph, "X") == 0 && dur >= 0) {
+    if (nxevents == xevents_cap) xevents = realloc(xevents, (xevents_cap = xevents_cap ? 2 * xevents_cap : 1024) * sizeof *xevents);
+    int64_t start = llround(ts * 1000.0);
+    xevents[nxevents] = (xevent){pid, tid, start, start + llround(dur * 1000.0), nxevents};
+    nxevents++;
+  }
+}
+
+static int cmp_xevent(const void *a, const void *b) {
+  const xevent *x = a, *y = b;
+  if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+  if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+  if (x->start != y->start) return x->start < y->start ? -1 : 1;
+  if (x->end != y->end) return x->end > y->end ? -1 : 1;  /* the enclosing slice first */
+  return x->at < y->at ? -1 : 1;
+}
+
+/* On every (pid, tid) the X events, as read, nest: each lies inside every earlier one still
+** open at its start, or starts after it ended. Returns the number that do not. */
+static long chrome_overlaps(void) {
+  qsort(xevents, nxevents, sizeof *xevents, cmp_xevent);
+  int64_t *open_end = malloc((nxevents + 1) * sizeof *open_end);
+  size_t depth = 0;
+  long bad = 0;
+  for (size_t i = 0; i < nxevents; i++) {
+    const xevent *e = &xevents[i];
+    if (i && (e->pid != xevents[i - 1].pid || e->tid != xevents[i - 1].tid)) depth = 0;
+    while (depth && open_end[depth - 1] <= e->start) depth--;
+    if (depth && e->end > open_end[depth - 1]) {
+      if (bad++ < 5)
+        problem("X events overlap on pid %.0f tid %.0f: [%" PRId64 ", %" PRId64 ") ns crosses the end %" PRId64 " ns of an enclosing one",
+                e->pid, e->tid, e->start, e->end, open_end[depth - 1]);
+      continue;
+    }
+    open_end[depth++] = e->end;
+  }
+  free(open_end);
+  return bad;
 }
 
 static void jvalue(jp *p, int depth, int events, long *kernels) {
@@ -517,7 +590,10 @@ static int check_chrome(const char *path, long expect_kernels) {
   if (!strstr((const char *)buf, "\"traceEvents\"")) problem("%s: no traceEvents", path);
   if (expect_kernels >= 0 && kernels != expect_kernels)
     problem("%ld kernel X events, the trace has %ld kernels", kernels, expect_kernels);
-  printf("json_bytes %zu\nkernel_x_events %ld\n", len, kernels);
+  long overlaps = chrome_overlaps();
+  printf("json_bytes %zu\nkernel_x_events %ld\nx_events %zu\noverlapping_x_events %ld\n", len, kernels, nxevents,
+         overlaps);
+  free(xevents);
   free(buf);
   return problems ? 1 : 0;
 }

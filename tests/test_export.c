@@ -347,6 +347,41 @@ static void test_unknown_values(void) {
   unlink(pf);
 }
 
+/* Epoch timestamps (ns since 1970, as Kineto and CUPTI traces have them): in microseconds a
+** reader's double keeps them to about 0.25 µs only, so back-to-back kernels would overlap.
+** The Chrome file counts from a small origin it states; the checker reads ts/dur as doubles
+** and finds every track still nested. */
+static void test_epoch_times(void) {
+  char path[512], js[512], cmd[2048];
+  snprintf(path, sizeof path, "%s", tb_temp_path("epoch.sqlite"));
+  snprintf(js, sizeof js, "%s", tb_temp_path("epoch.json"));
+  const int64_t t0 = 1694128201434728961LL;  /* 2023-09-07, an odd nanosecond */
+  tb b;
+  tb_open(&b, path);
+  int64_t t = t0;
+  for (int i = 0; i < 200; i++) {  /* back to back, lengths not multiples of 1 µs */
+    int64_t len = 1001 + 37 * (i % 11);
+    tb_kernel(&b, i % 2 ? "gemm" : "relu", t, t + len, 0, 7);
+    t += len;
+  }
+  tb_close(&b);
+  snprintf(cmd, sizeof cmd, "'%s' export -q --chrome '%s' '%s'", ovl, js, path);
+  cmd_result r = run_cmd(cmd);
+  CHECK_I64(r.status, 0);
+  cmd_free(&r);
+  char *out = NULL;
+  CHECK_I64(run_checker(js, 1, 200, &out), 0);
+  CHECK_I64((long)stat_of(out, "overlapping_x_events"), 0);
+  free(out);
+  char *text = read_text(js);
+  char origin[96];
+  snprintf(origin, sizeof origin, "\"time_origin_ns\":\"%lld\"", (long long)(t0 / 1000000 * 1000000));
+  CHECK(strstr(text, origin) != NULL);  /* the earliest work, rounded down to a millisecond */
+  free(text);
+  unlink(path);
+  unlink(js);
+}
+
 static void test_simulated(void) {
   char path[512], cmd[1024];
   snprintf(path, sizeof path, "%s", tb_temp_path("sim.sqlite"));
@@ -416,6 +451,17 @@ static void test_real_traces(void) {
   free(out);
   cmd_free(&r);
   unlink(pf);
+  /* Chrome JSON of the same job: epoch times, read back as doubles, still nest. */
+  char js[512];
+  snprintf(js, sizeof js, "%s", tb_temp_path("real.json.gz"));
+  snprintf(cmd, sizeof cmd, "'%s' export -q --chrome '%s' '%s'", ovl, js, dir);
+  r = run_cmd(cmd);
+  CHECK_I64(r.status, 0);
+  cmd_free(&r);
+  CHECK_I64(run_checker(js, 1, kernels, &out), 0);
+  CHECK_I64((long)stat_of(out, "overlapping_x_events"), 0);
+  free(out);
+  unlink(js);
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", imported);
   r = run_cmd(cmd);
   cmd_free(&r);
@@ -436,6 +482,7 @@ int main(int argc, char **argv) {
   test_layout();
   test_unsorted_host_rows();
   test_unknown_values();
+  test_epoch_times();
   test_simulated();
   test_usage();
   test_real_traces();

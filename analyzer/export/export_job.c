@@ -103,6 +103,21 @@ static int draw_job_findings(ovl_exporter *ex, const ovl_job *job, ovl_err *err)
   return rc;
 }
 
+/* Chrome JSON's time origin: the job's earliest known time (GPU work, steps), after clock
+** offsets, rounded down to a millisecond. Host work before it gets small negative times. */
+static int64_t time_origin(const ovl_exporter *ex) {
+  int64_t t = INT64_MAX;
+  for (uint32_t p = 0; p < ex->nprocs; p++) {
+    const ovl_rank_result *r = ex->procs[p].r;
+    if (r->totals.busy_start != INT64_MAX && xtime(ex, p, r->totals.busy_start) < t)
+      t = xtime(ex, p, r->totals.busy_start);
+    if (r->nsteps && xtime(ex, p, r->steps[0].start) < t) t = xtime(ex, p, r->steps[0].start);
+  }
+  if (t == INT64_MAX) return 0;
+  int64_t ms = 1000000;
+  return t >= 0 ? t / ms * ms : -((-t + ms - 1) / ms) * ms;
+}
+
 static const char *base_name(const char *path) {
   const char *slash = strrchr(path, '/');
   return slash ? slash + 1 : path;
@@ -167,7 +182,7 @@ int ovl_export_job(const ovl_job *job, const ovl_analysis_ctx *ctx, const ovl_ex
     ex.procs[i].offset = opt->rank_offsets ? opt->rank_offsets[i] : job->ranks[i].clock_offset;
   }
   int rc = opt->format == OVL_EXPORT_PERFETTO ? ovl_perfetto_sink_open(opt->path, &ex.sink, err)
-                                              : ovl_chrome_sink_open(opt->path, &ex.sink, err);
+                                              : ovl_chrome_sink_open(opt->path, time_origin(&ex), &ex.sink, err);
   int sink_open = !rc;
   if (!rc) rc = declare_processes(&ex, err);
   for (uint32_t p = 0; !rc && p < ex.nprocs; p++) rc = draw_steps(&ex, p, err);
