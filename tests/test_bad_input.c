@@ -205,6 +205,17 @@ int main(int argc, char **argv) {
   CHECK_I64(r.status, 0);
   CHECK(strstr(r.out, "usage: ovl report") != NULL);
   cmd_free(&r);
+  /* Every analysing verb reads every format: its help says so (not "an ovl SQLite trace"). */
+  const char *analysing[] = {"report", "export", "fit", "whatif"};
+  for (size_t i = 0; i < sizeof analysing / sizeof *analysing; i++) {
+    snprintf(cmd, sizeof cmd, "'%s' %s --help", ovl_bin, analysing[i]);
+    r = run_cmd(cmd);
+    CHECK_I64(r.status, 0);
+    CHECK(strstr(r.out, "PyTorch profiler (Kineto)") != NULL);
+    CHECK(strstr(r.out, "Nsight") != NULL);
+    CHECK(strstr(r.out, "TRACE: an ovl SQLite trace, or") == NULL);
+    cmd_free(&r);
+  }
 
   const char *files[] = {text, empty_file, foreign, newer, no_version, empty_trace, truncated, corrupt, bad_header,
                          good, badrows};
