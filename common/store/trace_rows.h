@@ -6,9 +6,10 @@
 #ifndef OVL_TRACE_ROWS_H
 #define OVL_TRACE_ROWS_H
 
+#include "base/none.h"
+
 #include <stdint.h>
 
-#define OVL_NONE INT64_MIN
 #define OVL_SCHEMA_VERSION 1
 
 typedef struct ovl_kernel_row {
