@@ -102,6 +102,39 @@ int main(int argc, char **argv) {
   }
   expect_error("", no_version, no_version, "no schema_version");
 
+  /* Columns schema/ovl.sql marks optional may be absent (older traces); required ones not. */
+  const char *no_optional = tb_temp_path("nooptional.sqlite");
+  write_good_trace(no_optional, 10);
+  {
+    sqlite3 *db = NULL;
+    sqlite3_open(no_optional, &db);
+    CHECK_I64(sqlite3_exec(db,
+                           "ALTER TABLE kernels DROP COLUMN grid_x; ALTER TABLE kernels DROP COLUMN grid_y;"
+                           "ALTER TABLE kernels DROP COLUMN grid_z; ALTER TABLE kernels DROP COLUMN block_x;"
+                           "ALTER TABLE kernels DROP COLUMN block_y; ALTER TABLE kernels DROP COLUMN block_z;"
+                           "ALTER TABLE collectives DROP COLUMN group_id;",
+                           NULL, NULL, NULL),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' report '%s'", ovl_bin, no_optional);
+    cmd_result r = run_cmd(cmd);
+    CHECK_I64(r.status, 0);
+    if (r.status) fprintf(stderr, "  trace without optional columns: %s", r.err);
+    cmd_free(&r);
+  }
+  const char *no_device = tb_temp_path("nodevice.sqlite");
+  write_good_trace(no_device, 10);
+  {
+    sqlite3 *db = NULL;
+    sqlite3_open(no_device, &db);
+    CHECK_I64(sqlite3_exec(db, "ALTER TABLE memops DROP COLUMN device", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  expect_error("", no_device, no_device, "table memops has no column 'device'");
+
   const char *empty_trace = tb_temp_path("emptytrace.sqlite");
   tb b;
   tb_open(&b, empty_trace);

@@ -2,7 +2,9 @@
 # test_one_definition.sh SOURCE_DIR: what must be defined once in the sources is.
 #   - the hash: FNV's constants appear only in common/base/hash.h (every hash goes through it);
 #   - NCCL's vocabulary: one table of operation names, in common/base/nccl_ops.c (the capture
-#     library and the analyzer share its enum).
+#     library and the analyzer share its enum);
+#   - the trace schema: its version and column lists come from schema/ovl.sql through the
+#     generated store/schema_def.h, never written by hand.
 # Each finding is printed as FILE:LINE; exit 1 if any.
 src=${1:?usage: test_one_definition.sh SOURCE_DIR}
 cd "$src" || exit 2
@@ -31,6 +33,10 @@ for f in $files; do
     echo "^ $f: a second enum of NCCL operations (use ovl_op of common/base/nccl_ops.h)" >&2
     status=1
   fi
+  if grep -n -E '#define OVL_SCHEMA_VERSION|^[[:space:]]*[^[:space:]/*].*\{ *"start", *"end"' "$f"; then
+    echo "^ $f: the schema version or a table's columns by hand (use store/schema_def.h, generated from schema/ovl.sql)" >&2
+    status=1
+  fi
 done
-[ "$status" = 0 ] && echo "one hash, one NCCL vocabulary"
+[ "$status" = 0 ] && echo "one hash, one NCCL vocabulary, one schema definition"
 exit "$status"

@@ -7,10 +7,9 @@
 #define OVL_TRACE_ROWS_H
 
 #include "base/none.h"
+#include "store/schema_def.h"  /* OVL_SCHEMA_VERSION and the columns, generated from schema/ovl.sql */
 
 #include <stdint.h>
-
-#define OVL_SCHEMA_VERSION 1
 
 typedef struct ovl_kernel_row {
   int64_t start, end;
