@@ -81,6 +81,7 @@ typedef void (*ovl_compute_end_fn)(void *ctx, int32_t sig, int64_t duration, int
 
 typedef struct ovl_sweep {
   int64_t now;
+  int64_t last_start;       /* of the last item added: items come in start order */
   int started;
   ovl_sweep_entry *heap;
   size_t heap_len, heap_cap;
