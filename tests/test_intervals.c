@@ -247,8 +247,8 @@ static void unsorted_sweep(void) {
   ovl_coll_state cs = {exposed, running, NULL, 1};
   ovl_sweep sw;
   if (ovl_windows_init(&win, 0) || ovl_sweep_init(&sw, &win, &cs)) _exit(2);
-  ovl_sweep_item a = {100, 200, OVL_CLASS_COMPUTE, NULL, 1, -1, -1, -1};
-  ovl_sweep_item b = {50, 300, OVL_CLASS_COMPUTE, NULL, 1, -1, -1, -1};  /* starts before a */
+  ovl_sweep_item a = {100, 200, OVL_CLASS_COMPUTE, NULL, 0, -1, -1, -1};
+  ovl_sweep_item b = {50, 300, OVL_CLASS_COMPUTE, NULL, 0, -1, -1, -1};  /* starts before a */
   ovl_sweep_add(&sw, &a);
   ovl_sweep_add(&sw, &b);
 }
