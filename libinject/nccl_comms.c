@@ -5,6 +5,8 @@
 */
 #include "nccl_comms.h"
 
+#include "base/hash.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -70,9 +72,7 @@ void ovl_comms_remove(const void *handle) {
 }
 
 int64_t ovl_comm_id_hash(const void *bytes, size_t n, uint64_t seed) {
-  uint64_t h = 1469598103934665603ULL ^ (seed * 0x9E3779B97F4A7C15ULL);
-  const unsigned char *p = bytes;
-  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
+  uint64_t h = ovl_hash_bytes(OVL_HASH_SEED ^ (seed * 0x9E3779B97F4A7C15ULL), bytes, n);
   h ^= h >> 29;
   return (int64_t)(h & ((UINT64_C(1) << 62) - 1));
 }

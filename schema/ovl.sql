@@ -1,4 +1,4 @@
--- ovl trace store, schema version 1.
+-- ovl trace store (its version: PRAGMA user_version below).
 --
 -- One SQLite file per traced process. This file is the single source of truth for the
 -- schema: the build embeds it into every binary that writes traces (libovl.so, `ovl
@@ -10,6 +10,10 @@
 --   * repeated text (kernel and API names) is stored once in `strings`.
 -- There are deliberately no indexes on the large tables: the capture library must insert
 -- a million rows per second, and the analyzer streams rows in insertion order.
+--
+-- The build also generates a C header from this file (cmake/SchemaHeaderRun.cmake): the
+-- version below (PRAGMA user_version) and each table's columns, one per line as
+-- "  name TYPE"; readers require every column whose comment does not start with "optional".
 
 PRAGMA user_version = 1;
 
@@ -30,12 +34,12 @@ CREATE TABLE IF NOT EXISTS kernels (
   stream      INTEGER,
   correlation INTEGER,
   name        INTEGER,          -- strings.id
-  grid_x      INTEGER,
-  grid_y      INTEGER,
-  grid_z      INTEGER,
-  block_x     INTEGER,
-  block_y     INTEGER,
-  block_z     INTEGER
+  grid_x      INTEGER,          -- optional: launch dimensions
+  grid_y      INTEGER,          -- optional
+  grid_z      INTEGER,          -- optional
+  block_x     INTEGER,          -- optional
+  block_y     INTEGER,          -- optional
+  block_z     INTEGER           -- optional
 );
 
 CREATE TABLE IF NOT EXISTS memops (
@@ -65,7 +69,7 @@ CREATE TABLE IF NOT EXISTS collectives (
   host_start  INTEGER,
   host_end    INTEGER,
   tid         INTEGER,
-  group_id    INTEGER           -- calls inside one ncclGroupStart/End share it; NULL otherwise
+  group_id    INTEGER           -- optional: calls inside one ncclGroupStart/End share it; NULL otherwise
 );
 
 CREATE TABLE IF NOT EXISTS collective_launches (

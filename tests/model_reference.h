@@ -6,7 +6,7 @@
 #ifndef OVL_TEST_MODEL_REFERENCE_H
 #define OVL_TEST_MODEL_REFERENCE_H
 
-#include "simulate/bucket_model.h"
+#include "model/bucket_model.h"
 
 /* alpha + bytes / beta, ns. */
 double ref_cost(const ovl_sim_params *p, double bytes);

@@ -8,21 +8,28 @@
 ** was declared before; every name_iid was defined on its sequence (since its last clear)
 ** before use; packets that use interned names or sequence defaults set
 ** SEQ_NEEDS_INCREMENTAL_STATE; incremental timestamps have a clock snapshot on their
-** sequence; on every track events are in time order, every END closes an open BEGIN and
-** nothing is left open (so slices nest); counter values only on counter tracks; every flow
+** sequence; no debug annotation holds a NaN or infinite double (unknown values are left
+** out); on every track events are in time order, every END closes an open BEGIN and
+** nothing is left open (so slices nest); counter values only on counter tracks; no track
+** has a sibling_order_rank that Perfetto ignores (below a process or thread track, or below
+** a parent without EXPLICIT child_ordering); every flow
 ** id starts exactly once and terminates exactly once, not before it started. Kernel slices
 ** are the slices on "stream ..." tracks that are not memcpy/memset; with --kernels their
 ** count must equal N. Prints statistics, among them the bytes per kernel slice (its BEGIN
-** and END packets, framing and interned definitions included).
+** and END packets, framing and interned definitions included), and per process the order
+** in which the UI shows its tracks ("track_order NAME | track | track ...").
 **
 ** Chrome checks: the file is well-formed JSON (a strict validator), has a traceEvents
-** array, and holds one "X" event of category kernel or nccl per kernel (--kernels N).
+** array, and holds one "X" event of category kernel or nccl per kernel (--kernels N); with
+** ts and dur read as a viewer reads them (doubles in µs, rounded to ns), the X events of
+** every (pid, tid) nest (none crosses the end of one it starts in).
 ** Exit status 0 when every check passes, 1 otherwise (each problem printed), 2 on usage.
 */
 #include "base/i64map.h"
 #include "perfetto_subset.pb-c.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -69,6 +76,10 @@ static unsigned char *slurp(const char *path, size_t *len) {
 /* ------------------------------------------------------------------------------------ */
 
 typedef struct track {
+  uint64_t uuid, parent;
+  int is_process, is_thread, explicit_children, has_rank;
+  int32_t rank;
+  char *name;
   int counter, gpu;
   int64_t last_ts;
   long depth;
@@ -122,6 +133,15 @@ static void declare(const Perfetto__Protos__TrackDescriptor *d, long at) {
   if (ntracks == tracks_cap) tracks = realloc(tracks, (tracks_cap = tracks_cap ? tracks_cap * 2 : 64) * sizeof *tracks);
   track *t = &tracks[ntracks];
   memset(t, 0, sizeof *t);
+  t->uuid = d->uuid;
+  t->parent = d->has_parent_uuid ? d->parent_uuid : 0;
+  t->is_process = d->process != NULL;
+  t->is_thread = d->thread != NULL;
+  t->explicit_children =
+      d->has_child_ordering && d->child_ordering == PERFETTO__PROTOS__TRACK_DESCRIPTOR__CHILD_TRACKS_ORDERING__EXPLICIT;
+  t->has_rank = d->has_sibling_order_rank;
+  t->rank = d->sibling_order_rank;
+  t->name = strdup(d->process && d->process->process_name ? d->process->process_name : d->name ? d->name : "");
   t->counter = d->counter != NULL;
   t->gpu = d->name && (strncmp(d->name, "stream ", 7) == 0 || strncmp(d->name, "unknown stream", 14) == 0);
   t->last_ts = INT64_MIN;
@@ -155,6 +175,12 @@ static void check_event(const Perfetto__Protos__TracePacket *p, uint32_t seq_id,
     int64_t v;
     if (!ovl_i64map_get(&sq->iids, (int64_t)ev->name_iid, &v)) problem("packet %ld: name_iid %" PRIu64 " not defined on sequence %u", at, ev->name_iid, seq_id);
     else name = iid_names[v];
+  }
+  for (size_t i = 0; i < ev->n_debug_annotations; i++) {
+    const Perfetto__Protos__DebugAnnotation *a = ev->debug_annotations[i];
+    if (a->has_double_value && !isfinite(a->double_value))
+      problem("packet %ld: annotation %s is %g (unknown values must be left out)", at, a->name ? a->name : "?",
+              a->double_value);
   }
   if (ts < t->last_ts) problem("packet %ld: time goes back on a track (%" PRId64 " < %" PRId64 ")", at, ts, t->last_ts);
   t->last_ts = ts;
@@ -199,6 +225,70 @@ static void check_event(const Perfetto__Protos__TracePacket *p, uint32_t seq_id,
     else if (ts < v) problem("packet %ld: flow %" PRIx64 " ends before its start time", at, id);
     ovl_i64map_put(&flow_ended, (int64_t)id, ts);
   }
+}
+
+/* Track order as the Perfetto UI shows it. The UI honours sibling_order_rank only below a
+** parent whose child_ordering is EXPLICIT and which is neither a process nor a thread track
+** (TrackDescriptor.sibling_order_rank in Perfetto's track_descriptor.proto); elsewhere this
+** models its fallback, ordering by name. */
+static const track *sort_parent;
+static int by_shown_order(const void *a, const void *b) {
+  const track *x = &tracks[*(const size_t *)a], *y = &tracks[*(const size_t *)b];
+  if (sort_parent && sort_parent->explicit_children && !sort_parent->is_process && !sort_parent->is_thread &&
+      x->rank != y->rank)
+    return x->rank < y->rank ? -1 : 1;
+  int c = strcmp(x->name, y->name);
+  if (c) return c;
+  return *(const size_t *)a < *(const size_t *)b ? -1 : 1;
+}
+
+/* Appends the names of the tracks below `parent` in shown order (leaves only; lanes, which
+** share a name, once). */
+static void shown_leaves(const track *parent, char *out, size_t cap) {
+  size_t *kids = malloc((ntracks + 1) * sizeof *kids), n = 0;
+  for (size_t i = 0; i < ntracks; i++)
+    if (tracks[i].parent == parent->uuid) kids[n++] = i;
+  sort_parent = parent;
+  qsort(kids, n, sizeof *kids, by_shown_order);
+  for (size_t k = 0; k < n; k++) {
+    const track *t = &tracks[kids[k]];
+    int has_children = 0;
+    for (size_t i = 0; i < ntracks && !has_children; i++) has_children = tracks[i].parent == t->uuid;
+    if (has_children) {
+      shown_leaves(t, out, cap);
+      continue;
+    }
+    const char *last = strrchr(out, '|');
+    if (last && strcmp(last + 2, t->name) == 0) continue;
+    size_t len = strlen(out);
+    snprintf(out + len, cap - len, " | %s", t->name);
+  }
+  free(kids);
+}
+
+/* Ordering checks, and one "track_order PROCESS | name | ..." line per process. */
+static void check_ordering(void) {
+  for (size_t i = 0; i < ntracks; i++) {
+    const track *t = &tracks[i];
+    if (!t->has_rank || !t->parent) continue;
+    for (size_t j = 0; j < ntracks; j++) {
+      const track *p = &tracks[j];
+      if (p->uuid != t->parent) continue;
+      if (p->is_process || p->is_thread)
+        problem("track '%s': sibling_order_rank below a process or thread track, which Perfetto ignores", t->name);
+      else if (!p->explicit_children)
+        problem("track '%s': sibling_order_rank below a parent without EXPLICIT child_ordering", t->name);
+    }
+  }
+  size_t cap = 1 << 16;
+  char *line = malloc(cap);
+  for (size_t i = 0; i < ntracks; i++) {
+    if (!tracks[i].is_process) continue;
+    line[0] = 0;
+    shown_leaves(&tracks[i], line, cap);
+    printf("track_order %s%s\n", tracks[i].name, line);
+  }
+  free(line);
 }
 
 static int check_perfetto(const char *path, long expect_kernels) {
@@ -273,6 +363,7 @@ static int check_perfetto(const char *path, long expect_kernels) {
   }
   for (size_t i = 0; i < ntracks; i++)
     if (tracks[i].depth) problem("a track ends with %ld open slice(s)", tracks[i].depth);
+  check_ordering();
   for (size_t s = 0; flow_started.mask && s <= flow_started.mask; s++) {
     int64_t v;
     if (flow_started.keys[s] != INT64_MIN && !ovl_i64map_get(&flow_ended, flow_started.keys[s], &v))
@@ -336,9 +427,34 @@ static void jnumber(jp *p) {
   if (p->s == st) p->bad = 1;
 }
 
-/* An object; `event` objects have their ph and cat looked at. */
+/* Complete events ("X") as a reader sees them: ts and dur parsed as doubles (µs), then
+** rounded to whole ns, as trace viewers do. */
+typedef struct xevent {
+  double pid, tid;
+  int64_t start, end;
+  size_t at;
+} xevent;
+static xevent *xevents;
+static size_t nxevents, xevents_cap;
+
+static double jnumber_value(jp *p) {
+  char buf[64];
+  size_t n = 0;
+  const char *st = p->s;
+  jnumber(p);
+  while (st + n < p->s && n + 1 < sizeof buf) {
+    buf[n] = st[n];
+    n++;
+  }
+  buf[n] = 0;
+  return strtod(buf, NULL);
+}
+
+/* An object; `event` objects have their ph and cat looked at, and X events their place
+** and times. */
 static void jobject(jp *p, int depth, int event, int events_key_seen, long *kernels) {
   char ph[8] = "", cat[16] = "";
+  double pid = 0, tid = 0, ts = 0, dur = -1;
   p->s++;
   ws(p);
   if (p->s < p->end && *p->s == '}') {
@@ -358,6 +474,14 @@ static void jobject(jp *p, int depth, int event, int events_key_seen, long *kern
     ws(p);
     if (event && strcmp(key, "ph") == 0 && p->s < p->end && *p->s == '"') jstring(p, ph, sizeof ph);
     else if (event && strcmp(key, "cat") == 0 && p->s < p->end && *p->s == '"') jstring(p, cat, sizeof cat);
+    else if (event && p->s < p->end && (*p->s == '-' || (*p->s >= '0' && *p->s <= '9')) &&
+             (!strcmp(key, "pid") || !strcmp(key, "tid") || !strcmp(key, "ts") || !strcmp(key, "dur"))) {
+      double v = jnumber_value(p);
+      if (!strcmp(key, "pid")) pid = v;
+      else if (!strcmp(key, "tid")) tid = v;
+      else if (!strcmp(key, "ts")) ts = v;
+      else dur = v;
+    }
     else jvalue(p, depth + 1, !event && events_key_seen == 0 && depth == 0 && strcmp(key, "traceEvents") == 0, kernels);
     ws(p);
     if (p->s < p->end && *p->s == ',') {
@@ -371,6 +495,44 @@ static void jobject(jp *p, int depth, int event, int events_key_seen, long *kern
     p->bad = 1;
   }
   if (event && strcmp(ph, "X") == 0 && (strcmp(cat, "kernel") == 0 || strcmp(cat, "nccl") == 0)) (*kernels)++;
+  if (event && strcmp(ph, "X") == 0 && dur >= 0) {
+    if (nxevents == xevents_cap) xevents = realloc(xevents, (xevents_cap = xevents_cap ? 2 * xevents_cap : 1024) * sizeof *xevents);
+    int64_t start = llround(ts * 1000.0);
+    xevents[nxevents] = (xevent){pid, tid, start, start + llround(dur * 1000.0), nxevents};
+    nxevents++;
+  }
+}
+
+static int cmp_xevent(const void *a, const void *b) {
+  const xevent *x = a, *y = b;
+  if (x->pid != y->pid) return x->pid < y->pid ? -1 : 1;
+  if (x->tid != y->tid) return x->tid < y->tid ? -1 : 1;
+  if (x->start != y->start) return x->start < y->start ? -1 : 1;
+  if (x->end != y->end) return x->end > y->end ? -1 : 1;  /* the enclosing slice first */
+  return x->at < y->at ? -1 : 1;
+}
+
+/* On every (pid, tid) the X events, as read, nest: each lies inside every earlier one still
+** open at its start, or starts after it ended. Returns the number that do not. */
+static long chrome_overlaps(void) {
+  qsort(xevents, nxevents, sizeof *xevents, cmp_xevent);
+  int64_t *open_end = malloc((nxevents + 1) * sizeof *open_end);
+  size_t depth = 0;
+  long bad = 0;
+  for (size_t i = 0; i < nxevents; i++) {
+    const xevent *e = &xevents[i];
+    if (i && (e->pid != xevents[i - 1].pid || e->tid != xevents[i - 1].tid)) depth = 0;
+    while (depth && open_end[depth - 1] <= e->start) depth--;
+    if (depth && e->end > open_end[depth - 1]) {
+      if (bad++ < 5)
+        problem("X events overlap on pid %.0f tid %.0f: [%" PRId64 ", %" PRId64 ") ns crosses the end %" PRId64 " ns of an enclosing one",
+                e->pid, e->tid, e->start, e->end, open_end[depth - 1]);
+      continue;
+    }
+    open_end[depth++] = e->end;
+  }
+  free(open_end);
+  return bad;
 }
 
 static void jvalue(jp *p, int depth, int events, long *kernels) {
@@ -428,7 +590,10 @@ static int check_chrome(const char *path, long expect_kernels) {
   if (!strstr((const char *)buf, "\"traceEvents\"")) problem("%s: no traceEvents", path);
   if (expect_kernels >= 0 && kernels != expect_kernels)
     problem("%ld kernel X events, the trace has %ld kernels", kernels, expect_kernels);
-  printf("json_bytes %zu\nkernel_x_events %ld\n", len, kernels);
+  long overlaps = chrome_overlaps();
+  printf("json_bytes %zu\nkernel_x_events %ld\nx_events %zu\noverlapping_x_events %ld\n", len, kernels, nxevents,
+         overlaps);
+  free(xevents);
   free(buf);
   return problems ? 1 : 0;
 }

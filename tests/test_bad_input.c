@@ -102,6 +102,39 @@ int main(int argc, char **argv) {
   }
   expect_error("", no_version, no_version, "no schema_version");
 
+  /* Columns schema/ovl.sql marks optional may be absent (older traces); required ones not. */
+  const char *no_optional = tb_temp_path("nooptional.sqlite");
+  write_good_trace(no_optional, 10);
+  {
+    sqlite3 *db = NULL;
+    sqlite3_open(no_optional, &db);
+    CHECK_I64(sqlite3_exec(db,
+                           "ALTER TABLE kernels DROP COLUMN grid_x; ALTER TABLE kernels DROP COLUMN grid_y;"
+                           "ALTER TABLE kernels DROP COLUMN grid_z; ALTER TABLE kernels DROP COLUMN block_x;"
+                           "ALTER TABLE kernels DROP COLUMN block_y; ALTER TABLE kernels DROP COLUMN block_z;"
+                           "ALTER TABLE collectives DROP COLUMN group_id;",
+                           NULL, NULL, NULL),
+              SQLITE_OK);
+    sqlite3_close(db);
+  }
+  {
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' report '%s'", ovl_bin, no_optional);
+    cmd_result r = run_cmd(cmd);
+    CHECK_I64(r.status, 0);
+    if (r.status) fprintf(stderr, "  trace without optional columns: %s", r.err);
+    cmd_free(&r);
+  }
+  const char *no_device = tb_temp_path("nodevice.sqlite");
+  write_good_trace(no_device, 10);
+  {
+    sqlite3 *db = NULL;
+    sqlite3_open(no_device, &db);
+    CHECK_I64(sqlite3_exec(db, "ALTER TABLE memops DROP COLUMN device", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+  }
+  expect_error("", no_device, no_device, "table memops has no column 'device'");
+
   const char *empty_trace = tb_temp_path("emptytrace.sqlite");
   tb b;
   tb_open(&b, empty_trace);
@@ -205,6 +238,17 @@ int main(int argc, char **argv) {
   CHECK_I64(r.status, 0);
   CHECK(strstr(r.out, "usage: ovl report") != NULL);
   cmd_free(&r);
+  /* Every analysing verb reads every format: its help says so (not "an ovl SQLite trace"). */
+  const char *analysing[] = {"report", "export", "fit", "whatif"};
+  for (size_t i = 0; i < sizeof analysing / sizeof *analysing; i++) {
+    snprintf(cmd, sizeof cmd, "'%s' %s --help", ovl_bin, analysing[i]);
+    r = run_cmd(cmd);
+    CHECK_I64(r.status, 0);
+    CHECK(strstr(r.out, "PyTorch profiler (Kineto)") != NULL);
+    CHECK(strstr(r.out, "Nsight") != NULL);
+    CHECK(strstr(r.out, "TRACE: an ovl SQLite trace, or") == NULL);
+    cmd_free(&r);
+  }
 
   const char *files[] = {text, empty_file, foreign, newer, no_version, empty_trace, truncated, corrupt, bad_header,
                          good, badrows};

@@ -76,8 +76,37 @@ static char *read_text(const char *path) {
   return buf;
 }
 
+/* The checker's "track_order PROCESS | track | ..." lines: every process shows "steps" first
+** and its streams in numeric order (Perfetto sorts by name unless the ranks are honoured,
+** which puts "stream 13" before "stream 7" and "steps" after the counters). Returns the
+** number of processes seen. */
+static int check_track_order(const char *out) {
+  int processes = 0;
+  for (const char *p = strstr(out, "track_order "); p; p = strstr(p + 1, "\ntrack_order ")) {
+    const char *line = p[0] == '\n' ? p + 1 : p;
+    const char *eol = strchr(line, '\n');
+    size_t len = eol ? (size_t)(eol - line) : strlen(line);
+    char *text = strndup(line, len);
+    processes++;
+    char *first = strstr(text, " | ");
+    CHECK(first != NULL && strncmp(first + 3, "steps |", 7) == 0);
+    long last = -1;
+    int streams = 0;
+    for (char *q = strstr(text, "| stream "); q; q = strstr(q + 1, "| stream ")) {
+      long id = strtol(q + 9, NULL, 10);
+      if (id < last) fprintf(stderr, "streams out of numeric order: %s\n", text);
+      CHECK(id >= last);
+      last = id;
+      streams++;
+    }
+    CHECK(streams >= 2);
+    free(text);
+  }
+  return processes;
+}
+
 /* Exports a trace both ways through the CLI and runs every file-level check on the results. */
-static void export_and_check(const char *label, const char *trace_args, long kernels) {
+static void export_and_check(const char *label, const char *trace_args, long kernels, int processes) {
   char pf[512], js[512], cmd[4096];
   snprintf(pf, sizeof pf, "%s", tb_temp_path("out.pftrace"));
   snprintf(js, sizeof js, "%s", tb_temp_path("out.json.gz"));
@@ -86,7 +115,10 @@ static void export_and_check(const char *label, const char *trace_args, long ker
   if (r.status != 0) fprintf(stderr, "%s: %s%s", label, r.out, r.err);
   CHECK_I64(r.status, 0);
   cmd_free(&r);
-  CHECK_I64(run_checker(pf, 0, kernels, NULL), 0);
+  char *out = NULL;
+  CHECK_I64(run_checker(pf, 0, kernels, &out), 0);
+  CHECK_I64(check_track_order(out), processes);
+  free(out);
   CHECK_I64(run_checker(js, 1, kernels, NULL), 0);
   if (strcmp(protoc, "-") != 0) {
     snprintf(cmd, sizeof cmd, "'%s' --decode=perfetto.protos.Trace -I'%s' '%s/perfetto_subset.proto' < '%s'", protoc,
@@ -151,10 +183,10 @@ static void test_rich_traces(void) {
   long k = sql_kernels(a);
   CHECK_I64(k, 12);
   snprintf(args, sizeof args, "'%s'", a);
-  export_and_check("one rank", args, k);
+  export_and_check("one rank", args, k, 1);
   /* Two ranks: flow ids and uuids must stay unique across ranks. */
   snprintf(args, sizeof args, "'%s' '%s'", a, b2);
-  export_and_check("two ranks", args, k + sql_kernels(b2));
+  export_and_check("two ranks", args, k + sql_kernels(b2), 2);
   unlink(a);
   unlink(b2);
 }
@@ -277,6 +309,79 @@ static void test_unsorted_host_rows(void) {
   unlink(pf);
 }
 
+/* Unknown values are left out of the annotations: a zero-length NCCL kernel has no bandwidth,
+** a step without communication no efficiency. Neither file may carry NaN (or Chrome's null
+** in its place); the checker rejects NaN annotations in the Perfetto file. */
+static void test_unknown_values(void) {
+  char path[512], js[512], pf[512];
+  snprintf(path, sizeof path, "%s", tb_temp_path("unknown.sqlite"));
+  snprintf(js, sizeof js, "%s", tb_temp_path("unknown.json"));
+  snprintf(pf, sizeof pf, "%s", tb_temp_path("unknown.pftrace"));
+  tb b;
+  tb_open(&b, path);
+  tb_nvtx(&b, "ovl", "step", 0, 1000);     /* compute only: no efficiency */
+  tb_nvtx(&b, "ovl", "step", 1000, 2000);
+  tb_kernel(&b, "compute_a", 100, 900, 0, 7);
+  tb_kernel(&b, "compute_b", 1100, 1900, 0, 7);
+  int64_t nccl = tb_kernel(&b, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 1500, 1500, 0, 13);
+  tb_collective(&b, "AllReduce", 4096, 2, 1400, nccl);  /* zero length: no bandwidth */
+  nccl = tb_kernel(&b, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 1600, 1950, 0, 13);
+  tb_collective(&b, "AllReduce", 8192, 2, 1550, nccl);  /* a bandwidth */
+  tb_close(&b);
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "'%s' export -q --perfetto '%s' --chrome '%s' '%s'", ovl, pf, js, path);
+  cmd_result r = run_cmd(cmd);
+  CHECK_I64(r.status, 0);
+  cmd_free(&r);
+  char *text = read_text(js);
+  CHECK(strstr(text, "\"bytes\":4096") != NULL);  /* the collective is annotated... */
+  CHECK_I64(count_of(text, "busbw_gbps"), 1);     /* ...without the bandwidths it lacks */
+  CHECK_I64(count_of(text, "algbw_gbps"), 1);
+  CHECK_I64(count_of(text, "overlap_efficiency"), 1);  /* the step with communication */
+  CHECK(strstr(text, "null") == NULL);
+  CHECK(strstr(text, "NaN") == NULL && strstr(text, "nan") == NULL);
+  free(text);
+  CHECK_I64(run_checker(pf, 0, 4, NULL), 0);
+  unlink(path);
+  unlink(js);
+  unlink(pf);
+}
+
+/* Epoch timestamps (ns since 1970, as Kineto and CUPTI traces have them): in microseconds a
+** reader's double keeps them to about 0.25 µs only, so back-to-back kernels would overlap.
+** The Chrome file counts from a small origin it states; the checker reads ts/dur as doubles
+** and finds every track still nested. */
+static void test_epoch_times(void) {
+  char path[512], js[512], cmd[2048];
+  snprintf(path, sizeof path, "%s", tb_temp_path("epoch.sqlite"));
+  snprintf(js, sizeof js, "%s", tb_temp_path("epoch.json"));
+  const int64_t t0 = 1694128201434728961LL;  /* 2023-09-07, an odd nanosecond */
+  tb b;
+  tb_open(&b, path);
+  int64_t t = t0;
+  for (int i = 0; i < 200; i++) {  /* back to back, lengths not multiples of 1 µs */
+    int64_t len = 1001 + 37 * (i % 11);
+    tb_kernel(&b, i % 2 ? "gemm" : "relu", t, t + len, 0, 7);
+    t += len;
+  }
+  tb_close(&b);
+  snprintf(cmd, sizeof cmd, "'%s' export -q --chrome '%s' '%s'", ovl, js, path);
+  cmd_result r = run_cmd(cmd);
+  CHECK_I64(r.status, 0);
+  cmd_free(&r);
+  char *out = NULL;
+  CHECK_I64(run_checker(js, 1, 200, &out), 0);
+  CHECK_I64((long)stat_of(out, "overlapping_x_events"), 0);
+  free(out);
+  char *text = read_text(js);
+  char origin[96];
+  snprintf(origin, sizeof origin, "\"time_origin_ns\":\"%lld\"", (long long)(t0 / 1000000 * 1000000));
+  CHECK(strstr(text, origin) != NULL);  /* the earliest work, rounded down to a millisecond */
+  free(text);
+  unlink(path);
+  unlink(js);
+}
+
 static void test_simulated(void) {
   char path[512], cmd[1024];
   snprintf(path, sizeof path, "%s", tb_temp_path("sim.sqlite"));
@@ -287,7 +392,7 @@ static void test_simulated(void) {
   snprintf(cmd, sizeof cmd, "'%s'", path);
   long k = sql_kernels(path);
   CHECK(k > 0);
-  export_and_check("simulated", cmd, k);
+  export_and_check("simulated", cmd, k, 1);
   unlink(path);
 }
 
@@ -340,9 +445,23 @@ static void test_real_traces(void) {
   snprintf(cmd, sizeof cmd, "'%s' export -q --perfetto '%s' '%s'", ovl, pf, dir);
   r = run_cmd(cmd);
   CHECK_I64(r.status, 0);
-  CHECK_I64(run_checker(pf, 0, kernels, NULL), 0);
+  char *out = NULL;
+  CHECK_I64(run_checker(pf, 0, kernels, &out), 0);
+  CHECK_I64(check_track_order(out), 8);
+  free(out);
   cmd_free(&r);
   unlink(pf);
+  /* Chrome JSON of the same job: epoch times, read back as doubles, still nest. */
+  char js[512];
+  snprintf(js, sizeof js, "%s", tb_temp_path("real.json.gz"));
+  snprintf(cmd, sizeof cmd, "'%s' export -q --chrome '%s' '%s'", ovl, js, dir);
+  r = run_cmd(cmd);
+  CHECK_I64(r.status, 0);
+  cmd_free(&r);
+  CHECK_I64(run_checker(js, 1, kernels, &out), 0);
+  CHECK_I64((long)stat_of(out, "overlapping_x_events"), 0);
+  free(out);
+  unlink(js);
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", imported);
   r = run_cmd(cmd);
   cmd_free(&r);
@@ -362,6 +481,8 @@ int main(int argc, char **argv) {
   test_rich_traces();
   test_layout();
   test_unsorted_host_rows();
+  test_unknown_values();
+  test_epoch_times();
   test_simulated();
   test_usage();
   test_real_traces();

@@ -14,6 +14,7 @@
 #include "fakes/fake_cupti.h"
 #include "host_buffer.h"
 #include "load/trace_reader.h"
+#include "nccl_names.h"
 #include "run_cmd.h"
 #include "trace_builder.h"
 
@@ -261,7 +262,7 @@ static void host_events(void) {
   c.id = ovl_group_member_id(3, 1);
   c.comm = 77, c.rank = 1, c.nranks = 8, c.seq = 4, c.count = 100, c.bytes = 800, c.peer = -1, c.device = 2;
   c.stream = OVL_NONE, c.host_start = 10, c.host_end = 20, c.tid = 5, c.group_id = 3;
-  c.op = 1 /* ReduceScatter */, c.dtype = 9 /* ncclBfloat16 */, c.redop = 7 /* a PreMulSum operator */;
+  c.op = OVL_NCCL_REDUCESCATTER, c.dtype = 9 /* ncclBfloat16 */, c.redop = 7 /* a PreMulSum operator */;
   ovl_event_rows_add(&e, &c.h);
   /* rank evidence: the 8-rank communicator wins over a later, smaller one */
   ovl_comm_event m = {{OVL_EV_COMM, sizeof m, 0}, 77, 1, 8, 2, 22809};
@@ -370,7 +371,7 @@ static void report_on_capture(void) {
     c.id = ovl_group_member_id(9, k);
     c.comm = 5, c.rank = 0, c.nranks = 2, c.seq = k, c.count = 256, c.bytes = 1024, c.peer = -1, c.device = 0;
     c.stream = 8, c.host_start = 100 + k, c.host_end = 110 + k, c.tid = 1, c.group_id = 9;
-    c.op = 0 /* AllReduce */, c.dtype = 7 /* ncclFloat32 */, c.redop = 0 /* ncclSum */;
+    c.op = OVL_NCCL_ALLREDUCE, c.dtype = 7 /* ncclFloat32 */, c.redop = 0 /* ncclSum */;
     ovl_event_rows_add(&e, &c.h);
   }
   CHECK_I64(e.rc, OVL_OK);
@@ -458,6 +459,27 @@ static void settings(void) {
   CHECK_I64(rank, -1);
 }
 
+/* One NCCL vocabulary: the capture's calls are the analyzer's operations (same values, same
+** names both ways), and the sizes the capture stores are the shared ones. */
+static void test_nccl_vocabulary(void) {
+  const int calls[] = {OVL_NCCL_ALLREDUCE, OVL_NCCL_REDUCESCATTER, OVL_NCCL_ALLGATHER, OVL_NCCL_BROADCAST,
+                       OVL_NCCL_REDUCE,    OVL_NCCL_ALLTOALL,      OVL_NCCL_GATHER,    OVL_NCCL_SCATTER,
+                       OVL_NCCL_SEND,      OVL_NCCL_RECV};
+  for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+    const char *name = ovl_nccl_call_name(calls[i]);
+    CHECK(name != NULL);
+    if (!name) continue;
+    CHECK_I64(ovl_op_from_name(name), calls[i]);
+    CHECK_STR(ovl_op_name((ovl_op)calls[i]), name);
+  }
+  CHECK_STR(ovl_nccl_call_name(OVL_NCCL_ALLREDUCE), "AllReduce");
+  CHECK(ovl_nccl_call_name(OVL_OP_COUNT) == NULL);
+  CHECK(ovl_nccl_call_name(-1) == NULL);
+  CHECK_I64(ovl_nccl_send_bytes(OVL_NCCL_REDUCESCATTER, 10, 7 /* ncclFloat32 */, 4), 160);
+  CHECK_I64(ovl_nccl_send_bytes(OVL_NCCL_ALLREDUCE, 10, 9 /* ncclBfloat16 */, 4), 20);
+  CHECK_I64(ovl_nccl_send_bytes(OVL_NCCL_ALLREDUCE, 10, 99, 4), OVL_NONE);
+}
+
 int main(void) {
   settings();
   cupti_records();
@@ -465,5 +487,6 @@ int main(void) {
   batched_order();
   report_on_capture();
   bounded_buffer();
+  test_nccl_vocabulary();
   return check_summary();
 }

@@ -7,8 +7,12 @@
 #include "analyze/sweep.h"
 #include "check.h"
 
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define GRID 160
 
@@ -221,8 +225,66 @@ static void test_sweep(void) {
   }
 }
 
+#ifndef NDEBUG
+/* Runs fn in a child process; returns 1 when it died of an assert() (SIGABRT). */
+static int aborts(void (*fn)(void)) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (!freopen("/dev/null", "w", stderr)) _exit(3);
+    fn();
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT;
+}
+
+static void unsorted_sweep(void) {
+  ovl_step_windows win;
+  int64_t exposed[1] = {0};
+  int32_t running[1] = {0};
+  ovl_coll_state cs = {exposed, running, NULL, 1};
+  ovl_sweep sw;
+  if (ovl_windows_init(&win, 0) || ovl_sweep_init(&sw, &win, &cs)) _exit(2);
+  ovl_sweep_item a = {100, 200, OVL_CLASS_COMPUTE, NULL, 0, -1, -1, -1};
+  ovl_sweep_item b = {50, 300, OVL_CLASS_COMPUTE, NULL, 0, -1, -1, -1};  /* starts before a */
+  ovl_sweep_add(&sw, &a);
+  ovl_sweep_add(&sw, &b);
+}
+
+static void overlapping_windows(void) {
+  ovl_step_windows win;
+  if (ovl_windows_init(&win, 2)) _exit(2);
+  ovl_windows_set(&win, 0, 0, 100);
+  ovl_windows_set(&win, 1, 50, 150);  /* overlaps window 0 */
+}
+
+static void window_changed_in_the_past(void) {
+  ovl_step_windows win;
+  long step;
+  if (ovl_windows_init(&win, 2)) _exit(2);
+  ovl_windows_open(&win, 0, 0);
+  ovl_windows_locate(&win, 500, &step);
+  ovl_windows_open(&win, 1, 400);  /* before the time already looked up */
+}
+#endif
+
+/* The invariants the headers state are assert()ed (where asserts are compiled in: Debug and
+** the sanitized build); a well-behaved caller never trips them (the tests above). */
+static void test_invariant_asserts(void) {
+#ifdef NDEBUG
+  fprintf(stderr, "SKIP invariant asserts: this build compiles assert() out (NDEBUG)\n");
+#else
+  CHECK(aborts(unsorted_sweep));
+  CHECK(aborts(overlapping_windows));
+  CHECK(aborts(window_changed_in_the_past));
+#endif
+}
+
 int main(void) {
   test_algebra();
   test_sweep();
+  test_invariant_asserts();
   return check_summary();
 }

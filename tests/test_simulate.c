@@ -8,7 +8,7 @@
 #include "analyze/analysis.h"
 #include "check.h"
 #include "run_cmd.h"
-#include "simulate/bucket_model.h"
+#include "model/bucket_model.h"
 #include "simulate/sim_trace.h"
 #include "trace_builder.h"
 

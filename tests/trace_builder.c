@@ -1,8 +1,11 @@
 /* Test trace builder: see trace_builder.h. */
 #include "trace_builder.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void ok(int rc, const ovl_err *err) {
@@ -71,11 +74,61 @@ void tb_api(tb *b, int64_t start, int64_t end, int64_t correlation) {
   ok(ovl_tw_api(b->w, &r, &err), &err);
 }
 
+/* Every temporary path handed out, removed (with what it holds) when the process that
+** asked for them exits: tests need not track their files, and none is left behind. */
+static char **temp_paths;
+static size_t ntemp_paths;
+static pid_t temp_owner;
+
+static void remove_tree(const char *path) {
+  struct stat st;
+  if (lstat(path, &st) != 0) return;
+  if (S_ISDIR(st.st_mode)) {
+    DIR *d = opendir(path);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+      if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+      char child[4096];
+      snprintf(child, sizeof child, "%s/%s", path, e->d_name);
+      remove_tree(child);
+    }
+    if (d) closedir(d);
+    rmdir(path);
+  } else {
+    unlink(path);
+  }
+}
+
+static void remove_temp_paths(void) {
+  if (getpid() != temp_owner) return;  /* a fork()ed child exiting leaves its parent's files */
+  for (size_t i = 0; i < ntemp_paths; i++) {
+    remove_tree(temp_paths[i]);
+    free(temp_paths[i]);
+  }
+  free(temp_paths);
+  temp_paths = NULL;
+  ntemp_paths = 0;
+}
+
 const char *tb_temp_path(const char *tag) {
-  static char buf[8][512];
-  static int next;
-  char *p = buf[next++ % 8];
+  char path[512];
   const char *dir = getenv("TMPDIR");
-  snprintf(p, 512, "%s/ovl-test-%d-%s", dir && *dir ? dir : "/tmp", (int)getpid(), tag);
-  return p;
+  snprintf(path, sizeof path, "%s/ovl-test-%d-%s", dir && *dir ? dir : "/tmp", (int)getpid(), tag);
+  for (size_t i = 0; i < ntemp_paths; i++)
+    if (strcmp(temp_paths[i], path) == 0) return temp_paths[i];
+  if (temp_owner != getpid()) {  /* first use in this process */
+    temp_owner = getpid();
+    ntemp_paths = 0;  /* a fork()ed child's inherited list is its parent's to remove */
+    temp_paths = NULL;
+    atexit(remove_temp_paths);
+  }
+  char **grown = realloc(temp_paths, (ntemp_paths + 1) * sizeof *grown);
+  char *copy = strdup(path);
+  if (!grown || !copy) {
+    fprintf(stderr, "trace builder: out of memory\n");
+    exit(2);
+  }
+  temp_paths = grown;
+  temp_paths[ntemp_paths] = copy;
+  return temp_paths[ntemp_paths++];
 }

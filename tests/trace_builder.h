@@ -23,7 +23,9 @@ int64_t tb_memop(tb *b, const char *kind, int64_t start, int64_t end, int64_t de
 int64_t tb_collective(tb *b, const char *op, int64_t bytes, int64_t nranks, int64_t host_start, int64_t correlation);
 void tb_nvtx(tb *b, const char *domain, const char *name, int64_t start, int64_t end);
 void tb_api(tb *b, int64_t start, int64_t end, int64_t correlation);
-/* A temporary file path under TMPDIR (or /tmp) unique to this process: "<dir>/ovl-test-<pid>-<tag>". */
+/* A temporary file path under TMPDIR (or /tmp) unique to this process: "<dir>/ovl-test-<pid>-<tag>".
+** The string stays valid until exit; whatever is at the path then (a file, or a folder and
+** its contents) is removed when the process exits. */
 const char *tb_temp_path(const char *tag);
 
 #endif

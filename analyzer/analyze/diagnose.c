@@ -5,6 +5,7 @@
 */
 #include "diagnose_internal.h"
 
+#include "base/hash.h"
 #include "base/units.h"
 #include "base/vec.h"
 
@@ -99,9 +100,9 @@ static int fit_cost(ovl_diag *d) {
 
 /* The bucket layout of a step: count and sizes of its gradient collectives in firing order. */
 static uint64_t layout_hash(const ovl_step_result *st) {
-  uint64_t h = 1469598103934665603ULL ^ (uint64_t)st->ngrad;
+  uint64_t h = OVL_HASH_SEED ^ (uint64_t)st->ngrad;
   for (size_t i = 0; i < st->ncolls; i++)
-    if (st->colls[i].diag.role == OVL_ROLE_GRADIENT) h = (h ^ (uint64_t)st->colls[i].bytes) * 1099511628211ULL;
+    if (st->colls[i].diag.role == OVL_ROLE_GRADIENT) h = ovl_hash_word(h, (uint64_t)st->colls[i].bytes);
   return h;
 }
 

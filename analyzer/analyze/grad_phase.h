@@ -19,7 +19,7 @@
 #ifndef OVL_GRAD_PHASE_H
 #define OVL_GRAD_PHASE_H
 
-#include "../simulate/bucket_model.h"
+#include "../model/bucket_model.h"
 #include "analysis.h"
 
 /* Largest AllReduce treated as a scalar (a loss or a flag), never a gradient bucket. */

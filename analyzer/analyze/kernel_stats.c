@@ -1,15 +1,17 @@
 /* Kernel slowdown statistics: see kernel_stats.h. */
 #include "kernel_stats.h"
 
+#include "base/hash.h"
+
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 static uint64_t sig_hash(int64_t name, const int64_t grid[3]) {
-  uint64_t h = 1469598103934665603ULL;
+  uint64_t h = OVL_HASH_SEED;
   int64_t v[4] = {name, grid[0], grid[1], grid[2]};
-  for (int i = 0; i < 4; i++) h = (h ^ (uint64_t)v[i]) * 1099511628211ULL;
+  for (int i = 0; i < 4; i++) h = ovl_hash_word(h, (uint64_t)v[i]);
   return h ^ (h >> 29);
 }
 

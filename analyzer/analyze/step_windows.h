@@ -20,6 +20,7 @@ typedef struct ovl_step_windows {
   int64_t *start, *end;
   size_t cursor;   /* first window that may contain the current time */
   size_t opened;   /* online mode: windows [0, opened) have been opened */
+  int64_t located; /* the last time looked up: no change may happen before it */
 } ovl_step_windows;
 
 /* n windows, all unknown. Returns 0 or -1 when memory runs out. */

@@ -1,6 +1,7 @@
 /* Streaming overlap sweep: see sweep.h. */
 #include "sweep.h"
 
+#include <assert.h>
 #include <stdlib.h>
 
 void ovl_totals_init(ovl_totals *t) {
@@ -148,6 +149,7 @@ static void retire(ovl_sweep *s, const ovl_sweep_entry *e) {
 
 int ovl_sweep_advance(ovl_sweep *s, int64_t t) {
   if (!s->started) return 0;
+  assert(t >= s->last_start);
   while (s->heap_len > 0 && s->heap[0].end <= t) {
     ovl_sweep_entry e = s->heap[0];
     account(s, s->now, e.end);
@@ -161,10 +163,13 @@ int ovl_sweep_advance(ovl_sweep *s, int64_t t) {
 }
 
 int ovl_sweep_add(ovl_sweep *s, const ovl_sweep_item *item) {
+  assert(item->end >= item->start);
+  assert(!s->started || item->start >= s->last_start);  /* sorted input (sweep.h) */
   if (!s->started) {
     s->started = 1;
     s->now = item->start;
   }
+  s->last_start = item->start;
   ovl_sweep_advance(s, item->start);
   ovl_sweep_entry e = {item->end,     item->start, s->total.comm,          item->colls, item->ncolls,
                        item->coll,    (int32_t)item->cls, item->cls == OVL_CLASS_COMPUTE ? item->sig : -1,

@@ -88,6 +88,7 @@ typedef void (*ovl_segment_fn)(void *ctx, const struct ovl_sweep *s, int64_t a, 
 
 typedef struct ovl_sweep {
   int64_t now;
+  int64_t last_start;       /* of the last item added: items come in start order */
   int started;
   ovl_sweep_entry *heap;
   size_t heap_len, heap_cap;

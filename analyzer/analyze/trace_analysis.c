@@ -13,6 +13,7 @@
 ** If the work cursor finds rows further out of order than its window, the pass is redone
 ** with SQLite sorting (rare: only traces written far out of order).
 */
+#include "base/hash.h"
 #include "trace_analysis_internal.h"
 
 #include "base/i64map.h"
@@ -165,11 +166,9 @@ static int add_device(ovl_run *r, int64_t device, ovl_device_pass **out, ovl_err
 }
 
 static uint64_t coll_signature(const ovl_coll_rec *c) {
-  uint64_t h = 1469598103934665603ULL;
-  for (const char *p = c->op; *p; p++) h = (h ^ (unsigned char)*p) * 1099511628211ULL;
-  h = (h ^ (uint64_t)c->bytes) * 1099511628211ULL;
-  h = (h ^ (uint64_t)c->comm) * 1099511628211ULL;
-  return h;
+  uint64_t h = ovl_hash_str(OVL_HASH_SEED, c->op);
+  h = ovl_hash_word(h, (uint64_t)c->bytes);
+  return ovl_hash_word(h, (uint64_t)c->comm);
 }
 
 typedef struct seq_entry {

@@ -15,7 +15,7 @@
 #define OVL_WHATIF_H
 
 #include "base/status.h"
-#include "../simulate/bucket_model.h"
+#include "../model/bucket_model.h"
 #include "alpha_beta_fit.h"
 #include "analysis.h"
 #include "grad_phase.h"

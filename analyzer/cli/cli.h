@@ -11,6 +11,12 @@
 
 #include <stddef.h>
 
+/* What a TRACE argument may be, for every analysing verb's help (one wording: each verb
+** reads every format through the same loader). */
+#define OVL_CLI_TRACE_HELP                                                                      \
+  "TRACE: an ovl SQLite trace, a PyTorch profiler (Kineto) .json/.json.gz trace, an Nsight\n" \
+  "Systems SQLite export, or a directory of them.\n"
+
 typedef struct ovl_verb {
   const char *name;
   int (*run)(int argc, char **argv);  /* argv[0] is the verb */

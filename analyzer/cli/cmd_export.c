@@ -19,7 +19,7 @@ static const char help[] =
     "and counters: exposed communication (1 while communication runs with no compute) and\n"
     "communication bytes in flight. Collective slices carry the analysis (bucket, bytes,\n"
     "busbw, exposed ns, readiness stall) as arguments. See docs/export.md.\n"
-    "TRACE: an ovl SQLite trace, or a directory of them.\n"
+    OVL_CLI_TRACE_HELP
     "\n"
     "Options:\n"
     "  --perfetto FILE      Perfetto protobuf trace: open it in https://ui.perfetto.dev\n"

@@ -18,7 +18,8 @@ static const char help[] =
     "last arrival among the ranks of the same host analysed together (they wait for each\n"
     "other's compute before data can move) to its end; alone, its GPU time. When the sizes do\n"
     "not vary enough to separate alpha from beta, it says so and gives the effective bandwidth.\n"
-    "TRACE: an ovl SQLite trace, or a directory of them. See docs/fit-whatif.md.\n"
+    "See docs/fit-whatif.md.\n"
+    OVL_CLI_TRACE_HELP
     "\n"
     "Options:\n"
     "  --json               {\"fits\":[{\"comm\",\"op\",\"alpha_ns\",\"beta_bytes_per_s\",\"r2\",\"samples\",...}]}\n"

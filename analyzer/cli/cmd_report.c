@@ -17,8 +17,7 @@ static const char help[] =
     "wrong, the time a fix would recover, what to change: docs/findings.md); for the most\n"
     "exposed steps the bucket view (gradient collectives in firing order with readiness,\n"
     "stall, queueing and the order readiness would give) and one line per collective.\n"
-    "TRACE: an ovl SQLite trace, a PyTorch profiler (Kineto) .json/.json.gz trace, an Nsight\n"
-    "Systems SQLite export, or a directory of them.\n"
+    OVL_CLI_TRACE_HELP
     "\n"
     "Options:\n"
     "  --json               print the JSON report (contract: docs/report.md)\n"

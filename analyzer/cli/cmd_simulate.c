@@ -2,7 +2,7 @@
 #include "cli.h"
 
 #include "base/units.h"
-#include "../simulate/bucket_model.h"
+#include "../model/bucket_model.h"
 #include "../simulate/sim_scenario.h"
 #include "../simulate/sim_trace.h"
 

@@ -23,6 +23,7 @@ static const char help[] =
     "with its own cap; one network channel, a bucket starts when it is ready and the channel is\n"
     "free. Prints the predicted step time and exposed communication per bucket size, the best\n"
     "and its gain over the trace. See docs/fit-whatif.md.\n"
+    OVL_CLI_TRACE_HELP
     "\n"
     "Options:\n"
     "  --bucket-mb LIST       bucket caps to try, comma-separated: numbers are MiB like DDP's\n"

@@ -2,7 +2,9 @@
 ** Chrome Trace Event Format sink (JSON, gzip when the file name ends in ".gz"), for
 ** chrome://tracing and tools that read Kineto-style traces.
 **
-** Slices are complete events ("ph":"X") with ts/dur in microseconds to 3 decimals (exact ns);
+** Slices are complete events ("ph":"X") with ts/dur in microseconds to 3 decimals (exact ns),
+** ts counted from a time origin stated in otherData.time_origin_ns (a reader's double holds
+** an epoch time in µs to about 0.2 µs only: neighbouring slices would overlap);
 ** pid is the process's chrome_pid (the rank), tid the track's chrome_tid (the CUDA stream
 ** for a stream's first lane) or a synthetic id counting down from 2^31-1; process and
 ** thread names and sort orders are metadata events ("M"); flows are "s"/"f" pairs (the end
@@ -29,6 +31,7 @@ typedef struct ch_track {
 
 typedef struct ch_sink {
   ovl_out out;
+  int64_t origin;          /* ns subtracted from every timestamp */
   int first;               /* no event written yet */
   int64_t *pids;
   size_t nprocesses;
@@ -90,14 +93,15 @@ static int begin_event(ch_sink *s, const char *ph) {
 
 static int put_args(ovl_out *o, const ovl_xarg *args, size_t n) {
   int rc = ovl_out_puts(o, ",\"args\":{");
+  int any = 0;
   for (size_t i = 0; !rc && i < n; i++) {
-    if (i) rc = ovl_out_puts(o, ",");
+    if (args[i].type == OVL_XARG_DOUBLE && !isfinite(args[i].d)) continue;  /* unknown: left out */
+    if (any++) rc = ovl_out_puts(o, ",");
     if (!rc) rc = put_string(o, args[i].key);
     if (!rc) rc = ovl_out_puts(o, ":");
     if (rc) break;
     if (args[i].type == OVL_XARG_INT) rc = put_fmt(o, "%" PRId64, args[i].i);
-    else if (args[i].type == OVL_XARG_DOUBLE)
-      rc = isfinite(args[i].d) ? put_fmt(o, "%.6g", args[i].d) : ovl_out_puts(o, "null");
+    else if (args[i].type == OVL_XARG_DOUBLE) rc = put_fmt(o, "%.6g", args[i].d);
     else rc = put_string(o, args[i].s);
   }
   if (!rc) rc = ovl_out_puts(o, "}");
@@ -154,7 +158,7 @@ static int ch_track_decl(void *self, const ovl_xtrack *t, ovl_err *err) {
 /* The common head of X, i, s and f events: ,"pid":..,"tid":..,"ts":.. */
 static int put_where(ch_sink *s, const ch_track *t, int64_t ts) {
   int rc = put_fmt(&s->out, ",\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",\"ts\":", t->pid, t->tid);
-  if (!rc) rc = put_us(&s->out, ts);
+  if (!rc) rc = put_us(&s->out, ts - s->origin);
   return rc;
 }
 
@@ -214,7 +218,7 @@ static int ch_counter(void *self, uint32_t track, int64_t ts, int64_t value, ovl
   if (!rc) rc = ovl_out_puts(&s->out, ",\"name\":");
   if (!rc) rc = put_string(&s->out, t->name);
   if (!rc) rc = put_fmt(&s->out, ",\"pid\":%" PRId64 ",\"ts\":", t->pid);
-  if (!rc) rc = put_us(&s->out, ts);
+  if (!rc) rc = put_us(&s->out, ts - s->origin);
   if (!rc) rc = put_fmt(&s->out, ",\"args\":{\"value\":%" PRId64 "}}", value);
   return rc ? oom(err) : OVL_OK;
 }
@@ -248,7 +252,7 @@ static void ch_destroy(void *self) {
   ch_free(s);
 }
 
-int ovl_chrome_sink_open(const char *path, ovl_export_sink *sink, ovl_err *err) {
+int ovl_chrome_sink_open(const char *path, int64_t time_origin, ovl_export_sink *sink, ovl_err *err) {
   ch_sink *s = calloc(1, sizeof *s);
   if (!s) return oom(err);
   int rc = ovl_out_open(&s->out, path, err);
@@ -257,7 +261,13 @@ int ovl_chrome_sink_open(const char *path, ovl_export_sink *sink, ovl_err *err) 
     return rc;
   }
   s->first = 1;
-  if (ovl_out_puts(&s->out, "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[")) {
+  s->origin = time_origin;
+  /* The origin as a string: a JSON number that large would lose digits in a double. */
+  if (put_fmt(&s->out,
+              "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"time_origin_ns\":\"%" PRId64
+              "\",\"time_origin\":\"ts = microseconds after time_origin_ns on the traces' clock\"},"
+              "\"traceEvents\":[",
+              time_origin)) {
     ch_destroy(s);
     return oom(err);
   }

@@ -10,6 +10,7 @@
 
 #include "base/vec.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,8 +252,9 @@ static size_t coll_args(const ovl_coll_result *c, const ovl_coll_rec *rec, size_
     a[n++] = (ovl_xarg){"exposed_ns", OVL_XARG_INT, c->exposed, 0, NULL};
     if (c->stall != OVL_NONE) a[n++] = (ovl_xarg){"readiness_stall_ns", OVL_XARG_INT, c->stall, 0, NULL};
     if (c->ready != OVL_NONE) a[n++] = (ovl_xarg){"ready_ns", OVL_XARG_INT, c->ready, 0, NULL};
-    a[n++] = (ovl_xarg){"busbw_gbps", OVL_XARG_DOUBLE, 0, c->busbw_gbps, NULL};
-    a[n++] = (ovl_xarg){"algbw_gbps", OVL_XARG_DOUBLE, 0, c->algbw_gbps, NULL};
+    /* Unknown bandwidths (NaN: no size, or no duration) are left out, not shown as NaN. */
+    if (isfinite(c->busbw_gbps)) a[n++] = (ovl_xarg){"busbw_gbps", OVL_XARG_DOUBLE, 0, c->busbw_gbps, NULL};
+    if (isfinite(c->algbw_gbps)) a[n++] = (ovl_xarg){"algbw_gbps", OVL_XARG_DOUBLE, 0, c->algbw_gbps, NULL};
     a[n++] = (ovl_xarg){"step", OVL_XARG_INT, c->step, 0, NULL};
   }
   int64_t seq = c ? c->seq : rec->seq;

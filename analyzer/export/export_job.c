@@ -40,11 +40,12 @@ static int draw_step(ovl_exporter *ex, xgroup *g, const ovl_step_result *st, ovl
   char name[96];
   if (isnan(eff)) snprintf(name, sizeof name, "step %ld: no communication", st->index);
   else snprintf(name, sizeof name, "step %ld: overlap %.0f%%", st->index, eff * 100.0);
-  ovl_xarg a[4] = {{"overlap_efficiency", OVL_XARG_DOUBLE, 0, eff, NULL},
-                   {"t_compute_ns", OVL_XARG_INT, st->totals.compute, 0, NULL},
+  ovl_xarg a[4] = {{"t_compute_ns", OVL_XARG_INT, st->totals.compute, 0, NULL},
                    {"t_comm_ns", OVL_XARG_INT, st->totals.comm, 0, NULL},
-                   {"t_exposed_ns", OVL_XARG_INT, st->totals.exposed, 0, NULL}};
-  ovl_xslice sl = {st->start, st->end, xname(ex, name), name, "step", a, 4, NULL, 0, NULL, 0};
+                   {"t_exposed_ns", OVL_XARG_INT, st->totals.exposed, 0, NULL},
+                   {"overlap_efficiency", OVL_XARG_DOUBLE, 0, eff, NULL}};
+  size_t nargs = isfinite(eff) ? 4 : 3;  /* no communication: no efficiency, rather than NaN */
+  ovl_xslice sl = {st->start, st->end, xname(ex, name), name, "step", a, nargs, NULL, 0, NULL, 0};
   if (!sl.name_iid) return ovl_oom(err, "names");
   return xgroup_slice(ex, g, &sl, 0, err);
 }
@@ -101,6 +102,21 @@ static int draw_job_findings(ovl_exporter *ex, const ovl_job *job, ovl_err *err)
   if (!rc) rc = xgroup_close(ex, &g, err);
   else xgroup_free(&g);
   return rc;
+}
+
+/* Chrome JSON's time origin: the job's earliest known time (GPU work, steps), after clock
+** offsets, rounded down to a millisecond. Host work before it gets small negative times. */
+static int64_t time_origin(const ovl_exporter *ex) {
+  int64_t t = INT64_MAX;
+  for (uint32_t p = 0; p < ex->nprocs; p++) {
+    const ovl_rank_result *r = ex->procs[p].r;
+    if (r->totals.busy_start != INT64_MAX && xtime(ex, p, r->totals.busy_start) < t)
+      t = xtime(ex, p, r->totals.busy_start);
+    if (r->nsteps && xtime(ex, p, r->steps[0].start) < t) t = xtime(ex, p, r->steps[0].start);
+  }
+  if (t == INT64_MAX) return 0;
+  int64_t ms = 1000000;
+  return t >= 0 ? t / ms * ms : -((-t + ms - 1) / ms) * ms;
 }
 
 static const char *base_name(const char *path) {
@@ -174,7 +190,7 @@ int ovl_export_job(const ovl_job *job, const ovl_analysis_ctx *ctx, const ovl_ex
     ex.procs[i].offset = opt->rank_offsets ? opt->rank_offsets[i] : job->ranks[i].clock_offset;
   }
   int rc = opt->format == OVL_EXPORT_PERFETTO ? ovl_perfetto_sink_open(opt->path, &ex.sink, err)
-                                              : ovl_chrome_sink_open(opt->path, &ex.sink, err);
+                                              : ovl_chrome_sink_open(opt->path, time_origin(&ex), &ex.sink, err);
   int sink_open = !rc;
   if (!rc) rc = declare_processes(&ex, err);
   for (uint32_t p = 0; !rc && p < ex.nprocs; p++) rc = draw_steps(&ex, p, err);

@@ -10,6 +10,8 @@
 **   - a track receives nothing after ovl_export_sink.close_track;
 **   - every flow id appears once in a slice's flows_out and once, later in time, in
 **     another slice's flows_in.
+**   - OVL_XARG_DOUBLE values are finite: unknown values are left out of args (sinks drop a
+**     non-finite one rather than write NaN).
 ** Times are ns, already shifted by the process's clock offset.
 */
 #ifndef OVL_EXPORT_SINK_H
@@ -82,8 +84,10 @@ typedef struct ovl_export_sink {
   void (*destroy)(void *self);  /* after an error: removes the partial file */
 } ovl_export_sink;
 
-/* Sinks writing to `path` (".gz" suffix: gzip-compressed). */
+/* Sinks writing to `path` (".gz" suffix: gzip-compressed). Chrome JSON writes times as
+** microseconds after `time_origin` (ns, stated in the file's otherData): readers parse them
+** as doubles, which hold 3 decimals exactly only for small values, not for epoch times. */
 int ovl_perfetto_sink_open(const char *path, ovl_export_sink *sink, ovl_err *err);
-int ovl_chrome_sink_open(const char *path, ovl_export_sink *sink, ovl_err *err);
+int ovl_chrome_sink_open(const char *path, int64_t time_origin, ovl_export_sink *sink, ovl_err *err);
 
 #endif

@@ -122,12 +122,6 @@ int ovl_is_comm_kernel_name(const char *name) {
   return strstr(name, "ovl_emulated_") != NULL;
 }
 
-uint64_t ovl_fnv1a(uint64_t h, const void *data, size_t n) {
-  const unsigned char *p = data;
-  for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ULL;
-  return h;
-}
-
 int64_t ovl_comm_id(uint64_t hash) {
   return (int64_t)(hash & 0x7fffffffffffffffULL);
 }

@@ -35,9 +35,6 @@ const char *ovl_memcpy_kind_from_cupti(int64_t kind);
 ** (which kernels execute NCCL calls) and the analyzer's classifier (classify.h) both use it. */
 int ovl_is_comm_kernel_name(const char *name);
 
-/* 64-bit FNV-1a over bytes, continuing from h (start with OVL_FNV_SEED). */
-#define OVL_FNV_SEED 1469598103934665603ULL
-uint64_t ovl_fnv1a(uint64_t h, const void *data, size_t n);
 /* A communicator id from a hash: non-negative, so it never collides with OVL_NONE. */
 int64_t ovl_comm_id(uint64_t hash);
 

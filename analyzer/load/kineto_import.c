@@ -9,6 +9,7 @@
 */
 #include "kineto_import.h"
 
+#include "base/hash.h"
 #include "base/i64map.h"
 #include "base/nccl_ops.h"
 #include "base/vec.h"
@@ -113,9 +114,9 @@ static int intern_group(kineto_import *ki, const ovl_kineto_comm_args *c, long *
   *index = -1;
   const char *ranks = c->group_ranks && c->group_ranks[0] ? c->group_ranks : NULL;
   if (!c->group_name[0] && !ranks) return OVL_OK;
-  uint64_t h = ovl_fnv1a(OVL_FNV_SEED, "pg", 2);
-  h = ovl_fnv1a(h, c->group_name, strlen(c->group_name) + 1);
-  if (ranks) h = ovl_fnv1a(h, ranks, strlen(ranks));
+  uint64_t h = ovl_hash_bytes(OVL_HASH_SEED, "pg", 2);
+  h = ovl_hash_bytes(h, c->group_name, strlen(c->group_name) + 1);
+  if (ranks) h = ovl_hash_bytes(h, ranks, strlen(ranks));
   int64_t comm = ovl_comm_id(h), found;
   if (ovl_i64map_get(&ki->group_by_comm, comm, &found)) {
     *index = (long)found;
@@ -292,9 +293,9 @@ static void describe_call(const kineto_import *ki, const nccl_kernel *k, ovl_fou
   } else {
     /* No process group named (older traces): PyTorch gives each communicator its own
     ** stream, and SPMD ranks create them in the same order, so the stream stands for it. */
-    uint64_t h = ovl_fnv1a(OVL_FNV_SEED, "stream", 6);
-    h = ovl_fnv1a(h, &k->stream, sizeof k->stream);
-    h = ovl_fnv1a(h, &world, sizeof world);
+    uint64_t h = ovl_hash_bytes(OVL_HASH_SEED, "stream", 6);
+    h = ovl_hash_bytes(h, &k->stream, sizeof k->stream);
+    h = ovl_hash_bytes(h, &world, sizeof world);
     c->row.comm = ovl_comm_id(h);
     c->row.nranks = or_else(f.group_size, world);
     c->row.rank = f.group_size == OVL_NONE || f.group_size == world ? rank : OVL_NONE;

@@ -13,6 +13,7 @@
 #include "base/i64map.h"
 #include "base/vec.h"
 
+#include <assert.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -64,34 +65,35 @@ int ovl_trace_has_table(const ovl_trace *t, const char *table) {
 /* Fails when an existing table lacks one of the contract's columns. */
 static int check_columns(ovl_trace *t, const char *table, const char *const *cols, ovl_err *err) {
   if (!ovl_trace_has_table(t, table)) return OVL_OK;
+  for (int i = 0; cols[i]; i++) assert(i < 64);  /* the bitmap below */
   char sql[128];
   snprintf(sql, sizeof sql, "SELECT name FROM pragma_table_info('%s')", table);
   sqlite3_stmt *st = NULL;
   int rc = prepare(t, sql, &st, err);
-  unsigned found = 0;
+  uint64_t found = 0;  /* bit i: cols[i] is there */
   int src;
   while (!rc && (src = sqlite3_step(st)) == SQLITE_ROW) {
     const char *name = (const char *)sqlite3_column_text(st, 0);
     for (int i = 0; cols[i]; i++)
-      if (name && strcmp(name, cols[i]) == 0) found |= 1u << i;
+      if (name && strcmp(name, cols[i]) == 0) found |= UINT64_C(1) << i;
   }
   sqlite3_finalize(st);
   for (int i = 0; !rc && cols[i]; i++)
-    if (!(found & (1u << i)))
+    if (!(found & (UINT64_C(1) << i)))
       rc = ovl_fail(err, OVL_EUSER, "%s: table %s has no column '%s'", t->path, table, cols[i]);
   return rc;
 }
 
+/* The required columns are those schema/ovl.sql does not mark optional (store/schema_def.h). */
 static int validate_tables(ovl_trace *t, ovl_err *err) {
-  static const char *const kernels[] = {"start", "end", "device", "stream", "correlation", "name", NULL};
-  static const char *const memops[] = {"start", "end", "device", "stream", "correlation", "kind", "bytes", NULL};
-  static const char *const colls[] = {"id", "comm", "rank", "nranks", "seq", "op", "count", "dtype", "bytes",
-                                      "redop", "peer", "device", "stream", "host_start", "host_end", "tid", NULL};
-  static const char *const launches[] = {"collective", "correlation", NULL};
-  static const char *const nvtx[] = {"start", "end", "tid", "domain", "name", NULL};
-  static const char *const api[] = {"start", "end", "tid", "correlation", "name", NULL};
-  static const char *const meta[] = {"key", "value", NULL};
-  static const char *const strings[] = {"id", "value", NULL};
+  static const char *const kernels[] = {OVL_SCHEMA_KERNELS_REQUIRED, NULL};
+  static const char *const memops[] = {OVL_SCHEMA_MEMOPS_REQUIRED, NULL};
+  static const char *const colls[] = {OVL_SCHEMA_COLLECTIVES_REQUIRED, NULL};
+  static const char *const launches[] = {OVL_SCHEMA_COLLECTIVE_LAUNCHES_REQUIRED, NULL};
+  static const char *const nvtx[] = {OVL_SCHEMA_NVTX_REQUIRED, NULL};
+  static const char *const api[] = {OVL_SCHEMA_API_REQUIRED, NULL};
+  static const char *const meta[] = {OVL_SCHEMA_META_REQUIRED, NULL};
+  static const char *const strings[] = {OVL_SCHEMA_STRINGS_REQUIRED, NULL};
   if (!ovl_trace_has_table(t, "meta") || !ovl_trace_has_table(t, "kernels"))
     return ovl_fail(err, OVL_EUSER, "%s: SQLite database without ovl trace tables (meta, kernels)", t->path);
   int rc = check_columns(t, "meta", meta, err);

@@ -18,9 +18,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Returned by ovl_work_next when rows are further out of start order than the reorder
-** window allows: reopen the cursor with reorder_window = 0 (sorted by SQLite). */
-#define OVL_EUNSORTED 3
+/* ovl_work_next fails with OVL_EUNSORTED (base/status.h) when rows are further out of start
+** order than the reorder window allows: reopen the cursor with reorder_window = 0 (sorted
+** by SQLite). */
 
 typedef struct ovl_trace ovl_trace;
 

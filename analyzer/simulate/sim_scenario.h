@@ -24,7 +24,7 @@
 #ifndef OVL_SIM_SCENARIO_H
 #define OVL_SIM_SCENARIO_H
 
-#include "bucket_model.h"
+#include "../model/bucket_model.h"
 
 #include <stddef.h>
 

@@ -13,7 +13,7 @@
 #define OVL_SIM_TRACE_H
 
 #include "base/status.h"
-#include "bucket_model.h"
+#include "../model/bucket_model.h"
 #include "sim_scenario.h"
 
 typedef struct ovl_sim_trace_options {

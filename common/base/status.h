@@ -13,8 +13,12 @@
 
 enum {
   OVL_OK = 0,
-  OVL_EUSER = 1,     /* bad input or bad usage: exit status 1 */
-  OVL_EINTERNAL = 2  /* out of memory, bug, unexpected library failure: exit status 2 */
+  OVL_EUSER = 1,      /* bad input or bad usage: exit status 1 */
+  OVL_EINTERNAL = 2,  /* out of memory, bug, unexpected library failure: exit status 2 */
+  /* A reader's rows are further out of start order than its reorder window allows: the
+  ** caller redoes the pass with SQLite sorting (load/trace_reader.h). Never leaves the
+  ** analyzer. */
+  OVL_EUNSORTED = 3
 };
 
 typedef struct ovl_err {

@@ -1,14 +1,12 @@
 /* String -> int64 hash map: see strmap.h. */
 #include "strmap.h"
 
+#include "hash.h"
+
 #include <stdlib.h>
 #include <string.h>
 
-static uint64_t hash_str(const char *s) {
-  uint64_t h = 1469598103934665603ULL; /* FNV-1a */
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-  return h;
-}
+static uint64_t hash_str(const char *s) { return ovl_hash_str(OVL_HASH_SEED, s); }
 
 static int grow(ovl_strmap *m) {
   size_t ncap = m->mask ? (m->mask + 1) * 2 : 64;

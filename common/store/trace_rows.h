@@ -6,10 +6,10 @@
 #ifndef OVL_TRACE_ROWS_H
 #define OVL_TRACE_ROWS_H
 
-#include <stdint.h>
+#include "base/none.h"
+#include "store/schema_def.h"  /* OVL_SCHEMA_VERSION and the columns, generated from schema/ovl.sql */
 
-#define OVL_NONE INT64_MIN
-#define OVL_SCHEMA_VERSION 1
+#include <stdint.h>
 
 typedef struct ovl_kernel_row {
   int64_t start, end;

@@ -36,12 +36,26 @@ static const char *const insert_sql[ST_COUNT] = {
   "INSERT INTO api(start, end, tid, correlation, name) VALUES (?,?,?,?,?)",
 };
 
+/* The statements name every column of their table (their order is the binding order of the
+** row structs): a column added to schema/ovl.sql fails the build here until it is written. */
+_Static_assert(OVL_SCHEMA_META_NCOLUMNS == 2, "meta columns: see insert_sql");
+_Static_assert(OVL_SCHEMA_STRINGS_NCOLUMNS == 2, "strings columns: see insert_sql");
+_Static_assert(OVL_SCHEMA_KERNELS_NCOLUMNS == 12, "kernels columns: see insert_sql");
+_Static_assert(OVL_SCHEMA_MEMOPS_NCOLUMNS == 7, "memops columns: see insert_sql");
+_Static_assert(OVL_SCHEMA_COLLECTIVES_NCOLUMNS == 17, "collectives columns: see insert_sql");
+_Static_assert(OVL_SCHEMA_COLLECTIVE_LAUNCHES_NCOLUMNS == 2, "collective_launches columns: see insert_sql");
+_Static_assert(OVL_SCHEMA_NVTX_NCOLUMNS == 5, "nvtx columns: see insert_sql");
+_Static_assert(OVL_SCHEMA_API_NCOLUMNS == 5, "api columns: see insert_sql");
+
 /* Batched tables: the single-row statement each one falls back to, and its columns. */
 enum { B_KERNEL, B_MEMOP, B_API, B_LAUNCH, B_COUNT };
 #define BATCH_ROWS 64
 #define BATCH_MAX_COLS 12
 static const struct { int single, ncols, text_col; } batched[B_COUNT] = {
-  {ST_KERNEL, 12, -1}, {ST_MEMOP, 7, 5}, {ST_API, 5, -1}, {ST_LAUNCH, 2, -1},
+  {ST_KERNEL, OVL_SCHEMA_KERNELS_NCOLUMNS, -1},
+  {ST_MEMOP, OVL_SCHEMA_MEMOPS_NCOLUMNS, 5},
+  {ST_API, OVL_SCHEMA_API_NCOLUMNS, -1},
+  {ST_LAUNCH, OVL_SCHEMA_COLLECTIVE_LAUNCHES_NCOLUMNS, -1},
 };
 /* memops.kind values a batch can hold (as an index); other text takes the single-row path. */
 static const char *const memop_kinds[] = {"HtoD", "DtoH", "DtoD", "PtoP", "HtoH", "memset"};

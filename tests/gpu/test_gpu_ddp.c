@@ -15,6 +15,7 @@
 #include "gpu_skip.h"
 #include "run_cmd.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -124,7 +125,9 @@ static int overlap(const char *ddp, const char *ovl, const char *build_dir) {
     printf("SKIP: libovl.so is not built in %s (set OVL_LIBOVL): no trace to analyse\n", build_dir);
     return GPU_SKIP;
   }
-  char root[] = "/tmp/ovl-gpu-overlap-XXXXXX";
+  char root[1024];  /* under TMPDIR: run_isolated.sh gives each test a folder of its own */
+  const char *tmp = getenv("TMPDIR");
+  snprintf(root, sizeof root, "%s/ovl-gpu-overlap-XXXXXX", tmp && *tmp ? tmp : "/tmp");
   CHECK(mkdtemp(root) != NULL);
   static const char *modes[] = {"naive", "interleaved", "bucketed", "misordered"};
   double eff[4];

@@ -132,7 +132,7 @@ int ovl_ddp_parse_options(int argc, char **argv, ovl_ddp_options *o, ovl_err *er
   optind = 1;
   opterr = 0;
   int c, rc = OVL_OK;
-  long v;
+  long v = 0;  /* set by parse_long on success only; -O3 cannot see that and warns */
   while (rc == OVL_OK && (c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
     switch (c) {
       case OPT_MODEL: rc = ovl_model_lookup(optarg, &o->model, err); break;

@@ -1,6 +1,7 @@
 /*
 ** The alpha-beta gradient-bucketing model that `ovl simulate` prints, `ovl whatif` replays
-** and the project is built from.
+** and the project is built from. A model library (pure functions, no I/O): the simulator
+** (simulate/), the what-if replays and the diagnosis (analyze/) are its users.
 **
 ** A backward pass of L layers runs layer after layer; each takes `layer_compute_ns` and
 ** produces `layer_bytes` of gradients. Consecutive layers form buckets of `bucket_layers`
