@@ -12,7 +12,6 @@
 #define _GNU_SOURCE
 #include "capture_writer.h"
 
-#include "base/paths.h"
 #include "capture.h"
 #include "clock.h"
 #include "cupti_records.h"
@@ -20,6 +19,7 @@
 #include "event_rows.h"
 #include "host_buffer.h"
 #include "log.h"
+#include "trace_file.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -42,7 +42,7 @@ static ovl_capture_config cfg;
 
 typedef struct writer {
   ovl_trace_writer *w;
-  char path[PATH_MAX];
+  ovl_trace_file file;
   ovl_event_rows events;
   ovl_cupti_records records;
   uint64_t last_dropped_host, last_dropped_cupti, last_bad;
@@ -55,7 +55,7 @@ typedef struct writer {
 
 static void read_cmdline(char *buf, size_t size) {
   buf[0] = 0;
-  FILE *f = fopen("/proc/self/cmdline", "rb");
+  FILE *f = fopen("/proc/self/cmdline", "rbe");
   if (!f) return;
   size_t n = fread(buf, 1, size - 1, f);
   fclose(f);
@@ -89,36 +89,21 @@ static int write_start_meta(writer *x, ovl_err *err) {
 }
 
 static int open_trace(writer *x) {
-  char host[256] = "unknown";
-  gethostname(host, sizeof host - 1);
-  for (char *p = host; *p; p++)
-    if (*p == '/') *p = '_';
   ovl_err err = {0};
-  if (ovl_mkdirs(cfg.output_dir) != 0) {
-    ovl_warn(NULL, "%s: cannot create the trace directory: %s; the program runs without capture", cfg.output_dir,
-             strerror(errno));
-    return -1;
-  }
-  if (snprintf(x->path, sizeof x->path, "%s/%s-%ld.sqlite", cfg.output_dir, host, (long)getpid()) >=
-      (int)sizeof x->path) {
-    ovl_warn(NULL, "%s: trace directory name too long; the program runs without capture", cfg.output_dir);
-    return -1;
-  }
-#ifdef OVL_PRIVATE_SQLITE
-  /* libovl's own SQLite (static, hidden) is used by this thread alone. */
-  sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
-  sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
-#endif
-  if (ovl_tw_open(&x->w, x->path, &err) || write_start_meta(x, &err)) {
-    ovl_warn(NULL, "%s; the program runs without capture", err.msg);
+  ovl_trace_sqlite_setup();
+  if (ovl_trace_file_create(cfg.output_dir, &x->file) != 0) return -1;
+  if (ovl_tw_open(&x->w, x->file.name, &err) || write_start_meta(x, &err)) {
+    /* A relative name's message lacks the directory: put it in front. */
+    ovl_warn(NULL, "%s%s%s; the program runs without capture", x->file.name[0] == '/' ? "" : cfg.output_dir,
+             x->file.name[0] == '/' ? "" : "/", err.msg);
     if (x->w) ovl_tw_close(x->w, &err);
     x->w = NULL;
-    remove(x->path);
+    ovl_trace_file_remove(&x->file);
     return -1;
   }
   ovl_event_rows_init(&x->events, x->w);
   ovl_cupti_records_init(&x->records, ovl_cupti_table(), x->w);
-  ovl_debug("writing %s", x->path);
+  ovl_debug("writing %s", x->file.shown);
   return 0;
 }
 
@@ -178,7 +163,7 @@ static void close_trace(writer *x) {
   ovl_err err = {0};
   if (ovl_tw_close(x->w, &err)) ovl_warn(NULL, "%s", err.msg);
   ovl_debug("closed %s: %llu kernels, %llu memops, %llu api, %llu collectives, %llu nvtx, %llu links",
-            x->path, (unsigned long long)x->records.counts.kernels, (unsigned long long)x->records.counts.memops,
+            x->file.shown, (unsigned long long)x->records.counts.kernels, (unsigned long long)x->records.counts.memops,
             (unsigned long long)x->records.counts.api, (unsigned long long)x->events.collectives,
             (unsigned long long)x->events.nvtx, (unsigned long long)x->records.counts.links);
   ovl_cupti_records_free(&x->records);

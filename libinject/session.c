@@ -92,7 +92,14 @@ static void in_forked_child(void) { atomic_store(&state, OVL_CAPTURE_OFF); }
 __attribute__((constructor)) static void ovl_load(void) {
   ovl_config_read(&config, getenv);
   ovl_log_set_level(config.log);
-  if (config.disabled) return;
+  if (config.disabled) {
+    if (config.problem[0]) ovl_warn(NULL, "%s", config.problem);
+    return;
+  }
+  char cwd[PATH_MAX];
+  if (config.output_dir[0] != '/' && (!getcwd(cwd, sizeof cwd) || ovl_config_absolute_output(&config, cwd) != 0))
+    ovl_debug("%s: cannot resolve against the working directory; it is resolved when the trace is opened",
+              config.output_dir);
   Dl_info info;
   char self[PATH_MAX];
   if (!dladdr((void *)ovl_load, &info) || !info.dli_fname || !realpath(info.dli_fname, self)) return;
