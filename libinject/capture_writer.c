@@ -38,7 +38,11 @@
 static sem_t wake;
 static atomic_long requested, completed;
 static atomic_int final_requested, finished, started;
+static atomic_llong final_asked, final_deadline = INT64_MAX;  /* capture clock ns: asked, stop writing */
 static ovl_capture_config cfg;
+
+#define CLOSE_RESERVE_MS 500    /* of a final flush's wait, kept for closing the trace */
+#define CLOCK_CHECK_EVENTS 256  /* events drained between two looks at the clock */
 
 typedef struct writer {
   ovl_trace_writer *w;
@@ -46,6 +50,10 @@ typedef struct writer {
   ovl_event_rows events;
   ovl_cupti_records records;
   uint64_t last_dropped_host, last_dropped_cupti, last_bad;
+  uint64_t discarded;        /* host events left unwritten at the final deadline */
+  int64_t commit_due;        /* capture clock ns: commit once a drain gets there */
+  unsigned since_clock;      /* events since the last look at the clock */
+  int cut_short;             /* the final deadline stopped the writing */
   char last_cupti_status[256];
 } writer;
 
@@ -120,7 +128,7 @@ static int update_meta(writer *x, ovl_err *err) {
     if (!rc && e->world_size != OVL_NONE) rc = ovl_tw_meta_int(x->w, "world_size", e->world_size, err);
     if (!rc && e->nccl_version) rc = ovl_tw_meta_int(x->w, "nccl_version", e->nccl_version, err);
   }
-  uint64_t host = ovl_hostbuf_dropped(), cupti = ovl_cupti_dropped(), bad = x->records.counts.bad;
+  uint64_t host = ovl_hostbuf_dropped() + x->discarded, cupti = ovl_cupti_dropped(), bad = x->records.counts.bad;
   if (!rc && (host != x->last_dropped_host || cupti != x->last_dropped_cupti)) {
     x->last_dropped_host = host;
     x->last_dropped_cupti = cupti;
@@ -142,20 +150,49 @@ static int update_meta(writer *x, ovl_err *err) {
   return rc;
 }
 
+static int past_final_deadline(int64_t now) {
+  return atomic_load_explicit(&final_requested, memory_order_relaxed) && now >= atomic_load(&final_deadline);
+}
+
+/* One host event into rows. Every CLOCK_CHECK_EVENTS events: commit when a flush period has
+** passed (a long drain never holds rows back longer), stop at the final deadline. */
+static int write_event(void *ctx, const ovl_event_header *ev) {
+  writer *x = ctx;
+  ovl_event_rows_add(&x->events, ev);
+  if (++x->since_clock < CLOCK_CHECK_EVENTS) return 0;
+  x->since_clock = 0;
+  int64_t now = ovl_clock_ns();
+  if (now >= x->commit_due && !x->events.rc) {
+    x->commit_due = now + cfg.flush_ms * 1000000;
+    if (ovl_tw_commit(x->w, &x->events.err)) x->events.rc = x->events.err.code ? x->events.err.code : -1;
+  }
+  if (x->events.rc) return 1;
+  return x->cut_short = past_final_deadline(now);
+}
+
+static int discard_event(void *ctx, const ovl_event_header *ev) {
+  (void)ev;
+  ((writer *)ctx)->discarded++;
+  return 0;
+}
+
 static int cycle(writer *x, ovl_err *err) {
   ovl_cupti_buffer *buffers = ovl_cupti_take_completed();
-  ovl_hostbuf_drain(ovl_event_rows_add, &x->events);
+  ovl_hostbuf_drain(write_event, x);
   int rc = x->events.rc;
   if (rc) *err = x->events.err;
   while (buffers) {
     ovl_cupti_buffer *next = buffers->next;
-    if (!rc) rc = ovl_cupti_records_add(&x->records, buffers->data, buffers->valid, err);
+    if (!rc && !x->cut_short) rc = ovl_cupti_records_add(&x->records, buffers->data, buffers->valid, err);
     ovl_cupti_release(buffers);
     buffers = next;
+    if (!x->cut_short && past_final_deadline(ovl_clock_ns())) x->cut_short = 1;  /* the rest is given back unread */
   }
+  if (x->cut_short) ovl_hostbuf_drain(discard_event, x);  /* counted as dropped in meta */
   if (!rc) rc = ovl_cupti_records_flush(&x->records, err);
   if (!rc) rc = update_meta(x, err);
   if (!rc) rc = ovl_tw_commit(x->w, err);
+  x->commit_due = ovl_clock_ns() + cfg.flush_ms * 1000000;
   return rc;
 }
 
@@ -188,6 +225,7 @@ static void *writer_main(void *arg) {
     return NULL;
   }
   int64_t period = cfg.flush_ms * 1000000, next_flush = ovl_clock_ns() + period;
+  x.commit_due = next_flush;
   for (;;) {
     wait_until(next_flush);
     long req = atomic_load(&requested);
@@ -202,7 +240,11 @@ static void *writer_main(void *arg) {
     }
     if (periodic) next_flush = ovl_clock_ns() + period;
     if (final) {
+      if (x.cut_short)
+        ovl_warn(NULL, "the trace writer stopped at its time limit: %llu host events and the GPU records not yet "
+                 "written are left out (counted in meta.dropped_host_events)", (unsigned long long)x.discarded);
       close_trace(&x);
+      ovl_debug("closed at %.3f s after the request", (ovl_clock_ns() - atomic_load(&final_asked)) / 1e9);
       ovl_capture_stop();
       atomic_store(&completed, req);
       atomic_store(&finished, 1);
@@ -245,13 +287,23 @@ void ovl_writer_wake(void) {
 int ovl_writer_sync(int final, int timeout_ms) {
   if (!atomic_load(&started)) return 1;
   if (atomic_load(&finished)) return 1;
+  int64_t start = ovl_clock_ns(), deadline = start + (int64_t)timeout_ms * 1000000;
   long ticket = atomic_fetch_add(&requested, 1) + 1;
-  if (final) atomic_store(&final_requested, 1);
+  if (final) {
+    /* The writer stops writing early enough to count what is left and close the file
+    ** (measured: 0.05 to 0.2 s on two busy cores). */
+    int64_t reserve = timeout_ms / 4 > CLOSE_RESERVE_MS ? timeout_ms / 4 : CLOSE_RESERVE_MS;
+    long long stop = start + (timeout_ms - reserve) * 1000000;
+    if (stop < atomic_load(&final_deadline)) atomic_store(&final_deadline, stop);
+    atomic_store(&final_asked, start);
+    atomic_store(&final_requested, 1);
+    ovl_capture_begin_close();
+  }
   sem_post(&wake);
   struct timespec pause = {0, 1000000};
-  for (int waited = 0; waited < timeout_ms; waited++) {
+  for (;;) {  /* elapsed time on the monotonic clock: sleeps overrun on a loaded machine */
     if (atomic_load(&finished) || atomic_load(&completed) >= ticket) return 1;
+    if (ovl_clock_ns() >= deadline) return 0;
     nanosleep(&pause, NULL);
   }
-  return 0;
 }

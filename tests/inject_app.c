@@ -5,6 +5,8 @@
 **   inject_app basic EXIT      the calls of inject_app.h, then exit with status EXIT
 **   inject_app threads T N     T threads, each with its own communicator, N AllReduce each
 **   inject_app loop K          K AllReduce, print "ready", then more until killed
+**   inject_app flood T S       T threads call AllReduce as fast as they can; "ready" once all
+**                              run; main exits after S s (0: never) while they still call
 **   inject_app fork            calls in the parent and in a fork()ed child
 **   inject_app nvtx            a communicator, then NVTX ranges, marks and domains
 **   inject_app nvtx-only       NVTX ranges only: no CUDA or NCCL use
@@ -15,6 +17,8 @@
 #include <nccl.h>
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +135,31 @@ static _Noreturn void loop(long ready_after) {
   }
 }
 
+static atomic_int flooding;
+
+static void *flood_main(void *p) {
+  ncclComm_t comm = p;
+  atomic_fetch_add(&flooding, 1);
+  for (size_t i = 0;; i++) OK(ncclAllReduce(NULL, NULL, i, ncclFloat32, ncclSum, comm, NULL));
+  return NULL;
+}
+
+static int flood(int n, double seconds) {
+  if (n < 1 || n > 64) die("thread count");
+  ncclComm_t comm = new_comm(1, 0, "flood");
+  for (int i = 0; i < n; i++) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, flood_main, comm)) die("pthread_create");
+  }
+  while (atomic_load(&flooding) < n) sched_yield();
+  printf("ready\n");
+  fflush(stdout);
+  struct timespec wait = {(time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9)};
+  if (seconds <= 0) wait.tv_sec = 1 << 30;
+  nanosleep(&wait, NULL);
+  return 0;  /* exit() with the threads still calling */
+}
+
 static int forked(void) {
   ncclComm_t comm = new_comm(2, 0, "fork");
   for (int i = 0; i < 10; i++) OK(ncclAllReduce(NULL, NULL, 1, ncclFloat32, ncclSum, comm, NULL));
@@ -193,6 +222,7 @@ int main(int argc, char **argv) {
   if (!strcmp(mode, "basic")) return basic(argc > 2 ? atoi(argv[2]) : 0);
   if (!strcmp(mode, "threads")) return threads(argc > 2 ? atoi(argv[2]) : 8, argc > 3 ? atol(argv[3]) : 10000);
   if (!strcmp(mode, "loop")) loop(argc > 2 ? atol(argv[2]) : 1000);
+  if (!strcmp(mode, "flood")) return flood(argc > 2 ? atoi(argv[2]) : 16, argc > 3 ? atof(argv[3]) : 0);
   if (!strcmp(mode, "fork")) return forked();
   if (!strcmp(mode, "nvtx")) {
     nvtxMarkA("before any NCCL call");  /* kept until the process proves it uses NCCL */

@@ -326,9 +326,10 @@ static void batched_order(void) {
   CHECK_I64(odd, 70);
 }
 
-static void count_events(void *ctx, const ovl_event_header *ev) {
+static int count_events(void *ctx, const ovl_event_header *ev) {
   (void)ev;
   ++*(size_t *)ctx;
+  return 0;
 }
 
 /* A full buffer drops (and counts) instead of waiting; draining makes room again. */
