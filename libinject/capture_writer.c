@@ -292,7 +292,7 @@ int ovl_writer_sync(int final, int timeout_ms) {
   if (final) {
     /* The writer stops writing early enough to count what is left and close the file
     ** (measured: 0.05 to 0.2 s on two busy cores). */
-    int64_t reserve = timeout_ms / 4 > CLOSE_RESERVE_MS ? timeout_ms / 4 : CLOSE_RESERVE_MS;
+    int64_t reserve = timeout_ms / 3 > CLOSE_RESERVE_MS ? timeout_ms / 3 : CLOSE_RESERVE_MS;
     long long stop = start + (timeout_ms - reserve) * 1000000;
     if (stop < atomic_load(&final_deadline)) atomic_store(&final_deadline, stop);
     atomic_store(&final_asked, start);

@@ -67,15 +67,28 @@ static int real_missing_warned;
     atomic_store_explicit(&real_##fn, real, memory_order_relaxed);              \
   }
 
+/* Whether libovl's own relocations are applied. glibc relocates the objects loaded at
+** start-up in reverse load order, so a library loaded with the program (after the preload)
+** that binds an NCCL symbol immediately (LD_BIND_NOW, -z now, an address taken) runs our
+** resolver before libovl is relocated: then nothing outside this object may be called,
+** not even dl_iterate_phdr. The pointer below holds its own address only once relocated. */
+static void *const relocated_self = (void *)&relocated_self;
+__attribute__((no_sanitize_address, no_sanitize_undefined)) static int relocated(void) {
+  return *(void *const volatile *)&relocated_self == (void *)&relocated_self;
+}
+
 /* Exports `fn` as a GNU indirect function. The dynamic linker runs the resolver at each
 ** binding (program start-up, lazy binding, dlopen, dlsym) and binds to what it returns:
 ** the hook when a loaded object defines the real `fn`, else nothing, so that a process
 ** without NCCL that probes dlsym(RTLD_DEFAULT, "ncclAllReduce") finds NULL, as it would
 ** without libovl. The resolver may run before libovl's constructor: it only reads the
-** loaded objects' symbol tables (nccl_lookup.h). */
+** loaded objects' symbol tables (nccl_lookup.h). Before libovl is relocated it cannot look,
+** and binds to the hook: the object being bound refers to `fn` at start-up, so NCCL is
+** loaded (glibc prints a "Relink ... for IFUNC symbol" note on stderr then). */
 #define INTERPOSE(fn)                                                           \
+  __attribute__((no_sanitize_address, no_sanitize_undefined))                   \
   static __typeof__(&hook_##fn) resolve_##fn(void) {                           \
-    return ovl_nccl_lookup(#fn) ? hook_##fn : NULL;                             \
+    return !relocated() || ovl_nccl_lookup(#fn) ? hook_##fn : NULL;             \
   }                                                                             \
   EXPORT __typeof__(hook_##fn) fn __attribute__((ifunc("resolve_" #fn)));
 
