@@ -27,7 +27,7 @@
 
 #define IDLE_BUFFER_BYTES (4u << 20)     /* NVTX kept before the process proves it uses CUDA/NCCL */
 #define ACTIVE_BUFFER_BYTES (64u << 20)  /* host events in flight to the writer */
-#define EXIT_FLUSH_MS 1800               /* at exit: the last records, within 2 s (issue 20) */
+#define EXIT_FLUSH_MS 1500               /* at exit: the last records, within 2 s (issue 20) */
 #define SIGNAL_FLUSH_MS 800              /* on SIGTERM/SIGINT: the user wants out, within 1 s */
 
 static atomic_int state = OVL_CAPTURE_OFF;
