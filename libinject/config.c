@@ -18,7 +18,7 @@ void ovl_config_read(ovl_capture_config *c, ovl_getenv_fn get) {
       (int)sizeof c->output_dir) {
     snprintf(c->problem, sizeof c->problem, "OVL_OUTPUT is longer than %d characters: nothing is captured",
              (int)sizeof c->output_dir - 1);
-    c->disabled = 1;
+    c->output_dir[0] = 0;  /* the capture does not start */
   }
 
   v = get("OVL_LOG");

@@ -17,7 +17,7 @@ typedef enum ovl_log_level { OVL_LOG_QUIET, OVL_LOG_INFO, OVL_LOG_DEBUG } ovl_lo
 
 typedef struct ovl_capture_config {
   int disabled;
-  char output_dir[4096];
+  char output_dir[4096];  /* "" when OVL_OUTPUT is too long (see problem): capture nothing */
   long flush_ms;
   ovl_log_level log;
   char problem[256];  /* a rejected value, reported once the capture starts; "" when none */

@@ -97,12 +97,9 @@ static void in_forked_child(void) { atomic_store(&state, OVL_CAPTURE_OFF); }
 __attribute__((constructor)) static void ovl_load(void) {
   ovl_config_read(&config, getenv);
   ovl_log_set_level(config.log);
-  if (config.disabled) {
-    if (config.problem[0]) ovl_warn(NULL, "%s", config.problem);
-    return;
-  }
+  if (config.disabled) return;
   char cwd[PATH_MAX];
-  if (config.output_dir[0] != '/' && (!getcwd(cwd, sizeof cwd) || ovl_config_absolute_output(&config, cwd) != 0))
+  if (config.output_dir[0] && config.output_dir[0] != '/' && (!getcwd(cwd, sizeof cwd) || ovl_config_absolute_output(&config, cwd) != 0))
     ovl_debug("%s: cannot resolve against the working directory; it is resolved when the trace is opened",
               config.output_dir);
   Dl_info info;
@@ -188,6 +185,11 @@ int ovl_capture_activate(void) {
                "not captured", foreign_cuda);
     if (foreign_nvtx)
       ovl_warn(NULL, "NVTX_INJECTION64_PATH is set by another tool (%s): NVTX ranges are not captured", foreign_nvtx);
+    if (!config.output_dir[0]) {  /* unusable OVL_OUTPUT: said above */
+      ovl_capture_stop();
+      pthread_mutex_unlock(&activation_lock);
+      return 0;
+    }
     ovl_hostbuf_set_limit(ACTIVE_BUFFER_BYTES);
     ovl_hostbuf_set_pressure_fn(ovl_writer_wake);
     atomic_store(&state, OVL_CAPTURE_ACTIVE);  /* before the writer starts: it may stop us */

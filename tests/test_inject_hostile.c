@@ -282,6 +282,22 @@ static void long_directory(void) {
   CHECK_I64(count_lines(r.err), 1);
   CHECK(strstr(r.err, dir) != NULL);
   cmd_free(&r);
+
+  /* Longer than any path: one warning, only in a process that uses NCCL. */
+  static char huge[5200], big_cmd[12000];
+  long_path(huge, sizeof huge, "/tmp", 5000);
+  snprintf(big_cmd, sizeof big_cmd, "env LD_PRELOAD='%s' OVL_OUTPUT='%s' '%s' basic 0", ih_preload(), huge, OVL_TEST_APP);
+  r = run_cmd(big_cmd);
+  CHECK_I64(r.status, 0);
+  CHECK_STR(r.out, APP_STDOUT);
+  CHECK_I64(count_lines(r.err), 1);
+  CHECK(strstr(r.err, "ovl: OVL_OUTPUT is longer than") == r.err);
+  cmd_free(&r);
+  snprintf(big_cmd, sizeof big_cmd, "env LD_PRELOAD='%s' OVL_OUTPUT='%s' '%s' none", ih_preload(), huge, OVL_TEST_APP);
+  r = run_cmd(big_cmd);
+  CHECK_I64(r.status, 0);
+  CHECK_STR(r.err, "");
+  cmd_free(&r);
 }
 
 /* ---------------------------------------------------------------------------------- */
