@@ -77,6 +77,12 @@ __attribute__((no_sanitize_address, no_sanitize_undefined)) static int relocated
   return *(void *const volatile *)&relocated_self == (void *)&relocated_self;
 }
 
+/* An indirect function resolved to NULL makes dlsym return NULL without an error, and
+** callers that then format dlerror() crash on it (Python 3.11's ctypes does). A lookup that
+** fails (RTLD_NEXT: objects after libovl, none of which defines `name`) leaves the thread's
+** dlerror() saying "<libovl.so>: undefined symbol: <name>", as a plain miss would. */
+static void say_undefined(const char *name) { (void)dlsym(RTLD_NEXT, name); }
+
 /* Exports `fn` as a GNU indirect function. The dynamic linker runs the resolver at each
 ** binding (program start-up, lazy binding, dlopen, dlsym) and binds to what it returns:
 ** the hook when a loaded object defines the real `fn`, else nothing, so that a process
@@ -88,7 +94,9 @@ __attribute__((no_sanitize_address, no_sanitize_undefined)) static int relocated
 #define INTERPOSE(fn)                                                           \
   __attribute__((no_sanitize_address, no_sanitize_undefined))                   \
   static __typeof__(&hook_##fn) resolve_##fn(void) {                           \
-    return !relocated() || ovl_nccl_lookup(#fn) ? hook_##fn : NULL;             \
+    if (!relocated() || ovl_nccl_lookup(#fn)) return hook_##fn;                 \
+    say_undefined(#fn);                                                         \
+    return NULL;                                                                \
   }                                                                             \
   EXPORT __typeof__(hook_##fn) fn __attribute__((ifunc("resolve_" #fn)));
 

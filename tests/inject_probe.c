@@ -3,7 +3,8 @@
 ** tests/test_inject_hostile.c. It knows nothing of ovl.
 **
 **   inject_probe none        dlsym(RTLD_DEFAULT, ...) for NCCL's entry points: prints what
-**                            it finds; exit 0 when nothing is found (this program has no NCCL)
+**                            it finds, or a miss without a dlerror() message; exit 0 when
+**                            nothing is found, each miss explained (this program has no NCCL)
 **   inject_probe dlopen LIB  the same probe, then dlopen(LIB, RTLD_NOW | RTLD_LOCAL), a
 **                            library that uses NCCL (tests/stubs/stub_nccl_user.c, as Python
 **                            loads libtorch_cuda.so), and its stub_nccl_user_run(100)
@@ -22,8 +23,12 @@ static const char *const entry_points[] = {
 static int probe(void) {
   int found = 0;
   for (size_t i = 0; i < sizeof entry_points / sizeof entry_points[0]; i++) {
+    dlerror();
     if (dlsym(RTLD_DEFAULT, entry_points[i])) {
       printf("probe: found %s\n", entry_points[i]);
+      found++;
+    } else if (!dlerror()) {  /* callers format it (Python's ctypes crashes on NULL) */
+      printf("probe: %s is NULL without an error\n", entry_points[i]);
       found++;
     }
   }
