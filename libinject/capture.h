@@ -4,6 +4,8 @@
 **   IDLE    loaded (LD_PRELOAD or CUDA injection), nothing written yet; NVTX events are
 **           buffered (a little) in case the process turns out to use CUDA or NCCL.
 **   ACTIVE  the process used CUDA or NCCL: the writer thread records into the trace file.
+**   CLOSING the final flush was asked for (exit, fatal signal): hooks pass straight through,
+**           the writer writes what it has and closes the trace.
 **   OFF     OVL_DISABLE=1, a fork() child, the trace could not be written, or the final
 **           flush is done. Hooks pass straight through.
 */
@@ -14,11 +16,13 @@
 
 #include <stdint.h>
 
-enum { OVL_CAPTURE_OFF, OVL_CAPTURE_IDLE, OVL_CAPTURE_ACTIVE };
+enum { OVL_CAPTURE_OFF, OVL_CAPTURE_IDLE, OVL_CAPTURE_ACTIVE, OVL_CAPTURE_CLOSING };
 
 int ovl_capture_state(void);
 /* Starts the capture on the first use of CUDA or NCCL (once). Returns 1 while capturing. */
 int ovl_capture_activate(void);
+/* ACTIVE -> CLOSING: no new events once the final flush is asked for. Async-signal-safe. */
+void ovl_capture_begin_close(void);
 /* Switches the capture off for good (writer failed or finished). */
 void ovl_capture_stop(void);
 /* Kernel thread id of the caller (what CUPTI reports with thread ids of type SYSTEM). */

@@ -14,8 +14,10 @@ int ovl_writer_start(const ovl_capture_config *cfg);
 /* Wakes the writer for an early drain. Async-signal-safe. */
 void ovl_writer_wake(void);
 /* Asks for a flush (final: then close the trace for good) and waits for it at most
-** timeout_ms. Returns 1 when done in time. Async-signal-safe; never call it on the writer
-** thread. */
+** timeout_ms (elapsed, CLOCK_MONOTONIC). A final flush stops writing rows 0.5 s (or a third of the
+** wait, if longer) before the end (what is left is counted as dropped) so that the file is
+** closed within it. Returns 1 when
+** done in time. Async-signal-safe; never call it on the writer thread. */
 int ovl_writer_sync(int final, int timeout_ms);
 
 #endif

@@ -14,7 +14,12 @@ void ovl_config_read(ovl_capture_config *c, ovl_getenv_fn get) {
   c->disabled = v && *v && strcmp(v, "0") != 0;
 
   v = get("OVL_OUTPUT");
-  snprintf(c->output_dir, sizeof c->output_dir, "%s", v && *v ? v : OVL_DEFAULT_OUTPUT);
+  if (snprintf(c->output_dir, sizeof c->output_dir, "%s", v && *v ? v : OVL_DEFAULT_OUTPUT) >=
+      (int)sizeof c->output_dir) {
+    snprintf(c->problem, sizeof c->problem, "OVL_OUTPUT is longer than %d characters: nothing is captured",
+             (int)sizeof c->output_dir - 1);
+    c->output_dir[0] = 0;  /* the capture does not start */
+  }
 
   v = get("OVL_LOG");
   if (v && *v) {
@@ -34,6 +39,18 @@ void ovl_config_read(ovl_capture_config *c, ovl_getenv_fn get) {
     else
       c->flush_ms = ms;
   }
+}
+
+int ovl_config_absolute_output(ovl_capture_config *c, const char *cwd) {
+  if (c->output_dir[0] == '/') return 0;
+  char rel[sizeof c->output_dir];
+  memcpy(rel, c->output_dir, sizeof rel);
+  const char *r = strncmp(rel, "./", 2) == 0 ? rel + 2 : rel;
+  if (snprintf(c->output_dir, sizeof c->output_dir, "%s%s%s", cwd, cwd[strlen(cwd) - 1] == '/' ? "" : "/", r) <
+      (int)sizeof c->output_dir)
+    return 0;
+  memcpy(c->output_dir, rel, sizeof rel);
+  return -1;
 }
 
 static long env_int(ovl_getenv_fn get, const char *name) {

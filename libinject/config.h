@@ -1,6 +1,7 @@
 /*
 ** Capture settings from the environment (docs/capture.md):
-**   OVL_OUTPUT     trace directory (default ./ovl-trace)
+**   OVL_OUTPUT     trace directory (default ./ovl-trace), relative to the directory the
+**                  process started in
 **   OVL_DISABLE    any value but "" or "0": capture nothing
 **   OVL_FLUSH_MS   commit period in ms (default 1000, 10..600000)
 **   OVL_LOG        quiet | info | debug (default info: problems only)
@@ -16,7 +17,7 @@ typedef enum ovl_log_level { OVL_LOG_QUIET, OVL_LOG_INFO, OVL_LOG_DEBUG } ovl_lo
 
 typedef struct ovl_capture_config {
   int disabled;
-  char output_dir[4096];
+  char output_dir[4096];  /* "" when OVL_OUTPUT is too long (see problem): capture nothing */
   long flush_ms;
   ovl_log_level log;
   char problem[256];  /* a rejected value, reported once the capture starts; "" when none */
@@ -25,6 +26,10 @@ typedef struct ovl_capture_config {
 typedef char *(*ovl_getenv_fn)(const char *name);
 
 void ovl_config_read(ovl_capture_config *c, ovl_getenv_fn get);
+/* Makes a relative output_dir absolute against cwd (an absolute path), so that a program's
+** later chdir() does not move its trace. Returns 0, or -1 (output_dir unchanged) when the
+** result would be too long. */
+int ovl_config_absolute_output(ovl_capture_config *c, const char *cwd);
 
 /* Rank and world size as the launcher exported them, from the first pair that has a valid
 ** rank: RANK/WORLD_SIZE (torchrun and most Python launchers: the variables closest to the

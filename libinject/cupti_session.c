@@ -85,7 +85,8 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *b
   if (api.ActivityGetNumDroppedRecords(ctx, stream, &lost) == CUPTI_SUCCESS && lost) atomic_fetch_add(&dropped, lost);
   if (!buffer) return;
   ovl_cupti_buffer *b = (ovl_cupti_buffer *)(buffer - HEADER_BYTES);
-  if (!valid || ovl_capture_state() != OVL_CAPTURE_ACTIVE) {  /* nobody left to write it */
+  int s = ovl_capture_state();
+  if (!valid || (s != OVL_CAPTURE_ACTIVE && s != OVL_CAPTURE_CLOSING)) {  /* nobody left to write it */
     ovl_cupti_release(b);
     return;
   }

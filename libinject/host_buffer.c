@@ -6,6 +6,9 @@
 **    published `used`; the writer reads only below `used` (acquire/release pairs);
 **  * a producer publishes `next` only after the final store to the old chunk's `used`, so
 **    once the writer sees `next` it can read the old chunk to its end and recycle it;
+**  * a producer publishes `tail` only after `next`: a drain bounds itself to the tail and
+**    its `used` as they were when it started, so producers that keep appending never keep
+**    the writer from finishing a drain (and committing);
 **  * a chain's thread stores `exited` after its last event; the writer frees a chain only
 **    after seeing `exited` and then draining it.
 */
@@ -29,8 +32,8 @@ typedef struct chunk {
 
 typedef struct thread_chain {
   struct thread_chain *reg_next;
-  chunk *head;      /* writer side */
-  chunk *tail;      /* producer side */
+  chunk *head;              /* writer side */
+  _Atomic(chunk *) tail;    /* written by the producer; read by the writer for a snapshot */
   atomic_int exited;
 } thread_chain;
 
@@ -105,10 +108,11 @@ static thread_chain *this_thread(void) {
   pthread_once(&chain_key_once, make_key);
   thread_chain *t = calloc(1, sizeof *t);
   if (!t) return NULL;
-  if (!(t->head = t->tail = chunk_get())) {
+  if (!(t->head = chunk_get())) {
     free(t);
     return NULL;
   }
+  atomic_init(&t->tail, t->head);
   pthread_mutex_lock(&registry_lock);
   t->reg_next = registry;
   registry = t;
@@ -124,7 +128,7 @@ void *ovl_hostbuf_reserve(size_t size) {
     atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
     return NULL;
   }
-  chunk *c = t->tail;
+  chunk *c = atomic_load_explicit(&t->tail, memory_order_relaxed);
   unsigned used = atomic_load_explicit(&c->used, memory_order_relaxed);
   if (used + size > CHUNK_DATA) {
     chunk *n = chunk_get();
@@ -133,14 +137,15 @@ void *ovl_hostbuf_reserve(size_t size) {
       return NULL;
     }
     atomic_store_explicit(&c->next, n, memory_order_release);
-    t->tail = c = n;
+    atomic_store_explicit(&t->tail, n, memory_order_release);
+    c = n;
     used = 0;
   }
   return c->data + used;
 }
 
 void ovl_hostbuf_commit(size_t size) {
-  chunk *c = my_chain->tail;
+  chunk *c = atomic_load_explicit(&my_chain->tail, memory_order_relaxed);
   unsigned used = atomic_load_explicit(&c->used, memory_order_relaxed);
   atomic_store_explicit(&c->used, used + (unsigned)size, memory_order_release);
 }
@@ -153,63 +158,83 @@ int ovl_hostbuf_append(const void *event, size_t size) {
   return 0;
 }
 
-/* Consumes the published events of one chunk. */
-static size_t drain_chunk(chunk *c, ovl_event_fn fn, void *ctx) {
-  size_t n = 0;
-  unsigned used = atomic_load_explicit(&c->used, memory_order_acquire);
+/* Consumes the events of one chunk below `used`; returns 1 when fn asked to stop. */
+static int drain_chunk(chunk *c, unsigned used, ovl_event_fn fn, void *ctx, size_t *count) {
   while (c->read + sizeof(ovl_event_header) <= used) {
     const ovl_event_header *ev = (const ovl_event_header *)(c->data + c->read);
     if (ev->size < sizeof *ev || c->read + ev->size > used) {  /* cannot happen; never loop on it */
       c->read = used;
       break;
     }
-    fn(ctx, ev);
+    int stop = fn(ctx, ev);
     c->read += ev->size;
-    n++;
+    ++*count;
+    if (stop) return 1;
   }
-  return n;
+  return 0;
 }
 
-/* Drains one chain; returns 1 when its thread has exited and it is empty (free it). */
-static int drain_chain(thread_chain *t, ovl_event_fn fn, void *ctx, size_t *count) {
-  int exited = atomic_load_explicit(&t->exited, memory_order_acquire);
-  for (;;) {
+/* Where a chain's producer was when a drain began: the drain goes no further. */
+typedef struct chain_end {
+  thread_chain *t;
+  chunk *end;
+  unsigned end_used;
+  int exited;  /* the thread had exited: `end` is its last chunk */
+} chain_end;
+
+static void mark_end(chain_end *e, thread_chain *t) {
+  e->t = t;
+  e->exited = atomic_load_explicit(&t->exited, memory_order_acquire);
+  e->end = atomic_load_explicit(&t->tail, memory_order_acquire);
+  e->end_used = atomic_load_explicit(&e->end->used, memory_order_acquire);
+}
+
+/* Drains one chain up to its end mark. Returns 1 when fn asked to stop; sets *gone when
+** the chain's thread had exited and everything is drained (free it). */
+static int drain_chain(const chain_end *e, ovl_event_fn fn, void *ctx, size_t *count, int *gone) {
+  thread_chain *t = e->t;
+  *gone = 0;
+  while (t->head != e->end) {  /* chunks the producer had left: complete, `next` published */
     chunk *c = t->head;
-    *count += drain_chunk(c, fn, ctx);
-    chunk *next = atomic_load_explicit(&c->next, memory_order_acquire);
-    if (!next) break;
-    *count += drain_chunk(c, fn, ctx);  /* its final events, published before `next` */
-    t->head = next;
+    if (drain_chunk(c, atomic_load_explicit(&c->used, memory_order_acquire), fn, ctx, count)) return 1;
+    t->head = atomic_load_explicit(&c->next, memory_order_acquire);
     chunk_put(c);
   }
-  return exited;
+  if (drain_chunk(e->end, e->end_used, fn, ctx, count)) return 1;
+  *gone = e->exited && e->end->read == e->end_used;
+  return 0;
 }
 
 size_t ovl_hostbuf_drain(ovl_event_fn fn, void *ctx) {
-  /* Snapshot the registry so that threads registering meanwhile never wait for the drain. */
-  static thread_chain **snap;
+  /* Mark every chain's end first, all at once: chunks freed while draining one chain and
+  ** refilled by another producer wait for the next drain. Threads registering meanwhile
+  ** never wait for the drain. */
+  static chain_end *snap;
   static size_t snap_cap;
   size_t n = 0, count = 0;
   pthread_mutex_lock(&registry_lock);
   for (thread_chain *t = registry; t; t = t->reg_next) {
     if (n == snap_cap) {
       size_t cap = snap_cap ? snap_cap * 2 : 64;
-      thread_chain **s = realloc(snap, cap * sizeof *s);
+      chain_end *s = realloc(snap, cap * sizeof *s);
       if (!s) break;  /* the rest waits for the next drain */
       snap = s;
       snap_cap = cap;
     }
-    snap[n++] = t;
+    mark_end(&snap[n++], t);
   }
   pthread_mutex_unlock(&registry_lock);
 
   int any_gone = 0;
   for (size_t i = 0; i < n; i++) {
-    if (drain_chain(snap[i], fn, ctx, &count)) {
-      chunk_put(snap[i]->head);
-      snap[i]->head = NULL;
+    int gone = 0;
+    int stop = drain_chain(&snap[i], fn, ctx, &count, &gone);
+    if (gone) {
+      chunk_put(snap[i].t->head);
+      snap[i].t->head = NULL;
       any_gone = 1;
     }
+    if (stop) break;
   }
   if (any_gone) {
     pthread_mutex_lock(&registry_lock);

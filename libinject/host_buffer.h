@@ -33,9 +33,12 @@ void ovl_hostbuf_commit(size_t size);
 /* reserve + copy + commit. Returns 0, or -1 when dropped. */
 int ovl_hostbuf_append(const void *event, size_t size);
 
-typedef void (*ovl_event_fn)(void *ctx, const ovl_event_header *ev);
-/* Calls fn for every published event not yet drained; returns how many. Frees the chains
-** of threads that have exited once they are empty. */
+/* Consumes one event; returns nonzero to end the drain after it. */
+typedef int (*ovl_event_fn)(void *ctx, const ovl_event_header *ev);
+/* Calls fn for every event published before the call and not yet drained (events published
+** meanwhile wait for the next drain, so the work is bounded however fast threads append),
+** until fn asks to stop; returns how many. Frees the chains of threads that have exited
+** once they are empty. */
 size_t ovl_hostbuf_drain(ovl_event_fn fn, void *ctx);
 /* Events dropped so far for want of memory. */
 uint64_t ovl_hostbuf_dropped(void);

@@ -11,7 +11,7 @@ static atomic_int current_level = OVL_LOG_INFO;
 void ovl_log_set_level(ovl_log_level level) { atomic_store(&current_level, (int)level); }
 
 static void emit(const char *fmt, va_list ap) {
-  char line[1024] = "ovl: ";
+  char line[12288] = "ovl: ";  /* room for two paths of PATH_MAX */
   size_t n = 5;
   int k = vsnprintf(line + n, sizeof line - n - 1, fmt, ap);
   n = k < 0 ? n : (n + (size_t)k < sizeof line - 1 ? n + (size_t)k : sizeof line - 2);

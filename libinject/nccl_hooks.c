@@ -1,7 +1,8 @@
 /*
 ** NCCL interposers: the ncclX functions the program calls resolve here first (LD_PRELOAD),
-** and each calls the real NCCL found with dlsym(RTLD_NEXT), or in an already loaded
-** libnccl when NCCL sits in a local dlopen scope (e.g. under Python extension modules).
+** and each calls the real NCCL found with dlsym(RTLD_NEXT), or in whichever loaded object
+** defines it when NCCL sits in a local dlopen scope under any name (Python wheels). The
+** exports are indirect functions that bind to nothing while no NCCL is loaded (INTERPOSE).
 **
 ** Per call: host start/end on the capture clock, the communicator's stable id, rank, size
 ** and per-communicator sequence number, and an external correlation id pushed around the
@@ -15,7 +16,9 @@
 #include "collective_ids.h"
 #include "cupti_session.h"
 #include "host_buffer.h"
+#include "log.h"
 #include "nccl_comms.h"
+#include "nccl_lookup.h"
 #include "nccl_names.h"
 #include "store/trace_rows.h"
 
@@ -41,25 +44,61 @@ static atomic_int nccl_version;
 /* The real NCCL                                                                      */
 /* ---------------------------------------------------------------------------------- */
 
-static void *find_real(const char *name, void *self) {
+/* The real function: the next definition in the global scope (NCCL linked or dlopen'ed
+** RTLD_GLOBAL), else the first loaded object that defines it, whatever its name and scope
+** (a renamed, RTLD_LOCAL copy vendored by a Python wheel). */
+static void *find_real(const char *name) {
   void *f = dlsym(RTLD_NEXT, name);
-  if (f && f != self) return f;
-  static const char *const libs[] = {"libnccl.so.2", "libnccl.so"};
-  for (size_t i = 0; i < sizeof libs / sizeof libs[0]; i++) {
-    void *h = dlopen(libs[i], RTLD_LAZY | RTLD_NOLOAD);  /* kept open: NCCL must stay */
-    if (h && (f = dlsym(h, name)) != NULL && f != self) return f;
-  }
-  return NULL;
+  return f ? f : ovl_nccl_lookup(name);
 }
 
+static int real_missing_warned;
+
 #define REAL_SLOT(fn) static _Atomic(__typeof__(&fn)) real_##fn
+/* No real function can only mean NCCL was unloaded after the call was bound to the hook. */
 #define RESOLVE(fn)                                                             \
   __typeof__(&fn) real = atomic_load_explicit(&real_##fn, memory_order_relaxed); \
   if (!real) {                                                                  \
-    real = (__typeof__(&fn))find_real(#fn, (void *)fn);                         \
-    if (!real) return ncclSystemError;                                          \
+    real = (__typeof__(&fn))find_real(#fn);                                     \
+    if (!real) {                                                                \
+      ovl_warn(&real_missing_warned, "%s: no NCCL library defines it any more", #fn); \
+      return ncclSystemError;                                                   \
+    }                                                                           \
     atomic_store_explicit(&real_##fn, real, memory_order_relaxed);              \
   }
+
+/* Whether libovl's own relocations are applied. glibc relocates the objects loaded at
+** start-up in reverse load order, so a library loaded with the program (after the preload)
+** that binds an NCCL symbol immediately (LD_BIND_NOW, -z now, an address taken) runs our
+** resolver before libovl is relocated: then nothing outside this object may be called,
+** not even dl_iterate_phdr. The pointer below holds its own address only once relocated. */
+static void *const relocated_self = (void *)&relocated_self;
+__attribute__((no_sanitize_address, no_sanitize_undefined)) static int relocated(void) {
+  return *(void *const volatile *)&relocated_self == (void *)&relocated_self;
+}
+
+/* An indirect function resolved to NULL makes dlsym return NULL without an error, and
+** callers that then format dlerror() crash on it (Python 3.11's ctypes does). A lookup that
+** fails (RTLD_NEXT: objects after libovl, none of which defines `name`) leaves the thread's
+** dlerror() saying "<libovl.so>: undefined symbol: <name>", as a plain miss would. */
+static void say_undefined(const char *name) { (void)dlsym(RTLD_NEXT, name); }
+
+/* Exports `fn` as a GNU indirect function. The dynamic linker runs the resolver at each
+** binding (program start-up, lazy binding, dlopen, dlsym) and binds to what it returns:
+** the hook when a loaded object defines the real `fn`, else nothing, so that a process
+** without NCCL that probes dlsym(RTLD_DEFAULT, "ncclAllReduce") finds NULL, as it would
+** without libovl. The resolver may run before libovl's constructor: it only reads the
+** loaded objects' symbol tables (nccl_lookup.h). Before libovl is relocated it cannot look,
+** and binds to the hook: the object being bound refers to `fn` at start-up, so NCCL is
+** loaded (glibc prints a "Relink ... for IFUNC symbol" note on stderr then). */
+#define INTERPOSE(fn)                                                           \
+  __attribute__((no_sanitize_address, no_sanitize_undefined))                   \
+  static __typeof__(&hook_##fn) resolve_##fn(void) {                           \
+    if (!relocated() || ovl_nccl_lookup(#fn)) return hook_##fn;                 \
+    say_undefined(#fn);                                                         \
+    return NULL;                                                                \
+  }                                                                             \
+  EXPORT __typeof__(hook_##fn) fn __attribute__((ifunc("resolve_" #fn)));
 
 REAL_SLOT(ncclAllReduce);
 REAL_SLOT(ncclReduceScatter);
@@ -91,7 +130,7 @@ static int64_t query(const char *fn, ncclComm_t comm) {
   int i = strcmp(fn, names[0]) == 0 ? 0 : strcmp(fn, names[1]) == 0 ? 1 : 2;
   ncclResult_t (*f)(const ncclComm_t, int *) = (ncclResult_t(*)(const ncclComm_t, int *))atomic_load(&fns[i]);
   if (!f) {
-    f = (ncclResult_t(*)(const ncclComm_t, int *))find_real(names[i], NULL);
+    f = (ncclResult_t(*)(const ncclComm_t, int *))find_real(names[i]);
     atomic_store(&fns[i], (void *)f);
   }
   int v;
@@ -101,7 +140,7 @@ static int64_t query(const char *fn, ncclComm_t comm) {
 static int64_t version_of_nccl(void) {
   int v = atomic_load(&nccl_version);
   if (!v) {
-    ncclResult_t (*get)(int *) = (ncclResult_t(*)(int *))find_real("ncclGetVersion", NULL);
+    ncclResult_t (*get)(int *) = (ncclResult_t(*)(int *))find_real("ncclGetVersion");
     if (get && get(&v) == ncclSuccess) atomic_store(&nccl_version, v);
   }
   return v;
@@ -199,74 +238,85 @@ static void call_end(pending_call *p, ncclResult_t rc) {
   call_end(&p, rc);                                                     \
   return rc
 
-EXPORT ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+static ncclResult_t hook_ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                                   ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   RECORD_CALL(ncclAllReduce, OVL_NCCL_ALLREDUCE, count, datatype, op, NO_PEER,
               sendbuff, recvbuff, count, datatype, op, comm, stream);
 }
+INTERPOSE(ncclAllReduce)
 
-EXPORT ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
+static ncclResult_t hook_ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
                                       ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   RECORD_CALL(ncclReduceScatter, OVL_NCCL_REDUCESCATTER, recvcount, datatype, op, NO_PEER,
               sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
 }
+INTERPOSE(ncclReduceScatter)
 
-EXPORT ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount, ncclDataType_t datatype,
+static ncclResult_t hook_ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount, ncclDataType_t datatype,
                                   ncclComm_t comm, cudaStream_t stream) {
   RECORD_CALL(ncclAllGather, OVL_NCCL_ALLGATHER, sendcount, datatype, NO_REDOP, NO_PEER,
               sendbuff, recvbuff, sendcount, datatype, comm, stream);
 }
+INTERPOSE(ncclAllGather)
 
-EXPORT ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+static ncclResult_t hook_ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                                   int root, ncclComm_t comm, cudaStream_t stream) {
   RECORD_CALL(ncclBroadcast, OVL_NCCL_BROADCAST, count, datatype, NO_REDOP, root,
               sendbuff, recvbuff, count, datatype, root, comm, stream);
 }
+INTERPOSE(ncclBroadcast)
 
-EXPORT ncclResult_t ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
+static ncclResult_t hook_ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
                               cudaStream_t stream) {
   RECORD_CALL(ncclBcast, OVL_NCCL_BROADCAST, count, datatype, NO_REDOP, root, buff, count, datatype, root, comm, stream);
 }
+INTERPOSE(ncclBcast)
 
-EXPORT ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+static ncclResult_t hook_ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                                ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
   RECORD_CALL(ncclReduce, OVL_NCCL_REDUCE, count, datatype, op, root,
               sendbuff, recvbuff, count, datatype, op, root, comm, stream);
 }
+INTERPOSE(ncclReduce)
 
-EXPORT ncclResult_t ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
+static ncclResult_t hook_ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                                  ncclComm_t comm, cudaStream_t stream) {
   RECORD_CALL(ncclAlltoAll, OVL_NCCL_ALLTOALL, count, datatype, NO_REDOP, NO_PEER,
               sendbuff, recvbuff, count, datatype, comm, stream);
 }
+INTERPOSE(ncclAlltoAll)
 
-EXPORT ncclResult_t ncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
+static ncclResult_t hook_ncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
                                ncclComm_t comm, cudaStream_t stream) {
   RECORD_CALL(ncclGather, OVL_NCCL_GATHER, count, datatype, NO_REDOP, root,
               sendbuff, recvbuff, count, datatype, root, comm, stream);
 }
+INTERPOSE(ncclGather)
 
-EXPORT ncclResult_t ncclScatter(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
+static ncclResult_t hook_ncclScatter(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
                                 ncclComm_t comm, cudaStream_t stream) {
   RECORD_CALL(ncclScatter, OVL_NCCL_SCATTER, count, datatype, NO_REDOP, root,
               sendbuff, recvbuff, count, datatype, root, comm, stream);
 }
+INTERPOSE(ncclScatter)
 
-EXPORT ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+static ncclResult_t hook_ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                              cudaStream_t stream) {
   RECORD_CALL(ncclSend, OVL_NCCL_SEND, count, datatype, NO_REDOP, peer, sendbuff, count, datatype, peer, comm, stream);
 }
+INTERPOSE(ncclSend)
 
-EXPORT ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
+static ncclResult_t hook_ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                              cudaStream_t stream) {
   RECORD_CALL(ncclRecv, OVL_NCCL_RECV, count, datatype, NO_REDOP, peer, recvbuff, count, datatype, peer, comm, stream);
 }
+INTERPOSE(ncclRecv)
 
 /* ---------------------------------------------------------------------------------- */
 /* Groups                                                                             */
 /* ---------------------------------------------------------------------------------- */
 
-EXPORT ncclResult_t ncclGroupStart(void) {
+static ncclResult_t hook_ncclGroupStart(void) {
   RESOLVE(ncclGroupStart);
   if (hook_depth == 0 && ovl_capture_activate() && group_depth++ == 0) {
     group_id = atomic_fetch_add_explicit(&next_group_id, 1, memory_order_relaxed);
@@ -274,9 +324,10 @@ EXPORT ncclResult_t ncclGroupStart(void) {
   }
   return real();
 }
+INTERPOSE(ncclGroupStart)
 
 /* The outermost ncclGroupEnd launches the group's work: its external id names the group. */
-EXPORT ncclResult_t ncclGroupEnd(void) {
+static ncclResult_t hook_ncclGroupEnd(void) {
   RESOLVE(ncclGroupEnd);
   if (hook_depth > 0 || group_depth == 0 || --group_depth > 0) return real();
   int pushed = group_members > 0 && ovl_cupti_push(ovl_group_ext_id(group_id, group_members));
@@ -286,6 +337,7 @@ EXPORT ncclResult_t ncclGroupEnd(void) {
   if (pushed) ovl_cupti_pop();
   return rc;
 }
+INTERPOSE(ncclGroupEnd)
 
 /* ---------------------------------------------------------------------------------- */
 /* Communicator life                                                                  */
@@ -301,7 +353,7 @@ static int init_begin(const char *hook) {
 
 static int succeeded(ncclResult_t rc) { return rc == ncclSuccess || rc == ncclInProgress; }
 
-EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank) {
+static ncclResult_t hook_ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank) {
   RESOLVE(ncclCommInitRank);
   int rec = init_begin("ncclCommInitRank");
   ncclResult_t rc = real(comm, nranks, commId, rank);
@@ -309,8 +361,9 @@ EXPORT ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId 
   hook_depth--;
   return rc;
 }
+INTERPOSE(ncclCommInitRank)
 
-EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
+static ncclResult_t hook_ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
                                            ncclConfig_t *config) {
   RESOLVE(ncclCommInitRankConfig);
   int rec = init_begin("ncclCommInitRankConfig");
@@ -319,8 +372,9 @@ EXPORT ncclResult_t ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUni
   hook_depth--;
   return rc;
 }
+INTERPOSE(ncclCommInitRankConfig)
 
-EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank, int nId,
+static ncclResult_t hook_ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank, int nId,
                                              ncclUniqueId *commIds, ncclConfig_t *config) {
   RESOLVE(ncclCommInitRankScalable);
   int rec = init_begin("ncclCommInitRankScalable");
@@ -330,9 +384,10 @@ EXPORT ncclResult_t ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, in
   hook_depth--;
   return rc;
 }
+INTERPOSE(ncclCommInitRankScalable)
 
 /* One communicator of ndev ranks, all in this process. */
-EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist) {
+static ncclResult_t hook_ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist) {
   RESOLVE(ncclCommInitAll);
   int rec = init_begin("ncclCommInitAll");
   ncclResult_t rc = real(comms, ndev, devlist);
@@ -350,6 +405,7 @@ EXPORT ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devl
   hook_depth--;
   return rc;
 }
+INTERPOSE(ncclCommInitAll)
 
 /* A child communicator's id: the parent's id and how many children the parent had before,
 ** which every rank of the parent sees alike (splits are collective), plus the color. */
@@ -360,7 +416,7 @@ static int64_t child_id(ncclComm_t parent, int64_t color, int64_t kind) {
   return ovl_comm_id_hash(&key, sizeof key, 3);
 }
 
-EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config) {
+static ncclResult_t hook_ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t *newcomm, ncclConfig_t *config) {
   RESOLVE(ncclCommSplit);
   int rec = init_begin("ncclCommSplit");
   int64_t id = rec ? child_id(comm, color, 0) : 0;
@@ -369,8 +425,9 @@ EXPORT ncclResult_t ncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_
   hook_depth--;
   return rc;
 }
+INTERPOSE(ncclCommSplit)
 
-EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount,
+static ncclResult_t hook_ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount,
                                    ncclComm_t *newcomm, ncclConfig_t *config, int shrinkFlags) {
   RESOLVE(ncclCommShrink);
   int rec = init_begin("ncclCommShrink");
@@ -380,8 +437,9 @@ EXPORT ncclResult_t ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int e
   hook_depth--;
   return rc;
 }
+INTERPOSE(ncclCommShrink)
 
-EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
+static ncclResult_t hook_ncclCommDestroy(ncclComm_t comm) {
   RESOLVE(ncclCommDestroy);
   ovl_comms_remove(comm);
   hook_depth++;
@@ -389,8 +447,9 @@ EXPORT ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   hook_depth--;
   return rc;
 }
+INTERPOSE(ncclCommDestroy)
 
-EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
+static ncclResult_t hook_ncclCommAbort(ncclComm_t comm) {
   RESOLVE(ncclCommAbort);
   ovl_comms_remove(comm);
   hook_depth++;
@@ -398,3 +457,4 @@ EXPORT ncclResult_t ncclCommAbort(ncclComm_t comm) {
   hook_depth--;
   return rc;
 }
+INTERPOSE(ncclCommAbort)

@@ -93,7 +93,10 @@ static void from_attributes(message *m, const nvtxEventAttributes_t *a) {
 
 static const char *domain_name(nvtxDomainHandle_t d) { return d ? d->name : NULL; }
 
-static int recording(void) { return ovl_capture_state() != OVL_CAPTURE_OFF; }
+static int recording(void) {
+  int s = ovl_capture_state();
+  return s == OVL_CAPTURE_IDLE || s == OVL_CAPTURE_ACTIVE;
+}
 
 static void emit(int64_t start, int64_t end, int64_t tid, const char *domain, const char *name, size_t len) {
   size_t size = (sizeof(ovl_nvtx_event) + len + 7) & ~(size_t)7;

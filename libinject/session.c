@@ -27,8 +27,8 @@
 
 #define IDLE_BUFFER_BYTES (4u << 20)     /* NVTX kept before the process proves it uses CUDA/NCCL */
 #define ACTIVE_BUFFER_BYTES (64u << 20)  /* host events in flight to the writer */
-#define EXIT_FLUSH_MS 30000              /* at exit: the last records are worth a wait */
-#define SIGNAL_FLUSH_MS 5000             /* on SIGTERM/SIGINT: bounded, the user wants out */
+#define EXIT_FLUSH_MS 1500               /* at exit: the last records, within 2 s (issue 20) */
+#define SIGNAL_FLUSH_MS 800              /* on SIGTERM/SIGINT: the user wants out, within 1 s */
 
 static atomic_int state = OVL_CAPTURE_OFF;
 static ovl_capture_config config;
@@ -39,6 +39,11 @@ static pthread_mutex_t activation_lock = PTHREAD_MUTEX_INITIALIZER;
 int ovl_capture_state(void) { return atomic_load_explicit(&state, memory_order_acquire); }
 const ovl_capture_config *ovl_capture_settings(void) { return &config; }
 int ovl_capture_owns_cuda_injection(void) { return owns_cuda_injection; }
+
+void ovl_capture_begin_close(void) {
+  int active = OVL_CAPTURE_ACTIVE;
+  atomic_compare_exchange_strong(&state, &active, OVL_CAPTURE_CLOSING);
+}
 
 void ovl_capture_stop(void) { atomic_store_explicit(&state, OVL_CAPTURE_OFF, memory_order_release); }
 
@@ -93,6 +98,10 @@ __attribute__((constructor)) static void ovl_load(void) {
   ovl_config_read(&config, getenv);
   ovl_log_set_level(config.log);
   if (config.disabled) return;
+  char cwd[PATH_MAX];
+  if (config.output_dir[0] && config.output_dir[0] != '/' && (!getcwd(cwd, sizeof cwd) || ovl_config_absolute_output(&config, cwd) != 0))
+    ovl_debug("%s: cannot resolve against the working directory; it is resolved when the trace is opened",
+              config.output_dir);
   Dl_info info;
   char self[PATH_MAX];
   if (!dladdr((void *)ovl_load, &info) || !info.dli_fname || !realpath(info.dli_fname, self)) return;
@@ -110,7 +119,7 @@ __attribute__((constructor)) static void ovl_load(void) {
 
 static void at_exit(void) {
   if (ovl_capture_state() != OVL_CAPTURE_ACTIVE) return;
-  if (!ovl_writer_sync(1, EXIT_FLUSH_MS)) ovl_warn(NULL, "the trace writer did not finish within %d s", EXIT_FLUSH_MS / 1000);
+  if (!ovl_writer_sync(1, EXIT_FLUSH_MS)) ovl_warn(NULL, "the trace writer did not finish within %.1f s", EXIT_FLUSH_MS / 1000.0);
   ovl_capture_stop();
 }
 
@@ -176,6 +185,11 @@ int ovl_capture_activate(void) {
                "not captured", foreign_cuda);
     if (foreign_nvtx)
       ovl_warn(NULL, "NVTX_INJECTION64_PATH is set by another tool (%s): NVTX ranges are not captured", foreign_nvtx);
+    if (!config.output_dir[0]) {  /* unusable OVL_OUTPUT: said above */
+      ovl_capture_stop();
+      pthread_mutex_unlock(&activation_lock);
+      return 0;
+    }
     ovl_hostbuf_set_limit(ACTIVE_BUFFER_BYTES);
     ovl_hostbuf_set_pressure_fn(ovl_writer_wake);
     atomic_store(&state, OVL_CAPTURE_ACTIVE);  /* before the writer starts: it may stop us */

@@ -5,6 +5,13 @@
 **   inject_app basic EXIT      the calls of inject_app.h, then exit with status EXIT
 **   inject_app threads T N     T threads, each with its own communicator, N AllReduce each
 **   inject_app loop K          K AllReduce, print "ready", then more until killed
+**   inject_app flood T S       T threads call AllReduce as fast as they can; "ready" once all
+**                              run; main exits after S s (0: never) while they still call
+**   inject_app exec            a few calls, then exec()s itself (same pid) in basic mode
+**   inject_app chdir DIR       chdir(DIR), then basic mode
+**   inject_app closed-stdio    closes 0, 1 and 2, makes calls, then checks that its next
+**                              opens get 0, 1, 2 and that every other descriptor is CLOEXEC
+**                              (exit status 0, or the number of the check that failed)
 **   inject_app fork            calls in the parent and in a fork()ed child
 **   inject_app nvtx            a communicator, then NVTX ranges, marks and domains
 **   inject_app nvtx-only       NVTX ranges only: no CUDA or NCCL use
@@ -14,7 +21,11 @@
 
 #include <nccl.h>
 #include <nvtx3/nvToolsExt.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +142,76 @@ static _Noreturn void loop(long ready_after) {
   }
 }
 
+static atomic_int flooding;
+
+static void *flood_main(void *p) {
+  ncclComm_t comm = p;
+  atomic_fetch_add(&flooding, 1);
+  for (size_t i = 0;; i++) OK(ncclAllReduce(NULL, NULL, i, ncclFloat32, ncclSum, comm, NULL));
+  return NULL;
+}
+
+static int flood(int n, double seconds) {
+  if (n < 1 || n > 64) die("thread count");
+  ncclComm_t comm = new_comm(1, 0, "flood");
+  for (int i = 0; i < n; i++) {
+    pthread_t t;
+    if (pthread_create(&t, NULL, flood_main, comm)) die("pthread_create");
+  }
+  while (atomic_load(&flooding) < n) sched_yield();
+  printf("ready\n");
+  fflush(stdout);
+  struct timespec wait = {(time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9)};
+  if (seconds <= 0) wait.tv_sec = 1 << 30;
+  nanosleep(&wait, NULL);
+  return 0;  /* exit() with the threads still calling */
+}
+
+static int exec_self(const char *self) {
+  ncclComm_t comm = new_comm(1, 0, "before-exec");
+  for (int i = 0; i < 5; i++) OK(ncclAllReduce(NULL, NULL, 1, ncclFloat32, ncclSum, comm, NULL));
+  struct timespec wait = {0, 300000000};  /* exec drops what is not committed: run a while */
+  nanosleep(&wait, NULL);
+  fflush(stdout);
+  execl(self, self, "basic", "0", (char *)NULL);
+  die("execl");
+  return 99;
+}
+
+/* Marks the open descriptors in `open_fds` (those from 3 to 1023). */
+static int list_fds(unsigned char *open_fds) {
+  DIR *d = opendir("/proc/self/fd");
+  if (!d) return -1;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    int fd = atoi(e->d_name);
+    if (e->d_name[0] != '.' && fd >= 3 && fd < 1024 && fd != dirfd(d)) open_fds[fd] = 1;
+  }
+  closedir(d);
+  return 0;
+}
+
+/* With stdio closed (a daemon), the program's own descriptor numbers must not move; the
+** descriptors that appear meanwhile (libovl's) must not leak into exec'ed programs. */
+static int closed_stdio(void) {
+  unsigned char before[1024] = {0}, after[1024] = {0};
+  if (list_fds(before)) return 4;
+  close(STDIN_FILENO);
+  close(STDOUT_FILENO);
+  close(STDERR_FILENO);
+  ncclComm_t comm = new_comm(1, 0, "closed-stdio");
+  for (int i = 0; i < 100; i++) OK(ncclAllReduce(NULL, NULL, 1, ncclFloat32, ncclSum, comm, NULL));
+  struct timespec wait = {0, 300000000};  /* the writer opens the trace and commits meanwhile */
+  nanosleep(&wait, NULL);
+  for (int want = 0; want < 3; want++)
+    if (open("/dev/null", O_RDWR) != want) return 1 + want;
+  if (list_fds(after)) return 4;
+  int bad = 0;
+  for (int fd = 3; fd < 1024; fd++)
+    if (after[fd] && !before[fd] && !(fcntl(fd, F_GETFD) & FD_CLOEXEC)) bad = 5;
+  OK(ncclCommDestroy(comm));
+  return bad;
+}
+
 static int forked(void) {
   ncclComm_t comm = new_comm(2, 0, "fork");
   for (int i = 0; i < 10; i++) OK(ncclAllReduce(NULL, NULL, 1, ncclFloat32, ncclSum, comm, NULL));
@@ -193,6 +274,13 @@ int main(int argc, char **argv) {
   if (!strcmp(mode, "basic")) return basic(argc > 2 ? atoi(argv[2]) : 0);
   if (!strcmp(mode, "threads")) return threads(argc > 2 ? atoi(argv[2]) : 8, argc > 3 ? atol(argv[3]) : 10000);
   if (!strcmp(mode, "loop")) loop(argc > 2 ? atol(argv[2]) : 1000);
+  if (!strcmp(mode, "flood")) return flood(argc > 2 ? atoi(argv[2]) : 16, argc > 3 ? atof(argv[3]) : 0);
+  if (!strcmp(mode, "exec")) return exec_self(argv[0]);
+  if (!strcmp(mode, "chdir")) {
+    if (argc < 3 || chdir(argv[2]) != 0) die("chdir");
+    return basic(0);
+  }
+  if (!strcmp(mode, "closed-stdio")) return closed_stdio();
   if (!strcmp(mode, "fork")) return forked();
   if (!strcmp(mode, "nvtx")) {
     nvtxMarkA("before any NCCL call");  /* kept until the process proves it uses NCCL */

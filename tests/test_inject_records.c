@@ -18,7 +18,10 @@
 #include "run_cmd.h"
 #include "trace_builder.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -327,9 +330,10 @@ static void batched_order(void) {
   CHECK_I64(odd, 70);
 }
 
-static void count_events(void *ctx, const ovl_event_header *ev) {
+static int count_events(void *ctx, const ovl_event_header *ev) {
   (void)ev;
   ++*(size_t *)ctx;
+  return 0;
 }
 
 /* A full buffer drops (and counts) instead of waiting; draining makes room again. */
@@ -346,6 +350,58 @@ static void bounded_buffer(void) {
   CHECK(ovl_hostbuf_append(&ev, sizeof ev) == 0);
   drained = 0;
   CHECK_I64(ovl_hostbuf_drain(count_events, &drained), 1);
+}
+
+/* A drain stops where the producers were when it began, however fast they append meanwhile
+** (a flood must not keep the writer from committing), and a callback can end it early. */
+typedef struct big_event {
+  ovl_event_header h;
+  unsigned char pad[504];
+} big_event;
+
+static atomic_int producer_step;  /* 1: first batch appended; 2: go on; 3: second batch appended */
+
+static void *producer(void *arg) {
+  (void)arg;
+  big_event ev = {{OVL_EV_COMM, sizeof ev, 0}, {0}};
+  for (int i = 0; i < 200; i++) ovl_hostbuf_append(&ev, sizeof ev);  /* two chunks */
+  atomic_store(&producer_step, 1);
+  while (atomic_load(&producer_step) != 2) sched_yield();
+  for (int i = 0; i < 1000; i++) ovl_hostbuf_append(&ev, sizeof ev);  /* across several chunks */
+  atomic_store(&producer_step, 3);
+  return NULL;
+}
+
+/* On the first event, lets the producer append 1000 more and waits for them. */
+static int count_while_producing(void *ctx, const ovl_event_header *ev) {
+  (void)ev;
+  if (++*(size_t *)ctx == 1) {
+    atomic_store(&producer_step, 2);
+    while (atomic_load(&producer_step) != 3) sched_yield();
+  }
+  return 0;
+}
+
+static int stop_after_ten(void *ctx, const ovl_event_header *ev) {
+  (void)ev;
+  return ++*(size_t *)ctx == 10;
+}
+
+static void drain_snapshot(void) {
+  ovl_hostbuf_set_limit(64 * OVL_HOSTBUF_CHUNK_BYTES);
+  size_t drained = 0;
+  ovl_hostbuf_drain(count_events, &drained);  /* whatever earlier checks left */
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, producer, NULL) == 0);
+  while (atomic_load(&producer_step) != 1) sched_yield();
+  drained = 0;
+  CHECK_I64(ovl_hostbuf_drain(count_while_producing, &drained), 200);
+  CHECK_I64(drained, 200);
+  drained = 0;
+  CHECK_I64(ovl_hostbuf_drain(stop_after_ten, &drained), 10);
+  drained = 0;
+  CHECK_I64(ovl_hostbuf_drain(count_events, &drained), 990);
+  pthread_join(t, NULL);
 }
 
 /* What the capture writes, `ovl report` reads: two grouped AllReduce calls linked through one
@@ -488,5 +544,6 @@ int main(void) {
   report_on_capture();
   bounded_buffer();
   test_nccl_vocabulary();
+  drain_snapshot();
   return check_summary();
 }

@@ -1,0 +1,131 @@
+/* Creating the trace file: see trace_file.h. */
+#define _GNU_SOURCE
+#include "trace_file.h"
+
+#include "base/paths.h"
+#include "clock.h"
+#include "log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#define SQLITE_MAX_NAME 511  /* the Unix VFS's mxPathname (512) less the terminating NUL */
+#define NAME_TRIES 16
+
+/* ---------------------------------------------------------------------------------- */
+/* libovl's SQLite                                                                    */
+/* ---------------------------------------------------------------------------------- */
+
+/* SQLite's "open": never returns 0..2 (SQLite would then park /dev/null there for good). */
+static int open_above_stdio(const char *path, int flags, int mode) {
+  int fd = open(path, flags | O_CLOEXEC, mode);
+  if (fd < 0 || fd > STDERR_FILENO) return fd;
+  int moved = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+  int saved = errno;
+  close(fd);
+  errno = saved;
+  return moved;
+}
+
+static sqlite3_vfs unix_vfs, relative_vfs;
+
+/* Relative names stay relative (to the writer thread's own cwd); absolute ones as before. */
+static int full_pathname(sqlite3_vfs *vfs, const char *path, int n_out, char *out) {
+  (void)vfs;
+  if (path[0] == '/') return unix_vfs.xFullPathname(&unix_vfs, path, n_out, out);
+  if ((int)strlen(path) >= n_out) return SQLITE_CANTOPEN;
+  memcpy(out, path, strlen(path) + 1);
+  return SQLITE_OK;
+}
+
+void ovl_trace_sqlite_setup(void) {
+#ifdef OVL_PRIVATE_SQLITE
+  /* libovl's own SQLite (static, hidden) is used by the writer thread alone. */
+  sqlite3_config(SQLITE_CONFIG_SINGLETHREAD);
+  sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+  sqlite3_vfs *v = sqlite3_vfs_find(NULL);
+  if (!v || v == &relative_vfs) return;
+  if (v->iVersion >= 3 && v->xSetSystemCall)
+    v->xSetSystemCall(v, "open", (sqlite3_syscall_ptr)open_above_stdio);
+  /* A copy of the Unix VFS (same methods and data) that differs in full names only. */
+  unix_vfs = *v;
+  relative_vfs = *v;
+  relative_vfs.zName = "ovl-unix";
+  relative_vfs.pNext = NULL;
+  relative_vfs.xFullPathname = full_pathname;
+  sqlite3_vfs_register(&relative_vfs, 1);
+#endif
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* The file                                                                           */
+/* ---------------------------------------------------------------------------------- */
+
+static uint32_t random_suffix(void) {
+  uint32_t r;
+  if (getrandom(&r, sizeof r, GRND_NONBLOCK) == (ssize_t)sizeof r) return r;
+  uint64_t t = (uint64_t)ovl_clock_ns() ^ ((uint64_t)getpid() << 32);  /* no entropy yet: time */
+  return (uint32_t)(t ^ (t >> 29));
+}
+
+/* Makes dir the working directory of this thread alone. */
+static int enter_privately(const char *dir) {
+  if (unshare(CLONE_FS) != 0) return -1;
+  return chdir(dir);
+}
+
+int ovl_trace_file_create(const char *dir, ovl_trace_file *f) {
+  if (ovl_mkdirs(dir) != 0) {
+    ovl_warn(NULL, "%s: cannot create the trace directory: %s; the program runs without capture", dir,
+             strerror(errno));
+    return -1;
+  }
+  char host[256] = "unknown";
+  gethostname(host, sizeof host - 1);
+  for (char *p = host; *p; p++)
+    if (*p == '/') *p = '_';
+  int relative = 0;
+  for (int i = 0; i < NAME_TRIES; i++) {
+    char base[300];
+    snprintf(base, sizeof base, "%s-%ld-%08x.sqlite", host, (long)getpid(), (unsigned)random_suffix());
+    if (snprintf(f->shown, sizeof f->shown, "%s/%s", dir, base) >= (int)sizeof f->shown) {
+      ovl_warn(NULL, "%s: trace directory name too long; the program runs without capture", dir);
+      return -1;
+    }
+    /* Side files add "-journal" to the name: keep them under SQLite's limit too. */
+    if (!relative && strlen(f->shown) + 8 > SQLITE_MAX_NAME) {
+      if (enter_privately(dir) != 0) {
+        ovl_warn(NULL, "%s: the trace directory's name is over SQLite's %d characters, and the writer thread "
+                 "cannot enter it (%s); the program runs without capture", dir, SQLITE_MAX_NAME + 1, strerror(errno));
+        return -1;
+      }
+      relative = 1;
+    }
+    snprintf(f->name, sizeof f->name, "%s", relative ? base : f->shown);
+    int fd = open(f->name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0) {
+      close(fd);
+      return 0;
+    }
+    if (errno != EEXIST) break;
+  }
+  ovl_warn(NULL, "%s: cannot create a trace file there: %s; the program runs without capture", dir, strerror(errno));
+  return -1;
+}
+
+void ovl_trace_file_remove(const ovl_trace_file *f) {
+  static const char *const sides[] = {"-wal", "-shm", "-journal"};
+  for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
+    char side[PATH_MAX + 16];
+    snprintf(side, sizeof side, "%s%s", f->name, sides[i]);
+    unlink(side);
+  }
+  unlink(f->name);
+}

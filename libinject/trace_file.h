@@ -1,0 +1,31 @@
+/*
+** The trace file on disk, as the writer thread creates it (docs/capture.md):
+**   * a name no other process or exec'ed image can have, <host>-<pid>-<8 hex random>.sqlite,
+**     created with O_EXCL: an existing file is never replaced or removed;
+**   * every descriptor libovl's SQLite opens is CLOEXEC and never 0, 1 or 2, so a program
+**     that closed its stdio gets its descriptor numbers unchanged;
+**   * directories of any length: SQLite's Unix VFS refuses full names over 512 bytes, so a
+**     longer trace is opened by a short relative name from the writer thread's own working
+**     directory (unshare(CLONE_FS): the program's working directory is not touched).
+** Call these on the writer thread only, which alone uses libovl's SQLite.
+*/
+#ifndef OVL_INJECT_TRACE_FILE_H
+#define OVL_INJECT_TRACE_FILE_H
+
+#include <limits.h>
+
+typedef struct ovl_trace_file {
+  char name[PATH_MAX];      /* what SQLite opens: absolute, or relative to the writer's cwd */
+  char shown[2 * PATH_MAX]; /* the full path, for messages */
+} ovl_trace_file;
+
+/* Sets libovl's SQLite up (single thread, descriptors above stdio, relative names kept). */
+void ovl_trace_sqlite_setup(void);
+/* Creates dir (and parents) and an empty, new trace file in it. Returns 0, or -1 after one
+** warning (the program runs without capture). */
+int ovl_trace_file_create(const char *dir, ovl_trace_file *f);
+/* Removes the trace and SQLite's side files, after a failed start: only ever files that
+** ovl_trace_file_create made. */
+void ovl_trace_file_remove(const ovl_trace_file *f);
+
+#endif
