@@ -272,6 +272,10 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
   res->hostname = dup_or_null(ovl_trace_meta(r->t, "hostname"));
   res->rank = ovl_trace_meta_int(r->t, "rank", OVL_NONE);
   res->world_size = ovl_trace_meta_int(r->t, "world_size", OVL_NONE);
+  /* Ranks and sizes from the file are checked like every other value read (unknown when
+  ** not a sane rank of a sane world). */
+  if (res->world_size != OVL_NONE && (res->world_size <= 0 || res->world_size > INT32_MAX)) res->world_size = OVL_NONE;
+  if (res->rank != OVL_NONE && (res->rank < 0 || res->rank > INT32_MAX)) res->rank = OVL_NONE;
   res->pid = ovl_trace_meta_int(r->t, "pid", OVL_NONE);
   res->device = d->device;
   res->realtime_offset = ovl_trace_meta_int(r->t, "realtime_offset_ns", OVL_NONE);

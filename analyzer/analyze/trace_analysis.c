@@ -14,6 +14,7 @@
 ** with SQLite sorting (rare: only traces written far out of order).
 */
 #include "trace_analysis_internal.h"
+#include "base/sane_values.h"
 
 #include "base/i64map.h"
 #include "base/vec.h"
@@ -409,9 +410,9 @@ static int note_stream(ovl_device_pass *d, const ovl_work *w, ovl_work_class cls
   }
   ovl_stream_stat *st = &d->streams[i];
   int64_t dur = w->end - w->start;
-  if (cls == OVL_CLASS_COMPUTE) st->compute_ns += dur;
-  else if (cls == OVL_CLASS_COMM) st->comm_ns += dur;
-  else st->memory_ns += dur;
+  if (cls == OVL_CLASS_COMPUTE) st->compute_ns = ovl_sat_add(st->compute_ns, dur);
+  else if (cls == OVL_CLASS_COMM) st->comm_ns = ovl_sat_add(st->comm_ns, dur);
+  else st->memory_ns = ovl_sat_add(st->memory_ns, dur);
   if (w->is_memop) st->memops++;
   else st->kernels++;
   return OVL_OK;

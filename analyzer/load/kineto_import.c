@@ -9,6 +9,8 @@
 */
 #include "kineto_import.h"
 
+#include "base/sane_values.h"
+
 #include "base/i64map.h"
 #include "base/nccl_ops.h"
 #include "base/vec.h"
@@ -87,8 +89,11 @@ static int64_t floor_div(int64_t a, int64_t b) {
 ** microseconds as HTA does: start up, end down (an interval shorter than that becomes empty). */
 static int event_span(const kineto_import *ki, int64_t *start, int64_t *end) {
   const ovl_kineto_event *ev = &ki->ev;
+  /* Times out of base/sane_values.h's ranges are corrupt: the event counts as untimed. */
   if (ev->ts_ns == OVL_NONE || ev->dur_ns == OVL_NONE || ev->dur_ns < 0) return 0;
-  if (ev->ts_ns > INT64_MAX - ev->dur_ns) return 0;
+  if (!ovl_interval_ok(ev->ts_ns, ev->ts_ns + (ev->dur_ns <= OVL_SPAN_LIMIT_NS ? ev->dur_ns : 0)) ||
+      ev->dur_ns > OVL_SPAN_LIMIT_NS || !ovl_time_ok(ev->ts_ns + ev->dur_ns))
+    return 0;
   *start = ev->ts_ns;
   *end = ev->ts_ns + ev->dur_ns;
   if (ki->opt->hta_compat) {
@@ -265,7 +270,18 @@ static int64_t count_ranks(const char *ranks) {
   return n;
 }
 
-static void describe_call(const kineto_import *ki, const nccl_kernel *k, ovl_found_coll *c) {
+/* count elements of dtype_size bytes, checked: a negative count or a size beyond
+** OVL_BYTES_LIMIT rejects the file (one line naming the numbers) rather than store garbage. */
+static int message_bytes(const kineto_import *ki, int64_t count, int64_t dtype_size, int64_t *bytes, ovl_err *err) {
+  int64_t b;
+  if (count < 0 || !ovl_mul_i64(count, dtype_size, &b) || b > OVL_BYTES_LIMIT)
+    return ovl_fail(err, OVL_EUSER, "%s: collective message size out of range (%lld elements of %lld bytes)",
+                    ki->path, (long long)count, (long long)dtype_size);
+  *bytes = b;
+  return OVL_OK;
+}
+
+static int describe_call(const kineto_import *ki, const nccl_kernel *k, ovl_found_coll *c, ovl_err *err) {
   comm_facts f = k->facts;
   int64_t found;
   /* The record_param_comms op that launched the kernel (same External id) is the call. */
@@ -282,7 +298,10 @@ static void describe_call(const kineto_import *ki, const nccl_kernel *k, ovl_fou
   c->row.redop = k->redop;
   c->row.dtype = f.dtype;
   c->row.count = f.in_nelems;
-  if (f.in_nelems != OVL_NONE && f.dtype_size > 0) c->row.bytes = f.in_nelems * f.dtype_size;
+  if (f.in_nelems != OVL_NONE && f.dtype_size > 0) {
+    int rc = message_bytes(ki, f.in_nelems, f.dtype_size, &c->row.bytes, err);
+    if (rc) return rc;
+  }
   c->row.seq = f.seq;
   if (g) {
     c->row.comm = g->comm;
@@ -298,6 +317,7 @@ static void describe_call(const kineto_import *ki, const nccl_kernel *k, ovl_fou
     c->row.nranks = or_else(f.group_size, world);
     c->row.rank = f.group_size == OVL_NONE || f.group_size == world ? rank : OVL_NONE;
   }
+  return OVL_OK;
 }
 
 static int cmp_annotation(const void *pa, const void *pb) {
@@ -322,18 +342,19 @@ static const comm_annotation *annotation_at(const kineto_import *ki, int64_t tid
 
 /* A call PyTorch gave no arguments for: its `nccl:<op>` range, found around the kernel's
 ** launch on the launching thread, names the operation and (with record_shapes) its input. */
-static void describe_from_annotation(const kineto_import *ki, ovl_found_coll *c) {
+static int describe_from_annotation(const kineto_import *ki, ovl_found_coll *c, ovl_err *err) {
   ovl_collective_row *r = &c->row;
-  if (r->host_start == OVL_NONE || r->tid == OVL_NONE) return;
+  if (r->host_start == OVL_NONE || r->tid == OVL_NONE) return OVL_OK;
   const comm_annotation *a = annotation_at(ki, r->tid, r->host_start);
-  if (!a) return;
+  if (!a) return OVL_OK;
   if (a->op) r->op = a->op;
   r->host_start = a->start;
   r->host_end = a->end;
-  if (a->count == OVL_NONE) return;
+  if (a->count == OVL_NONE) return OVL_OK;
   r->count = a->count;
   r->dtype = a->dtype;
-  if (a->dtype_size > 0) r->bytes = a->count * a->dtype_size;
+  if (a->dtype_size > 0) return message_bytes(ki, a->count, a->dtype_size, &r->bytes, err);
+  return OVL_OK;
 }
 
 static int build_collectives(kineto_import *ki, ovl_err *err) {
@@ -350,14 +371,14 @@ static int build_collectives(kineto_import *ki, ovl_err *err) {
     r->stream = k->stream;
     c.correlation = k->correlation;
     c.gpu_start = k->start;
-    describe_call(ki, k, &c);
-    rc = ovl_found_colls_add(&fc, &c, err);
+    rc = describe_call(ki, k, &c, err);
+    if (!rc) rc = ovl_found_colls_add(&fc, &c, err);
   }
   if (!rc) rc = ovl_found_colls_resolve_launches(&fc, ki->w, ki->out_path, err);
   if (!rc && ki->annotations.len) {
     ovl_qsort(ki->annotations.items, ki->annotations.len, sizeof *ki->annotations.items, cmp_annotation);
-    for (size_t i = 0; i < fc.items.len; i++)  /* fc keeps the order of ki->nccl until written */
-      if (!ki->nccl.items[i].facts.present) describe_from_annotation(ki, &fc.items.items[i]);
+    for (size_t i = 0; !rc && i < fc.items.len; i++)  /* fc keeps the order of ki->nccl until written */
+      if (!ki->nccl.items[i].facts.present) rc = describe_from_annotation(ki, &fc.items.items[i], err);
   }
   if (!rc) rc = ovl_found_colls_write(&fc, ki->w, &ki->st->collectives, err);
   ovl_found_colls_free(&fc);
@@ -420,6 +441,12 @@ static int read_distributed_info(kineto_import *ki, ovl_err *err) {
     else rc = ovl_json_skip_value(ki->j, &tok, err);
     if (rc) return rc;
   }
+  if (rc) return rc;
+  int64_t r = ki->st->rank, n = ki->st->world_size;
+  if (n != OVL_NONE && (n <= 0 || n > INT32_MAX))
+    return ovl_fail(err, OVL_EUSER, "%s: distributedInfo: world_size %lld is out of range", ki->path, (long long)n);
+  if (r != OVL_NONE && (r < 0 || r > INT32_MAX))
+    return ovl_fail(err, OVL_EUSER, "%s: distributedInfo: rank %lld is out of range", ki->path, (long long)r);
   return rc;
 }
 

@@ -1,6 +1,7 @@
 /* Foreign trace conversion: see trace_import.h. */
 #include "trace_import.h"
 
+#include "base/safe_output.h"
 #include "store/trace_rows.h"
 #include "store/trace_writer.h"
 #include "hta_compat.h"
@@ -35,8 +36,9 @@ int ovl_import_processes(const char *in_path, ovl_trace_format format, int64_t *
   return OVL_OK;
 }
 
-int ovl_import_trace(const char *in_path, ovl_trace_format format, int64_t process, const char *out_path,
-                     const ovl_import_options *opt, ovl_import_stats *stats, ovl_err *err) {
+/* Writes the conversion into path, an empty file the caller created and owns. */
+static int import_into(const char *in_path, ovl_trace_format format, int64_t process, const char *path,
+                       const ovl_import_options *opt, ovl_import_stats *stats, ovl_err *err) {
   static const ovl_import_options defaults = {0};
   ovl_import_stats local;
   if (!opt) opt = &defaults;
@@ -44,9 +46,9 @@ int ovl_import_trace(const char *in_path, ovl_trace_format format, int64_t proce
   memset(stats, 0, sizeof *stats);
   if (format == OVL_FORMAT_OVL_SQLITE) return ovl_fail(err, OVL_EUSER, "%s: already an ovl trace", in_path);
   ovl_trace_writer *w = NULL;
-  int rc = ovl_tw_open(&w, out_path, err);
+  int rc = ovl_tw_open_created(&w, path, err);
   if (rc) return rc;
-  if (format == OVL_FORMAT_KINETO_JSON) rc = ovl_kineto_import(in_path, w, out_path, opt, stats, err);
+  if (format == OVL_FORMAT_KINETO_JSON) rc = ovl_kineto_import(in_path, w, path, opt, stats, err);
   else rc = ovl_nsys_import(in_path, process, w, stats, err);
   ovl_err close_err;
   int close_rc = ovl_tw_close(w, &close_err);
@@ -55,7 +57,26 @@ int ovl_import_trace(const char *in_path, ovl_trace_format format, int64_t proce
     *err = close_err;
   }
   if (!rc && opt->hta_compat && format == OVL_FORMAT_KINETO_JSON)
-    rc = ovl_hta_drop_last_step(out_path, &stats->dropped, err);
-  if (rc) ovl_remove_trace_file(out_path);
+    rc = ovl_hta_drop_last_step(path, &stats->dropped, err);
+  return rc;
+}
+
+int ovl_import_trace(const char *in_path, ovl_trace_format format, int64_t process, const char *out_path,
+                     const ovl_import_options *opt, ovl_import_stats *stats, ovl_err *err) {
+  ovl_safe_out out;
+  int rc = ovl_safe_out_begin(&out, out_path, err);
+  if (rc) return rc;
+  rc = import_into(in_path, format, process, out.temp, opt, stats, err);
+  if (rc) {
+    ovl_safe_out_abort(&out);
+    return rc;
+  }
+  return ovl_safe_out_commit(&out, err);
+}
+
+int ovl_import_trace_temp(const char *in_path, ovl_trace_format format, int64_t process, const char *temp_path,
+                          const ovl_import_options *opt, ovl_import_stats *stats, ovl_err *err) {
+  int rc = import_into(in_path, format, process, temp_path, opt, stats, err);
+  if (rc) ovl_remove_trace_file(temp_path);
   return rc;
 }
