@@ -457,7 +457,10 @@ static int read_document(kineto_import *ki, ovl_err *err) {
   if (tok != OVL_JSON_OBJECT_BEGIN) return not_a_trace(ki, err, "the top level is not an object");
   while (!(rc = ovl_json_next(ki->j, &tok, err)) && tok == OVL_JSON_KEY) {
     const char *k = ovl_json_text(ki->j, NULL);
-    if (strcmp(k, "traceEvents") == 0 && !ki->saw_events) rc = read_events(ki, err);
+    if (strcmp(k, "traceEvents") == 0 && ki->saw_events)  /* which one is the trace? */
+      return ovl_fail(err, OVL_EUSER, "%s: a second \"traceEvents\" key at byte %llu: duplicate keys are ambiguous",
+                      ki->path, (unsigned long long)ovl_json_offset(ki->j));
+    if (strcmp(k, "traceEvents") == 0) rc = read_events(ki, err);
     else if (strcmp(k, "distributedInfo") == 0) rc = read_distributed_info(ki, err);
     else if (strcmp(k, "baseTimeNanoseconds") == 0) rc = read_int_value(ki, &ki->base_ns, err);
     else if (strcmp(k, "hostname") == 0 || strcmp(k, "host_name") == 0)

@@ -12,6 +12,7 @@
 
 #include "base/i64map.h"
 #include "base/sane_values.h"
+#include "base/text_clean.h"
 #include "base/vec.h"
 
 #include <pthread.h>
@@ -116,7 +117,7 @@ static int load_meta(ovl_trace *t, ovl_err *err) {
     const char *k = (const char *)sqlite3_column_text(st, 0);
     const char *v = (const char *)sqlite3_column_text(st, 1);
     if (!k) continue;
-    char *kc = strdup(k), *vc = strdup(v ? v : "");
+    char *kc = strdup(k), *vc = ovl_text_clean_dup(v ? v : "");
     if (!kc || !vc || OVL_VEC_RESERVE(&keys, 1) || OVL_VEC_RESERVE(&vals, 1)) {
       free(kc);
       free(vc);
@@ -163,7 +164,7 @@ static int load_strings(ovl_trace *t, ovl_err *err) {
       t->bad.strings++;
       continue;
     }
-    char *copy = strdup(v);
+    char *copy = ovl_text_clean_dup(v);
     if (!copy || OVL_VEC_PUSH(&strs, copy) || ovl_i64map_put(&t->string_index, id, (int64_t)strs.len - 1)) {
       free(copy);
       rc = ovl_oom(err, "strings");
@@ -272,7 +273,7 @@ static int opt_size_ok(int64_t v, int64_t limit) { return v == OVL_NONE || (v >=
 
 static void col_text(sqlite3_stmt *st, int i, char *buf, size_t len) {
   const char *s = (const char *)sqlite3_column_text(st, i);
-  snprintf(buf, len, "%s", s ? s : "");
+  ovl_text_clean_into(s ? s : "", buf, len);
 }
 
 int ovl_trace_read_collectives(ovl_trace *t, ovl_coll_rec **out, size_t *n, ovl_err *err) {
@@ -391,7 +392,13 @@ int ovl_trace_scan_nvtx(ovl_trace *t, ovl_nvtx_fn fn, void *ctx, ovl_err *err) {
       t->bad.nvtx++;
       continue;
     }
-    rc = fn(ctx, &r);
+    char *domain = NULL, *name = NULL; /* cleaned copies, only when needed */
+    if (r.domain && !ovl_text_is_clean(r.domain) && !(r.domain = domain = ovl_text_clean_dup(r.domain)))
+      rc = ovl_oom(err, "nvtx");
+    if (!rc && !ovl_text_is_clean(r.name) && !(r.name = name = ovl_text_clean_dup(r.name))) rc = ovl_oom(err, "nvtx");
+    if (!rc) rc = fn(ctx, &r);
+    free(domain);
+    free(name);
   }
   if (!rc && src != SQLITE_DONE && src != SQLITE_ROW) rc = db_error(t, err, src);
   sqlite3_finalize(st);
