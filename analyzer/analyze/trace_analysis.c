@@ -489,6 +489,27 @@ static int probe_launch_dims(ovl_run *r, ovl_err *err) {
   return rc;
 }
 
+/* Whether work w, linked by its correlation id to colls[0..n), executes colls[k]. A group of
+** calls (one ncclGroup) shares one kernel, hence every member; but a correlation id can also
+** repeat in a trace (ids reused, files merged), and work cannot run before its call: it belongs
+** to the latest call launched at or before it, with the members of that call's group (or
+** launch time), and to calls without a launch time. Work earlier than every call keeps them
+** all (clocks may disagree; the link is the better evidence). */
+static int executes(const ovl_run *r, const int32_t *colls, uint32_t n, uint32_t k, const ovl_work *w) {
+  if (n == 1) return 1;
+  const ovl_coll_rec *c = &r->recs[colls[k]];
+  if (c->host_start == OVL_NONE) return 1;
+  const ovl_coll_rec *best = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    const ovl_coll_rec *o = &r->recs[colls[i]];
+    if (o->host_start != OVL_NONE && o->host_start <= w->start && (!best || o->host_start > best->host_start))
+      best = o;
+  }
+  if (!best) return 1;
+  return c == best || c->host_start == best->host_start ||
+         (best->group_id != OVL_NONE && c->group_id == best->group_id);
+}
+
 /* One pass over the work. prepass: only infer collectives from NCCL kernels. */
 static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
   ovl_work_options wopt = {window, r->launch_dims};
@@ -508,7 +529,8 @@ static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
       cls = OVL_CLASS_COMM;
     }
     if (synth >= 0) track_work(r, synth, &w);
-    for (uint32_t k = 0; k < ncolls; k++) track_work(r, colls[k], &w);
+    for (uint32_t k = 0; k < ncolls; k++)
+      if (executes(r, colls, ncolls, k, &w)) track_work(r, colls[k], &w);
     if (prepass) continue;
 
     ovl_device_pass *d = find_device(r, w.device);

@@ -55,4 +55,12 @@ check "names: the Perfetto file holds the cleaned name" grep -qF "gemm"$'\xef\xb
 run "$d/out" "$d/err" import -q "$d/names.json" -o "$d/names.sqlite"
 run "$d/out" "$d/err" report --all "$d/names.sqlite"
 check "names: an imported trace reads back clean too" utf8_clean "$d/out"
+# One correlation id on two calls and their two kernels: each kernel belongs to the call
+# launched before it, so no collective starts before its launch.
+run "$d/out" "$d/err" report --json "$DATA/k-dup-correlation.json"
+check "duplicate correlation ids: exit 0 ($rc)" [ "$rc" = 0 ]
+check "duplicate correlation ids: two collectives" [ "$(grep -c '"queueing_ns"' "$d/out")" = 2 ]
+check "duplicate correlation ids: no negative queueing" [ -z "$(grep '"queueing_ns": -' "$d/out")" ]
+check "duplicate correlation ids: each its own kernel" \
+  [ "$(grep '"gpu_start_ns"' "$d/out" | sort -u | wc -l)" = 2 ]
 finish
