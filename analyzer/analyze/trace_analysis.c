@@ -22,16 +22,15 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <assert.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------------------------- */
 /* Collectives and links                                                               */
 /* ---------------------------------------------------------------------------------- */
 
-int ovl_run_reserve_colls(ovl_run *r, size_t n, ovl_err *err) {
-  if (n <= r->coll_cap) return OVL_OK;
-  size_t cap = r->coll_cap ? r->coll_cap : 64;
-  while (cap < n) cap *= 2;
+/* Grows the per-collective arrays to exactly cap entries. */
+static int grow_colls(ovl_run *r, size_t cap, ovl_err *err) {
   ovl_coll_rec *recs = realloc(r->recs, cap * sizeof *recs);
   if (recs) r->recs = recs;
   ovl_coll_track *track = realloc(r->track, cap * sizeof *track);
@@ -45,6 +44,18 @@ int ovl_run_reserve_colls(ovl_run *r, size_t n, ovl_err *err) {
   if (!recs || !track || !exposed || !running || !pieces) return ovl_oom(err, "collectives");
   r->coll_cap = cap;
   return OVL_OK;
+}
+
+int ovl_run_reserve_colls(ovl_run *r, size_t n, ovl_err *err) {
+  if (n <= r->coll_cap) return OVL_OK;
+  size_t cap = r->coll_cap ? r->coll_cap : 64;
+  while (cap < n) cap *= 2;
+  return grow_colls(r, cap, err);
+}
+
+/* For the collectives of the file, whose number is known: no room to spare. */
+static int reserve_colls_exact(ovl_run *r, size_t n, ovl_err *err) {
+  return n <= r->coll_cap ? OVL_OK : grow_colls(r, n, err);
 }
 
 static void reset_track(ovl_run *r, size_t i) {
@@ -77,9 +88,17 @@ static int load_collectives(ovl_run *r, ovl_err *err) {
   size_t nrows = 0;
   int rc = ovl_trace_read_collectives(r->t, &rows, &nrows, err);
   if (rc) return rc;
-  rc = ovl_run_reserve_colls(r, nrows + 1, err);
+  /* The rows become the table itself (no second copy of what may be millions of calls). */
+  assert(!r->recs && r->coll_cap == 0);
+  ovl_coll_rec *recs = realloc(rows, (nrows + 1) * sizeof *recs);
+  if (!recs) {
+    free(rows);
+    return ovl_oom(err, "collectives");
+  }
+  r->recs = recs;
+  rows = NULL;
+  rc = reserve_colls_exact(r, nrows + 1, err);
   if (!rc) {
-    if (nrows) memcpy(r->recs, rows, nrows * sizeof *rows);
     r->nrows = r->ncolls = nrows;
     for (size_t i = 0; i < nrows; i++) {
       reset_track(r, i);

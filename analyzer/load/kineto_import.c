@@ -357,10 +357,17 @@ static int describe_from_annotation(const kineto_import *ki, ovl_found_coll *c, 
   return OVL_OK;
 }
 
+/* Every NCCL kernel becomes a call. The kernels are the largest thing an import holds (a
+** long job has millions), so they are converted from the last one down while their array
+** shrinks: the two arrays are never both whole, and only a bit per kernel (whether its
+** arguments described it) outlives the conversion. */
 static int build_collectives(kineto_import *ki, ovl_err *err) {
+  enum { SHRINK_EVERY = 1 << 16 };
   ovl_found_colls fc = {0};
-  int rc = OVL_OK;
-  for (size_t i = 0; !rc && i < ki->nccl.len; i++) {
+  size_t n = ki->nccl.len;
+  unsigned char *described = calloc(n / 8 + 1, 1);
+  int rc = described && !ovl_found_colls_reserve(&fc, n) ? OVL_OK : ovl_oom(err, "collective calls");
+  for (size_t i = n; !rc && i-- > 0;) {
     const nccl_kernel *k = &ki->nccl.items[i];
     ovl_found_coll c;
     memset(&c, 0, sizeof c);
@@ -371,17 +378,28 @@ static int build_collectives(kineto_import *ki, ovl_err *err) {
     r->stream = k->stream;
     c.correlation = k->correlation;
     c.gpu_start = k->start;
+    if (k->facts.present) described[i / 8] |= (unsigned char)(1u << (i % 8));
     rc = describe_call(ki, k, &c, err);
-    if (!rc) rc = ovl_found_colls_add(&fc, &c, err);
+    if (!rc) ovl_found_colls_set(&fc, i, &c);
+    if (i % SHRINK_EVERY == 0 && i > 0) {  /* give the converted kernels back */
+      nccl_kernel *smaller = realloc(ki->nccl.items, i * sizeof *smaller);
+      if (smaller) {
+        ki->nccl.items = smaller;
+        ki->nccl.len = ki->nccl.cap = i;
+      }
+    }
   }
+  OVL_VEC_FREE(&ki->nccl);
+  if (!rc) fc.items.len = n;
   if (!rc) rc = ovl_found_colls_resolve_launches(&fc, ki->w, ki->out_path, err);
   if (!rc && ki->annotations.len) {
     ovl_qsort(ki->annotations.items, ki->annotations.len, sizeof *ki->annotations.items, cmp_annotation);
-    for (size_t i = 0; !rc && i < fc.items.len; i++)  /* fc keeps the order of ki->nccl until written */
-      if (!ki->nccl.items[i].facts.present) rc = describe_from_annotation(ki, &fc.items.items[i], err);
+    for (size_t i = 0; !rc && i < fc.items.len; i++)  /* fc keeps the kernels' order until written */
+      if (!(described[i / 8] & (1u << (i % 8)))) rc = describe_from_annotation(ki, &fc.items.items[i], err);
   }
   if (!rc) rc = ovl_found_colls_write(&fc, ki->w, &ki->st->collectives, err);
   ovl_found_colls_free(&fc);
+  free(described);
   return rc;
 }
 
