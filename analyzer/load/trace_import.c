@@ -11,13 +11,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void ovl_remove_trace_file(const char *path) {
   static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
   for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
     char file[4096];
     snprintf(file, sizeof file, "%s%s", path, suffixes[i]);
-    remove(file);
+    struct stat sb;  /* only files: never a link or anything else put in their place */
+    if (lstat(file, &sb) == 0 && S_ISREG(sb.st_mode)) unlink(file);
   }
 }
 

@@ -32,7 +32,8 @@ int ovl_import_trace(const char *in_path, ovl_trace_format format, int64_t proce
 int ovl_import_trace_temp(const char *in_path, ovl_trace_format format, int64_t process, const char *temp_path,
                           const ovl_import_options *opt, ovl_import_stats *stats, ovl_err *err);
 
-/* Removes an ovl trace file and the journal files SQLite may have left beside it. */
+/* Removes an ovl trace file this process created and the journal files SQLite may have left
+** beside it (regular files only). */
 void ovl_remove_trace_file(const char *path);
 
 #endif
