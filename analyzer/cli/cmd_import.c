@@ -175,6 +175,7 @@ static int import_one(const planned_input *pi, const ovl_import_options *opt, in
   if (pi->format == OVL_FORMAT_OVL_SQLITE) {
     int rc = copy_file(pi->read_path, pi->outputs[0], err);
     if (!rc && !quiet) print_summary(pi->user_path, pi->outputs[0], pi->format, NULL);
+    if (rc) ovl_input_explain(err);
     return rc;
   }
   int rc = OVL_OK;

@@ -66,7 +66,11 @@ int ovl_safe_out_begin(ovl_safe_out *o, const char *target, ovl_err *err) {
     return ovl_fail(err, OVL_EUSER, "%s: cannot write: %s", target, strerror(e));
   }
   ovl_temp_register(o->temp);
-  if (fchmod(o->fd, new_file_mode()) != 0) { /* not fatal: the file stays private */ }
+  /* The replacement keeps the permissions of the file it replaces; a new file gets the usual
+  ** ones. Not fatal when it fails: the file then stays private. */
+  struct stat sb;
+  mode_t mode = lstat(target, &sb) == 0 && S_ISREG(sb.st_mode) ? (sb.st_mode & 07777) : new_file_mode();
+  if (fchmod(o->fd, mode) != 0) { /* see above */ }
   return OVL_OK;
 }
 
