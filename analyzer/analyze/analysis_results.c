@@ -107,7 +107,11 @@ static void fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *ou
   out->correlation = t->correlation;
   out->bucket = bucket_of(&r->hm, rec->host_start, rec->tid);
   out->ready = out->stall = OVL_NONE;
-  out->queueing = rec->host_start != OVL_NONE ? t->gpu_start - rec->host_start : OVL_NONE;
+  /* Work cannot start before its launch: when the trace says it did (clocks that disagree, a
+  ** broken link), the queueing is unknown rather than negative. */
+  out->queueing = rec->host_start != OVL_NONE && t->gpu_start != OVL_NONE && t->gpu_start >= rec->host_start
+                      ? t->gpu_start - rec->host_start
+                      : OVL_NONE;
   out->compute_before = t->compute_before;
   out->compute_after = t->compute_after;
   out->d2h_start = t->d2h_start;

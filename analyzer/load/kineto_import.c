@@ -303,6 +303,9 @@ static int describe_call(const kineto_import *ki, const nccl_kernel *k, ovl_foun
     if (rc) return rc;
   }
   c->row.seq = f.seq;
+  /* A group size that is no size (0, negative, absurd) is unknown, not a communicator size. */
+  if (f.group_size != OVL_NONE && (f.group_size <= 0 || f.group_size > INT32_MAX)) f.group_size = OVL_NONE;
+  if (f.seq != OVL_NONE && f.seq < 0) c->row.seq = OVL_NONE;
   if (g) {
     c->row.comm = g->comm;
     c->row.nranks = or_else(f.group_size, count_ranks(g->ranks));
