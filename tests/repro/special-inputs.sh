@@ -39,6 +39,19 @@ TMPDIR="$d/missing" "$OVL" report "$valid" >"$d/out" 2>"$d/err"; rc=$?
 check "missing TMPDIR: exit 1 ($rc)" [ "$rc" = 1 ]
 check "missing TMPDIR: names the directory" grep -q "$d/missing" "$d/err"
 check "missing TMPDIR: no temporary file named" [ -z "$(grep -o 'ovl-import-[A-Za-z0-9]*' "$d/err")" ]
+# TMPDIR full (a 64 KiB tmpfs, when this user may mount one): the input and the directory
+# are named, not the temporary file that is gone by then.
+mkdir "$d/full"
+if mount -t tmpfs -o size=64k tmpfs "$d/full" 2>/dev/null; then
+  trap 'umount "$d/full"; rm -rf "$d"' EXIT
+  TMPDIR="$d/full" "$OVL" report "$TRACES/kineto-param-dlrm8/worker0_step_12.json.gz" >"$d/out" 2>"$d/err"; rc=$?
+  check "full TMPDIR: exit 1 ($rc)" [ "$rc" = 1 ]
+  check "full TMPDIR: one line naming the input and the directory" \
+    one_line "$d/err" "^ovl: $TRACES/kineto-param-dlrm8/worker0_step_12.json.gz: .*$d/full (TMPDIR)"
+  check "full TMPDIR: left empty" only_files "$d/full"
+else
+  echo "note: cannot mount a small tmpfs here (needs root): the full-TMPDIR case is skipped"
+fi
 # Escape sequences and invalid UTF-8 in a kernel name and the hostname.
 printf '{"traceEvents":[{"ph":"X","cat":"kernel","name":"gemm\\u001b[31mRED\xff\xfe","ts":100,"dur":10,"pid":0,"tid":7,"args":{"correlation":1,"device":0,"stream":7}},{"ph":"X","cat":"kernel","name":"ncclKernel_AllReduce_RING_LL_Sum_float","ts":105,"dur":10,"pid":0,"tid":8,"args":{"correlation":2,"device":0,"stream":8}}],"hostname":"h\xc3\x28st\\u009b2J\x1b]0;title\x07"}' > "$d/names.json"
 utf8_clean() { iconv -f UTF-8 -t UTF-8 "$1" >/dev/null 2>&1 && ! LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$1"; }
