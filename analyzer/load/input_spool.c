@@ -35,14 +35,13 @@ static int copy_stream(const char *path, int in, char **copy, ovl_err *err) {
   char *name = malloc(cap);
   if (!name) return ovl_oom(err, "input copy");
   snprintf(name, cap, "%s/ovl-input-XXXXXX", dir);
-  int out = mkstemp(name);
+  int out = ovl_temp_mkstemp(name);
   if (out < 0) {
     int rc = ovl_fail(err, OVL_EUSER, "%s: cannot copy this single-read input into %s (TMPDIR): %s", path, dir,
                       strerror(errno));
     free(name);
     return rc;
   }
-  ovl_temp_register(name);
   enum { CHUNK = 1 << 20 };
   char *buf = malloc(CHUNK);
   int rc = buf ? OVL_OK : ovl_oom(err, "input copy");

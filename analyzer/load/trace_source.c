@@ -24,14 +24,13 @@ static int make_temp_path(char **out, ovl_err *err) {
   char *path = malloc(n);
   if (!path) return ovl_oom(err, "temporary file name");
   snprintf(path, n, "%s/ovl-import-XXXXXX", dir);
-  int fd = mkstemp(path);
+  int fd = ovl_temp_mkstemp(path);
   if (fd < 0) {
     int rc = ovl_fail(err, OVL_EUSER, "%s: cannot create a temporary trace: %s", dir, strerror(errno));
     free(path);
     return rc;
   }
   close(fd);
-  ovl_temp_register(path);
   *out = path;
   return OVL_OK;
 }

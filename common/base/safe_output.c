@@ -57,7 +57,7 @@ int ovl_safe_out_begin(ovl_safe_out *o, const char *target, ovl_err *err) {
   }
   /* Hidden, and unique: mkstemp creates it with O_EXCL, so nothing existing is followed. */
   snprintf(o->temp, cap, "%.*s.%s.ovl-XXXXXX", (int)dirlen, target, target + dirlen);
-  o->fd = mkstemp(o->temp);
+  o->fd = ovl_temp_mkstemp(o->temp);
   if (o->fd < 0) {
     int e = errno;
     free(o->temp);
@@ -65,7 +65,6 @@ int ovl_safe_out_begin(ovl_safe_out *o, const char *target, ovl_err *err) {
     ovl_safe_out_abort(o);
     return ovl_fail(err, OVL_EUSER, "%s: cannot write: %s", target, strerror(e));
   }
-  ovl_temp_register(o->temp);
   /* The replacement keeps the permissions of the file it replaces; a new file gets the usual
   ** ones. Not fatal when it fails: the file then stays private. */
   struct stat sb;

@@ -1,6 +1,7 @@
 /* Registry of temporary files, removed at exit and on signals: see temp_files.h. */
 #include "temp_files.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -56,6 +57,21 @@ int ovl_temp_register(const char *path) {
   return -1;
 }
 
+static const int cleanup_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+int ovl_temp_mkstemp(char *templ) {
+  sigset_t block, old;
+  sigemptyset(&block);
+  for (size_t i = 0; i < sizeof cleanup_signals / sizeof cleanup_signals[0]; i++) sigaddset(&block, cleanup_signals[i]);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  int fd = mkstemp(templ);
+  int e = errno;
+  if (fd >= 0) ovl_temp_register(templ);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  errno = e;
+  return fd;
+}
+
 void ovl_temp_release(const char *path, int remove_it) {
   char *found = NULL;
   pthread_mutex_lock(&lock);
@@ -98,15 +114,14 @@ void ovl_temp_install_cleanup(void) {
   static int installed;
   if (installed) return;
   installed = 1;
-  static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-  for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+  for (size_t i = 0; i < sizeof cleanup_signals / sizeof cleanup_signals[0]; i++) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     /* A signal ignored by our parent (nohup) stays ignored. */
     struct sigaction old;
-    if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
-    sigaction(sigs[i], &sa, NULL);
+    if (sigaction(cleanup_signals[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    sigaction(cleanup_signals[i], &sa, NULL);
   }
 }

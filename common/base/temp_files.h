@@ -13,6 +13,10 @@
 /* Records path (a regular file this process just created). Returns 0, or -1 when the registry
 ** is full or memory runs out (the file then is only removed by its owner). Thread-safe. */
 int ovl_temp_register(const char *path);
+/* mkstemp(templ) and ovl_temp_register of the name it made, with the signals of the cleanup
+** blocked in between (so no signal can leave the file unregistered). Returns the open
+** descriptor, or -1 with errno set. */
+int ovl_temp_mkstemp(char *templ);
 /* Forgets path; when remove_it, deletes it and its side files (regular files only). */
 void ovl_temp_release(const char *path, int remove_it);
 /* Deletes every registered file (used at exit and by the signal handler). */

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Reproducer sigterm-temp-leftover.py: SIGTERM or SIGHUP during a conversion (in $TMPDIR, or
+# Reproducer sigterm-temp-leftover.py: SIGINT, SIGTERM or SIGHUP during a conversion (in $TMPDIR, or
 # beside an import's output) removes the temporary trace and its -wal/-shm files; the signal
 # still ends the process (status 128 + signal).
 . "$(dirname "$0")/lib.sh"
@@ -7,7 +7,8 @@ mkdir "$d/tmp" "$d/out"
 head -c 200000000 /dev/zero | tr '\0' ' ' | gzip -1 > "$d/bomb_ws.json.gz"
 # wait_for DIR PATTERN: up to 60 s for a file matching PATTERN in DIR
 wait_for() { for _ in $(seq 6000); do ls -A "$1" | grep -q -- "$2" && return 0; sleep 0.01; done; return 1; }
-for sig in TERM HUP; do
+set -m  # job control: background jobs then keep SIGINT (without it the shell ignores it for them)
+for sig in INT TERM HUP; do
   TMPDIR="$d/tmp" "$OVL" report "$d/bomb_ws.json.gz" >/dev/null 2>&1 &
   pid=$!
   check "report: SIG$sig: the conversion started" wait_for "$d/tmp" '^ovl-import-'
