@@ -2,10 +2,10 @@
 #include "out_stream.h"
 
 #include <errno.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #define OUT_BUFFER (1u << 20)

@@ -51,8 +51,11 @@ int ovl_safe_out_begin(ovl_safe_out *o, const char *target, ovl_err *err) {
   size_t cap = strlen(target) + 32;
   o->target = strdup(target);
   o->temp = malloc(cap);
-  if (!o->target || !o->temp) {
-    ovl_safe_out_abort(o);
+  if (!o->target || !o->temp) {  /* nothing created yet */
+    free(o->target);
+    free(o->temp);
+    memset(o, 0, sizeof *o);
+    o->fd = -1;
     return ovl_oom(err, "output name");
   }
   /* Hidden, and unique: mkstemp creates it with O_EXCL, so nothing existing is followed. */
