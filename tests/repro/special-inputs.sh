@@ -68,6 +68,13 @@ check "names: the Perfetto file holds the cleaned name" grep -qF "gemm"$'\xef\xb
 run "$d/out" "$d/err" import -q "$d/names.json" -o "$d/names.sqlite"
 run "$d/out" "$d/err" report --all "$d/names.sqlite"
 check "names: an imported trace reads back clean too" utf8_clean "$d/out"
+# A file name found in a directory is text from outside too.
+mkdir "$d/dir"
+cp "$valid" "$d/dir/"$'\e]0;pwned\a\e[31m'"red.json"
+printf '{"traceEvents":[' > "$d/dir/"$'\e[2J'"bad.json"
+run "$d/out" "$d/err" report "$d/dir"
+check "escape sequences in file names: not on the terminal" bash -c "! LC_ALL=C grep -q \$'\\x1b' '$d/out' '$d/err'"
+rm -r "$d/dir"
 # One correlation id on two calls and their two kernels: each kernel belongs to the call
 # launched before it, so no collective starts before its launch.
 run "$d/out" "$d/err" report --json "$DATA/k-dup-correlation.json"
