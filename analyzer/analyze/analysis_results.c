@@ -107,7 +107,11 @@ static void fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *ou
   out->correlation = t->correlation;
   out->bucket = bucket_of(&r->hm, rec->host_start, rec->tid);
   out->ready = out->stall = OVL_NONE;
-  out->queueing = rec->host_start != OVL_NONE ? t->gpu_start - rec->host_start : OVL_NONE;
+  /* Work cannot start before its launch: when the trace says it did (clocks that disagree, a
+  ** broken link), the queueing is unknown rather than negative. */
+  out->queueing = rec->host_start != OVL_NONE && t->gpu_start != OVL_NONE && t->gpu_start >= rec->host_start
+                      ? t->gpu_start - rec->host_start
+                      : OVL_NONE;
   out->compute_before = t->compute_before;
   out->compute_after = t->compute_after;
   out->d2h_start = t->d2h_start;
@@ -269,6 +273,10 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
   res->hostname = dup_or_null(ovl_trace_meta(r->t, "hostname"));
   res->rank = ovl_trace_meta_int(r->t, "rank", OVL_NONE);
   res->world_size = ovl_trace_meta_int(r->t, "world_size", OVL_NONE);
+  /* Ranks and sizes from the file are checked like every other value read (unknown when
+  ** not a sane rank of a sane world). */
+  if (res->world_size != OVL_NONE && (res->world_size <= 0 || res->world_size > INT32_MAX)) res->world_size = OVL_NONE;
+  if (res->rank != OVL_NONE && (res->rank < 0 || res->rank > INT32_MAX)) res->rank = OVL_NONE;
   res->pid = ovl_trace_meta_int(r->t, "pid", OVL_NONE);
   res->device = d->device;
   res->realtime_offset = ovl_trace_meta_int(r->t, "realtime_offset_ns", OVL_NONE);

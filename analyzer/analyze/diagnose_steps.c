@@ -441,7 +441,7 @@ static int blocking(step_view *v) {
 
 int ovl_diagnose_step(ovl_diag *d, size_t s) {
   ovl_step_result *st = &d->r->steps[s];
-  step_view v = {d, st, (double)(st->end - st->start), ovl_observed_tail(st), d->marks.marks + d->marks.offset[s],
+  step_view v = {d, st, (double)st->end - (double)st->start, ovl_observed_tail(st), d->marks.marks + d->marks.offset[s],
                  d->marks.offset[s + 1] - d->marks.offset[s], NULL, NULL, 0, 0};
   int rc = blocking(&v);
   if (!rc) rc = find_unused(&v);

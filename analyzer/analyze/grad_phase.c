@@ -1,5 +1,6 @@
 /* The gradient phase of a step: see grad_phase.h. */
 #include "grad_phase.h"
+#include "base/sane_values.h"
 
 #include "base/vec.h"
 
@@ -54,7 +55,8 @@ void ovl_grad_phase(const ovl_rank_result *r, ovl_step_result *st) {
     if (c->compute_before != OVL_NONE && (st->backward_end == OVL_NONE || c->compute_before > st->backward_end))
       st->backward_end = c->compute_before;
     if (st->grad_end == OVL_NONE || c->gpu_end > st->grad_end) st->grad_end = c->gpu_end;
-    if (c->bytes != OVL_NONE) st->grad_bytes = (st->grad_bytes == OVL_NONE ? 0 : st->grad_bytes) + c->bytes;
+    if (c->bytes != OVL_NONE)
+      st->grad_bytes = ovl_sat_add(st->grad_bytes == OVL_NONE ? 0 : st->grad_bytes, c->bytes);
     nready += c->ready != OVL_NONE;
   }
   if (nready == 0) return;

@@ -29,12 +29,14 @@ static int add_warning(ovl_job *job, const char *text) {
 }
 
 static int warn_bad_rows(ovl_job *job, const char *path, const ovl_bad_rows *bad) {
-  static const char *const names[] = {"kernels", "memops", "collectives", "collective_launches", "nvtx", "api"};
-  const long counts[] = {bad->kernels, bad->memops, bad->collectives, bad->launches, bad->nvtx, bad->api};
+  static const char *const names[] = {"kernels", "memops", "collectives", "collective_launches", "nvtx", "api",
+                                      "strings"};
+  const long counts[] = {bad->kernels, bad->memops, bad->collectives, bad->launches, bad->nvtx, bad->api,
+                         bad->strings};
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
     if (counts[i] <= 0) continue;
     char line[1024];
-    snprintf(line, sizeof line, "%s: warning: skipped %ld %s row%s with NULL fields or end < start", path,
+    snprintf(line, sizeof line, "%s: warning: skipped %ld %s row%s with missing, malformed or out-of-range values", path,
              counts[i], names[i], counts[i] == 1 ? "" : "s");
     if (add_warning(job, line)) return -1;
   }
@@ -144,6 +146,12 @@ static int merge_results(ovl_job *job, file_result *results, size_t n, ovl_err *
       memcpy(job->ranks + job->nranks, fr->ranks, fr->nranks * sizeof *fr->ranks);
       job->nranks += fr->nranks;
       if (warn_bad_rows(job, fr->src.path, &fr->ranks[0].bad)) rc = ovl_oom(err, "warnings");
+      if (!rc && fr->src.skipped > 0) {
+        char line[1024];
+        snprintf(line, sizeof line, "%s: warning: skipped %ld event%s without usable times (missing or out of range)",
+                 fr->src.path, fr->src.skipped, fr->src.skipped == 1 ? "" : "s");
+        if (add_warning(job, line)) rc = ovl_oom(err, "warnings");
+      }
     } else {
       for (size_t k = 0; k < fr->nranks; k++) ovl_rank_result_free(&fr->ranks[k]);
     }

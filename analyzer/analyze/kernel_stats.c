@@ -63,8 +63,9 @@ void ovl_kstats_add(ovl_kstats *k, int32_t index, int64_t duration, int64_t over
   ovl_kstat *s = &k->items[index];
   double d = (double)duration, o = (double)overlapped;
   s->n++;
-  if (duration > 0 && 10 * overlapped <= duration) s->n_alone++;
-  if (duration > 0 && 2 * overlapped >= duration) s->n_over++;
+  /* Divisions, not products: no value read from a trace can make these overflow. */
+  if (duration > 0 && overlapped <= duration / 10) s->n_alone++;
+  if (duration > 0 && overlapped >= duration - duration / 2) s->n_over++;
   double dxo = o - s->mean_o, dxd = d - s->mean_d;
   s->mean_o += dxo / (double)s->n;
   s->mean_d += dxd / (double)s->n;

@@ -13,8 +13,10 @@
 ** If the work cursor finds rows further out of order than its window, the pass is redone
 ** with SQLite sorting (rare: only traces written far out of order).
 */
-#include "base/hash.h"
 #include "trace_analysis_internal.h"
+
+#include "base/hash.h"
+#include "base/sane_values.h"
 
 #include "base/i64map.h"
 #include "base/vec.h"
@@ -22,16 +24,15 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <assert.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------------------------- */
 /* Collectives and links                                                               */
 /* ---------------------------------------------------------------------------------- */
 
-int ovl_run_reserve_colls(ovl_run *r, size_t n, ovl_err *err) {
-  if (n <= r->coll_cap) return OVL_OK;
-  size_t cap = r->coll_cap ? r->coll_cap : 64;
-  while (cap < n) cap *= 2;
+/* Grows the per-collective arrays to exactly cap entries. */
+static int grow_colls(ovl_run *r, size_t cap, ovl_err *err) {
   ovl_coll_rec *recs = realloc(r->recs, cap * sizeof *recs);
   if (recs) r->recs = recs;
   ovl_coll_track *track = realloc(r->track, cap * sizeof *track);
@@ -45,6 +46,18 @@ int ovl_run_reserve_colls(ovl_run *r, size_t n, ovl_err *err) {
   if (!recs || !track || !exposed || !running || !pieces) return ovl_oom(err, "collectives");
   r->coll_cap = cap;
   return OVL_OK;
+}
+
+int ovl_run_reserve_colls(ovl_run *r, size_t n, ovl_err *err) {
+  if (n <= r->coll_cap) return OVL_OK;
+  size_t cap = r->coll_cap ? r->coll_cap : 64;
+  while (cap < n) cap *= 2;
+  return grow_colls(r, cap, err);
+}
+
+/* For the collectives of the file, whose number is known: no room to spare. */
+static int reserve_colls_exact(ovl_run *r, size_t n, ovl_err *err) {
+  return n <= r->coll_cap ? OVL_OK : grow_colls(r, n, err);
 }
 
 static void reset_track(ovl_run *r, size_t i) {
@@ -64,7 +77,7 @@ static void reset_track(ovl_run *r, size_t i) {
 /* The collectives rows (the work stream's, copied: inferred ones are appended). */
 static int load_collectives(ovl_run *r, ovl_err *err) {
   int rc = ovl_work_stream_init(&r->ws, r->t, &r->ctx->classifier, err);
-  if (!rc) rc = ovl_run_reserve_colls(r, r->ws.nrecs + 1, err);
+  if (!rc) rc = reserve_colls_exact(r, r->ws.nrecs + 1, err);  /* their number is known */
   if (rc) return rc;
   if (r->ws.nrecs) memcpy(r->recs, r->ws.recs, r->ws.nrecs * sizeof *r->recs);
   r->nrows = r->ncolls = r->ws.nrecs;
@@ -302,9 +315,9 @@ static int note_stream(ovl_device_pass *d, const ovl_work *w, ovl_work_class cls
   }
   ovl_stream_stat *st = &d->streams[i];
   int64_t dur = w->end - w->start;
-  if (cls == OVL_CLASS_COMPUTE) st->compute_ns += dur;
-  else if (cls == OVL_CLASS_COMM) st->comm_ns += dur;
-  else st->memory_ns += dur;
+  if (cls == OVL_CLASS_COMPUTE) st->compute_ns = ovl_sat_add(st->compute_ns, dur);
+  else if (cls == OVL_CLASS_COMM) st->comm_ns = ovl_sat_add(st->comm_ns, dur);
+  else st->memory_ns = ovl_sat_add(st->memory_ns, dur);
   if (w->is_memop) st->memops++;
   else st->kernels++;
   return OVL_OK;
@@ -381,6 +394,27 @@ static int probe_launch_dims(ovl_run *r, ovl_err *err) {
   return rc;
 }
 
+/* Whether work w, linked by its correlation id to colls[0..n), executes colls[k]. A group of
+** calls (one ncclGroup) shares one kernel, hence every member; but a correlation id can also
+** repeat in a trace (ids reused, files merged), and work cannot run before its call: it belongs
+** to the latest call launched at or before it, with the members of that call's group (or
+** launch time), and to calls without a launch time. Work earlier than every call keeps them
+** all (clocks may disagree; the link is the better evidence). */
+static int executes(const ovl_run *r, const int32_t *colls, uint32_t n, uint32_t k, const ovl_work *w) {
+  if (n == 1) return 1;
+  const ovl_coll_rec *c = &r->recs[colls[k]];
+  if (c->host_start == OVL_NONE) return 1;
+  const ovl_coll_rec *best = NULL;
+  for (uint32_t i = 0; i < n; i++) {
+    const ovl_coll_rec *o = &r->recs[colls[i]];
+    if (o->host_start != OVL_NONE && o->host_start <= w->start && (!best || o->host_start > best->host_start))
+      best = o;
+  }
+  if (!best) return 1;
+  return c == best || c->host_start == best->host_start ||
+         (best->group_id != OVL_NONE && c->group_id == best->group_id);
+}
+
 /* One pass over the work. prepass: only infer collectives from NCCL kernels. */
 static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
   int rc = ovl_work_stream_open(&r->ws, window, r->launch_dims, err);
@@ -394,7 +428,8 @@ static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
     int32_t synth = -1;
     if (!w.is_memop && cls == OVL_CLASS_COMM && !ncolls && (rc = synthesize(r, &w, &synth, err))) break;
     if (synth >= 0) track_work(r, synth, &w);
-    for (uint32_t k = 0; k < ncolls; k++) track_work(r, colls[k], &w);
+    for (uint32_t k = 0; k < ncolls; k++)
+      if (executes(r, colls, ncolls, k, &w)) track_work(r, colls[k], &w);
     if (prepass) continue;
 
     ovl_device_pass *d = find_device(r, w.device);

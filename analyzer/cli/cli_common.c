@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "../analyze/job.h"
+#include "base/text_clean.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -10,8 +11,16 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+/* Messages name files, and names from directories or traces may hold escape sequences or
+** malformed UTF-8: what reaches the terminal is cleaned. */
+static void print_line(const char *msg) {
+  char clean[3 * sizeof ((ovl_err *)0)->msg];
+  ovl_text_clean_into(msg, clean, sizeof clean);
+  fprintf(stderr, "ovl: %s\n", clean);
+}
+
 int ovl_cli_fail(const ovl_err *err) {
-  fprintf(stderr, "ovl: %s\n", err->msg[0] ? err->msg : "internal error");
+  print_line(err->msg[0] ? err->msg : "internal error");
   return err->code ? err->code : OVL_EINTERNAL;
 }
 
@@ -50,5 +59,5 @@ void ovl_cli_progress(void *ctx, size_t done, size_t total, const char *path) {
 }
 
 void ovl_cli_print_warnings(const struct ovl_job *job) {
-  for (size_t i = 0; i < job->nwarnings; i++) fprintf(stderr, "ovl: %s\n", job->warnings[i]);
+  for (size_t i = 0; i < job->nwarnings; i++) print_line(job->warnings[i]);
 }

@@ -2,9 +2,13 @@
 #include "cli_job.h"
 
 #include "cli.h"
+#include "output_plan.h"
+
+#include "base/safe_output.h"
 
 #include <errno.h>
 #include <string.h>
+#include <unistd.h>
 
 void ovl_cli_job_opts_init(ovl_cli_job_opts *o) {
   memset(o, 0, sizeof *o);
@@ -23,7 +27,10 @@ int ovl_cli_job_option(int c, const char *arg, ovl_cli_job_opts *o) {
   }
 }
 
-int ovl_cli_job_run(const ovl_analysis_options *opt, char *const *args, size_t nargs, ovl_cli_job *out) {
+int ovl_cli_job_run(const ovl_analysis_options *opt, const char *const *outputs, size_t noutputs, char *const *args,
+                    size_t nargs, ovl_cli_job *out) {
+  int status = ovl_cli_plan_outputs(outputs, noutputs, args, nargs);
+  if (status) return status;
   ovl_err err;
   ovl_err_clear(&err);
   ovl_analysis_options o = *opt;
@@ -48,13 +55,30 @@ int ovl_cli_write_output(const ovl_cli_job_opts *o, ovl_cli_writer write, void *
   const char *path = o->output;
   ovl_err err;
   ovl_err_clear(&err);
-  FILE *out = stdout;
-  if (path && !(out = fopen(path, "w"))) {
+  if (!path) {
+    write(stdout, o, ctx);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+      ovl_fail(&err, OVL_EUSER, "stdout: write failed: %s", strerror(errno));
+      return ovl_cli_fail(&err);
+    }
+    return 0;
+  }
+  ovl_safe_out so;
+  int rc = ovl_safe_out_begin(&so, path, &err);
+  if (rc) return ovl_cli_fail(&err);
+  int fd = dup(so.fd);
+  FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+  if (!out) {
+    if (fd >= 0) close(fd);
+    ovl_safe_out_abort(&so);
     ovl_fail(&err, OVL_EUSER, "%s: cannot write: %s", path, strerror(errno));
     return ovl_cli_fail(&err);
   }
   write(out, o, ctx);
-  int rc = (fflush(out) != 0 || ferror(out)) ? ovl_fail(&err, OVL_EUSER, "%s: write failed", path ? path : "stdout") : 0;
-  if (out != stdout && fclose(out) != 0 && !rc) rc = ovl_fail(&err, OVL_EUSER, "%s: write failed", path);
+  errno = 0;
+  if (fflush(out) != 0 || ferror(out)) rc = ovl_fail(&err, OVL_EUSER, "%s: write failed: %s", path, strerror(errno));
+  if (fclose(out) != 0 && !rc) rc = ovl_fail(&err, OVL_EUSER, "%s: write failed: %s", path, strerror(errno));
+  if (rc) ovl_safe_out_abort(&so);
+  else rc = ovl_safe_out_commit(&so, &err);
   return rc ? ovl_cli_fail(&err) : 0;
 }

@@ -36,13 +36,16 @@ typedef struct ovl_cli_job {
   ovl_job job;
 } ovl_cli_job;
 
-/* Analyses args[0..nargs) with opt (kernel launch dimensions are always read: the diagnosis
-** compares kernels by name and grid). Prints warnings; on failure prints the error and returns
-** the exit status (nothing to free), else 0. */
-int ovl_cli_job_run(const ovl_analysis_options *opt, char *const *args, size_t nargs, ovl_cli_job *out);
+/* Plans the command's outputs[0..noutputs) (output_plan.h; NULL entries are standard output)
+** before reading anything, then analyses args[0..nargs) with opt (kernel launch dimensions are
+** always read: the diagnosis compares kernels by name and grid). Prints warnings; on failure
+** prints the error and returns the exit status (nothing to free), else 0. */
+int ovl_cli_job_run(const ovl_analysis_options *opt, const char *const *outputs, size_t noutputs, char *const *args,
+                    size_t nargs, ovl_cli_job *out);
 void ovl_cli_job_free(ovl_cli_job *j);
 
-/* Writes through write(out, o, ctx) to o->output (standard output when NULL); write chooses
+/* Writes through write(out, o, ctx) to o->output (standard output when NULL; a file is
+** written through base/safe_output.h: it appears, complete, only on success); write chooses
 ** text or JSON from o. Returns the exit status, having printed any error. */
 typedef void (*ovl_cli_writer)(FILE *out, const ovl_cli_job_opts *o, void *ctx);
 int ovl_cli_write_output(const ovl_cli_job_opts *o, ovl_cli_writer write, void *ctx);

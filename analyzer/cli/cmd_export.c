@@ -80,12 +80,11 @@ int ovl_cmd_export(int argc, char **argv) {
     }
   }
   if (!perfetto && !chrome) return ovl_cli_usage("export", "give --perfetto FILE or --chrome FILE");
-  if (perfetto && chrome && strcmp(perfetto, chrome) == 0)
-    return ovl_cli_usage("export", "--perfetto and --chrome name the same file '%s'", perfetto);
   if (optind >= argc) return ovl_cli_usage("export", "no TRACE given");
 
   ovl_cli_job j;
-  int status = ovl_cli_job_run(&jopt.analysis, argv + optind, (size_t)(argc - optind), &j);
+  const char *outputs[] = {perfetto, chrome};
+  int status = ovl_cli_job_run(&jopt.analysis, outputs, 2, argv + optind, (size_t)(argc - optind), &j);
   if (status) return status;
   ovl_err err;
   ovl_err_clear(&err);

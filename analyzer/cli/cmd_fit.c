@@ -68,7 +68,7 @@ int ovl_cmd_fit(int argc, char **argv) {
   }
   if (optind >= argc) return ovl_cli_usage("fit", "no TRACE given");
   ovl_cli_job j;
-  int rc = ovl_cli_job_run(&jo.analysis, argv + optind, (size_t)(argc - optind), &j);
+  int rc = ovl_cli_job_run(&jo.analysis, &jo.output, 1, argv + optind, (size_t)(argc - optind), &j);
   if (rc) return rc;
   ovl_err err;
   ovl_err_clear(&err);

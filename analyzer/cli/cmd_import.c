@@ -1,8 +1,12 @@
 /* `ovl import`: convert Kineto and Nsight Systems traces into ovl trace files. */
 #include "cli.h"
 
+#include "output_plan.h"
+
+#include "../load/input_spool.h"
 #include "../load/trace_files.h"
 #include "../load/trace_import.h"
+#include "base/safe_output.h"
 #include "store/trace_rows.h"
 
 #include <errno.h>
@@ -11,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const char help[] =
     "usage: ovl import [options] -o OUT TRACE...\n"
@@ -64,29 +69,30 @@ static char *output_in_dir(const char *dir, const char *in) {
   return out;
 }
 
-static int same_file(const char *a, const char *b) {
-  struct stat sa, sb;
-  return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
-}
-
-/* An ovl trace needs no conversion: copy it. */
+/* An ovl trace needs no conversion: copy it (through a temporary file renamed over out). */
 static int copy_file(const char *in, const char *out, ovl_err *err) {
   FILE *src = fopen(in, "rb");
   if (!src) return ovl_fail(err, OVL_EUSER, "%s: %s", in, strerror(errno));
-  FILE *dst = fopen(out, "wb");
-  if (!dst) {
+  ovl_safe_out so;
+  int rc = ovl_safe_out_begin(&so, out, err);
+  if (rc) {
     fclose(src);
-    return ovl_fail(err, OVL_EUSER, "%s: cannot write: %s", out, strerror(errno));
+    return rc;
   }
   char buf[1 << 16];
   size_t n;
-  int rc = OVL_OK;
-  while (!rc && (n = fread(buf, 1, sizeof buf, src)) > 0)
-    if (fwrite(buf, 1, n, dst) != n) rc = ovl_fail(err, OVL_EUSER, "%s: write failed: %s", out, strerror(errno));
+  while (!rc && (n = fread(buf, 1, sizeof buf, src)) > 0) {
+    for (size_t done = 0; !rc && done < n;) {
+      ssize_t w = write(so.fd, buf + done, n - done);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) rc = ovl_fail(err, OVL_EUSER, "%s: write failed: %s", out, strerror(errno));
+      else done += (size_t)w;
+    }
+  }
   if (!rc && ferror(src)) rc = ovl_fail(err, OVL_EUSER, "%s: read error", in);
-  if (fclose(dst) != 0 && !rc) rc = ovl_fail(err, OVL_EUSER, "%s: write failed: %s", out, strerror(errno));
   fclose(src);
-  if (rc) remove(out);
+  if (rc) ovl_safe_out_abort(&so);
+  else rc = ovl_safe_out_commit(&so, err);
   return rc;
 }
 
@@ -117,29 +123,68 @@ static char *process_output(const char *out, int64_t process, size_t nprocesses)
   return path;
 }
 
-static int import_one(const char *in, const char *out, const ovl_import_options *opt, int quiet, ovl_err *err) {
+/* One input and what it becomes: planned for every input before anything is written. */
+typedef struct planned_input {
+  const char *user_path; /* as named */
+  const char *read_path; /* what is read: the path, or its copy when it reads only once */
   ovl_trace_format format;
-  int rc = ovl_detect_format(in, &format, err);
-  if (rc) return rc;
-  if (same_file(in, out)) return ovl_fail(err, OVL_EUSER, "%s: the output would replace the input", out);
-  if (format == OVL_FORMAT_OVL_SQLITE) {
-    rc = copy_file(in, out, err);
-    if (!rc && !quiet) print_summary(in, out, format, NULL);
+  int64_t *processes;
+  size_t nprocesses;
+  char **outputs;        /* one per process */
+} planned_input;
+
+static void free_planned(planned_input *in, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    for (size_t p = 0; in[i].outputs && p < in[i].nprocesses; p++) free(in[i].outputs[p]);
+    free(in[i].outputs);
+    free(in[i].processes);
+  }
+  free(in);
+}
+
+/* Reads what each input is and names every output, checked together (output_plan.h). */
+static int plan_import(const ovl_file_list *files, const char *output, int to_dir, planned_input *in,
+                       ovl_output_plan *plan, ovl_err *err) {
+  int rc = OVL_OK;
+  for (size_t i = 0; !rc && i < files->len; i++) {
+    planned_input *pi = &in[i];
+    pi->user_path = files->paths[i];
+    rc = ovl_input_resolve(pi->user_path, &pi->read_path, err);
+    if (!rc) rc = ovl_detect_format(pi->read_path, &pi->format, err);
+    if (!rc && pi->format != OVL_FORMAT_OVL_SQLITE)
+      rc = ovl_import_processes(pi->read_path, pi->format, &pi->processes, &pi->nprocesses, err);
+    else if (!rc) pi->nprocesses = 1;
+    if (rc) {
+      ovl_input_explain(err);
+      break;
+    }
+    char *base = to_dir ? output_in_dir(output, pi->user_path) : strdup(output);
+    if (!base || !(pi->outputs = calloc(pi->nprocesses, sizeof *pi->outputs))) rc = ovl_oom(err, "output name");
+    for (size_t p = 0; !rc && p < pi->nprocesses; p++) {
+      pi->outputs[p] = pi->processes ? process_output(base, pi->processes[p], pi->nprocesses) : strdup(base);
+      if (!pi->outputs[p]) rc = ovl_oom(err, "output name");
+      else rc = ovl_output_plan_add(plan, pi->outputs[p], pi->user_path, err);
+    }
+    free(base);
+  }
+  if (!rc) rc = ovl_output_plan_check_inputs(plan, files->paths, files->len, err);
+  return rc;
+}
+
+static int import_one(const planned_input *pi, const ovl_import_options *opt, int quiet, ovl_err *err) {
+  if (pi->format == OVL_FORMAT_OVL_SQLITE) {
+    int rc = copy_file(pi->read_path, pi->outputs[0], err);
+    if (!rc && !quiet) print_summary(pi->user_path, pi->outputs[0], pi->format, NULL);
+    if (rc) ovl_input_explain(err);
     return rc;
   }
-  int64_t *processes = NULL;
-  size_t n = 0;
-  rc = ovl_import_processes(in, format, &processes, &n, err);
-  for (size_t i = 0; !rc && i < n; i++) {
-    char *path = process_output(out, processes[i], n);
+  int rc = OVL_OK;
+  for (size_t i = 0; !rc && i < pi->nprocesses; i++) {
     ovl_import_stats stats;
-    if (!path) rc = ovl_oom(err, "output name");
-    else if (same_file(in, path)) rc = ovl_fail(err, OVL_EUSER, "%s: the output would replace the input", path);
-    else rc = ovl_import_trace(in, format, processes[i], path, opt, &stats, err);
-    if (!rc && !quiet) print_summary(in, path, format, &stats);
-    free(path);
+    rc = ovl_import_trace(pi->read_path, pi->format, pi->processes[i], pi->outputs[i], opt, &stats, err);
+    if (!rc && !quiet) print_summary(pi->user_path, pi->outputs[i], pi->format, &stats);
   }
-  free(processes);
+  if (rc) ovl_input_explain(err);
   return rc;
 }
 
@@ -168,6 +213,7 @@ int ovl_cmd_import(int argc, char **argv) {
   }
   if (optind >= argc) return ovl_cli_usage("import", "no TRACE given");
   if (!output) return ovl_cli_usage("import", "no output given (-o OUT)");
+  if (!*output) return ovl_cli_usage("import", "-o '': empty output name");
 
   ovl_err err;
   ovl_err_clear(&err);
@@ -175,18 +221,17 @@ int ovl_cmd_import(int argc, char **argv) {
   int rc = ovl_expand_trace_args(argv + optind, (size_t)(argc - optind), &files, &err);
   if (rc) return ovl_cli_fail(&err);
   struct stat sb;
-  int to_dir = stat(output, &sb) == 0 && S_ISDIR(sb.st_mode);
-  if (!to_dir && files.len > 1) {
-    if (mkdir(output, 0777) != 0) rc = ovl_fail(&err, OVL_EUSER, "%s: cannot create the output directory: %s",
-                                                output, strerror(errno));
-    to_dir = 1;
-  }
-  for (size_t i = 0; !rc && i < files.len; i++) {
-    char *out = to_dir ? output_in_dir(output, files.paths[i]) : strdup(output);
-    if (!out) rc = ovl_oom(&err, "output name");
-    else rc = import_one(files.paths[i], out, &opt, quiet, &err);
-    free(out);
-  }
+  int out_is_dir = stat(output, &sb) == 0 && S_ISDIR(sb.st_mode);
+  int to_dir = out_is_dir || files.len > 1;
+  planned_input *in = calloc(files.len, sizeof *in);
+  ovl_output_plan plan = {0};
+  if (!in) rc = ovl_oom(&err, "import plan");
+  if (!rc) rc = plan_import(&files, output, to_dir, in, &plan, &err);
+  if (!rc && to_dir && !out_is_dir && mkdir(output, 0777) != 0)
+    rc = ovl_fail(&err, OVL_EUSER, "%s: cannot create the output directory: %s", output, strerror(errno));
+  for (size_t i = 0; !rc && i < files.len; i++) rc = import_one(&in[i], &opt, quiet, &err);
+  if (in) free_planned(in, files.len);
+  ovl_output_plan_free(&plan);
   ovl_file_list_free(&files);
   return rc ? ovl_cli_fail(&err) : 0;
 }

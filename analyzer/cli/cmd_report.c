@@ -85,7 +85,7 @@ int ovl_cmd_report(int argc, char **argv) {
   if (optind >= argc) return ovl_cli_usage("report", "no TRACE given");
 
   ovl_cli_job j;
-  int rc = ovl_cli_job_run(&jo.analysis, argv + optind, (size_t)(argc - optind), &j);
+  int rc = ovl_cli_job_run(&jo.analysis, &jo.output, 1, argv + optind, (size_t)(argc - optind), &j);
   if (rc) return rc;
   report_out r = {&j.job, &topt};
   rc = ovl_cli_write_output(&jo, write_report, &r);

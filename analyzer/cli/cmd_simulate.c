@@ -1,6 +1,8 @@
 /* `ovl simulate`: print the alpha-beta bucketing table; optionally emit its schedule as a trace. */
 #include "cli.h"
 
+#include "base/safe_output.h"
+
 #include "base/units.h"
 #include "../model/bucket_model.h"
 #include "../simulate/sim_scenario.h"
@@ -157,6 +159,11 @@ int ovl_cmd_simulate(int argc, char **argv) {
   if (emit && nsizes != 1)
     return ovl_cli_usage("simulate", "--emit-trace needs exactly one --bucket-layers value (got %d)", nsizes);
   if (any_fault && !emit) return ovl_cli_usage("simulate", "faults only change the emitted trace: add --emit-trace FILE");
+  if (emit) {
+    ovl_err err;
+    ovl_err_clear(&err);
+    if (ovl_output_check(emit, &err)) return ovl_cli_fail(&err);
+  }
 
   for (int i = 0; i < nsizes; i++) {
     ovl_sim_result r;

@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "../load/trace_import.h"
+#include "base/temp_files.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +30,8 @@ int main(int argc, char **argv) {
     usage(stderr);
     return 1;
   }
+  /* Temporary files (conversions, outputs being written) go away on SIGINT/SIGTERM too. */
+  ovl_temp_install_cleanup();
   const char *verb = argv[1];
   if (strcmp(verb, "--help") == 0 || strcmp(verb, "-h") == 0 || strcmp(verb, "help") == 0) {
     if (strcmp(verb, "help") == 0 && argc > 2) {

@@ -13,6 +13,7 @@
 */
 #include "export_sink.h"
 #include "out_stream.h"
+#include "base/text_clean.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -54,8 +55,13 @@ static int put_string(ovl_out *o, const char *s) {
       d[k++] = (char)*p;
     } else if (*p < 0x20) {
       k += (size_t)snprintf(d + k, 7, "\\u%04x", *p);
-    } else {
+    } else if (*p < 0x80) {
       d[k++] = (char)*p;
+    } else {  /* JSON is UTF-8: a malformed byte becomes U+FFFD */
+      size_t m = ovl_utf8_len(p);
+      if (!m) k += (size_t)snprintf(d + k, 7, "\\ufffd");
+      for (size_t i = 0; i < m; i++) d[k++] = (char)p[i];
+      if (m) p += m - 1;
     }
   }
   d[k++] = '"';

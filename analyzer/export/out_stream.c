@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #define OUT_BUFFER (1u << 20)
@@ -26,10 +27,20 @@ int ovl_out_open(ovl_out *o, const char *path, ovl_err *err) {
     memset(o, 0, sizeof *o);
     return ovl_oom(err, "output buffer");
   }
+  int rc = ovl_safe_out_begin(&o->target, path, err);
+  if (rc) {
+    free(o->path);
+    free(o->buf);
+    memset(o, 0, sizeof *o);
+    return rc;
+  }
   errno = 0;
-  o->file = o->gzip ? (void *)gzopen(path, "wb6") : (void *)fopen(path, "wb");
+  int fd = dup(o->target.fd);
+  o->file = fd < 0 ? NULL : o->gzip ? (void *)gzdopen(fd, "wb6") : (void *)fdopen(fd, "wb");
   if (!o->file) {
     int e = errno;
+    if (fd >= 0) close(fd);
+    ovl_safe_out_abort(&o->target);
     free(o->path);
     free(o->buf);
     memset(o, 0, sizeof *o);
@@ -84,9 +95,13 @@ int ovl_out_close(ovl_out *o, ovl_err *err) {
     o->write_errno = errno;
   }
   int rc = OVL_OK;
-  if (o->failed)
+  if (o->failed) {
     rc = ovl_fail(err, OVL_EUSER, "%s: write failed: %s", o->path,
                   o->write_errno ? strerror(o->write_errno) : "output error");
+    ovl_safe_out_abort(&o->target);
+  } else {
+    rc = ovl_safe_out_commit(&o->target, err);
+  }
   free(o->path);
   free(o->buf);
   memset(o, 0, sizeof *o);
@@ -95,11 +110,8 @@ int ovl_out_close(ovl_out *o, ovl_err *err) {
 
 void ovl_out_discard(ovl_out *o) {
   if (!o->file) return;
-  char *path = strdup(o->path);
   o->len = 0;
-  o->failed = 1;  /* nothing more reaches the file */
+  o->failed = 1;  /* nothing more reaches the file; closing removes the temporary file */
   ovl_err ignored;
   ovl_out_close(o, &ignored);
-  if (path) remove(path);
-  free(path);
 }

@@ -6,6 +6,7 @@
 #ifndef OVL_OUT_STREAM_H
 #define OVL_OUT_STREAM_H
 
+#include "base/safe_output.h"
 #include "base/status.h"
 
 #include <stddef.h>
@@ -13,7 +14,8 @@
 
 typedef struct ovl_out {
   char *path;
-  void *file;       /* FILE* or gzFile */
+  ovl_safe_out target; /* the data goes to a temporary file renamed over path on success */
+  void *file;       /* FILE* or gzFile, on a duplicate of target.fd */
   int gzip;
   int write_errno;  /* first failure, 0 when none */
   int failed;
@@ -22,7 +24,8 @@ typedef struct ovl_out {
   uint64_t written; /* bytes handed to the file (before compression) */
 } ovl_out;
 
-/* Creates (truncates) path. Fails with "<path>: cannot write: <why>". */
+/* Starts writing path (base/safe_output.h: nothing existing is touched until a successful
+** close). Fails with "<path>: cannot write: <why>". */
 int ovl_out_open(ovl_out *o, const char *path, ovl_err *err);
 /* Room for n bytes at the end of the buffer, or NULL when memory runs out. */
 char *ovl_out_reserve(ovl_out *o, size_t n);
@@ -32,9 +35,10 @@ int ovl_out_write(ovl_out *o, const void *p, size_t n);
 int ovl_out_puts(ovl_out *o, const char *s);
 /* Bytes written so far, including those still buffered. */
 static inline uint64_t ovl_out_size(const ovl_out *o) { return o->written + o->len; }
-/* Flushes and closes; reports a failed write or close. Safe on a never-opened ovl_out. */
+/* Flushes and closes; on success the file replaces path, else it is removed and the failed
+** write or close reported. Safe on a never-opened ovl_out. */
 int ovl_out_close(ovl_out *o, ovl_err *err);
-/* Closes and deletes the file (after an error). */
+/* Closes and removes what was written (after an error); path is left as it was. */
 void ovl_out_discard(ovl_out *o);
 
 #endif

@@ -45,6 +45,39 @@ int ovl_input_open(const char *path, ovl_byte_input **out, ovl_err *err) {
   return OVL_OK;
 }
 
+/* How many bytes decompress before the corruption. gzread drops what the failing call had
+** already inflated (up to a whole buffer), so they are counted again with inflate itself,
+** which reports every byte it produced; inputs are regular files here (input_spool.h copies
+** the others), so reading the file a second time is safe. */
+static uint64_t good_bytes(const ovl_byte_input *in) {
+  FILE *f = fopen(in->path, "rb");
+  if (!f) return in->offset;
+  z_stream z;
+  memset(&z, 0, sizeof z);
+  if (inflateInit2(&z, 15 + 32) != Z_OK) {  /* 32: gzip or zlib header */
+    fclose(f);
+    return in->offset;
+  }
+  unsigned char src[1 << 14], dst[1 << 14];
+  uint64_t total = 0;
+  int ret = Z_OK;
+  while (ret == Z_OK || ret == Z_STREAM_END || ret == Z_BUF_ERROR) {
+    if (z.avail_in == 0) {
+      z.avail_in = (uInt)fread(src, 1, sizeof src, f);
+      z.next_in = src;
+      if (z.avail_in == 0) break;
+    }
+    if (ret == Z_STREAM_END && inflateReset(&z) != Z_OK) break;  /* the next gzip member */
+    z.next_out = dst;
+    z.avail_out = sizeof dst;
+    ret = inflate(&z, Z_NO_FLUSH);
+    total += sizeof dst - z.avail_out;
+  }
+  inflateEnd(&z);
+  fclose(f);
+  return total > in->offset ? total : in->offset;
+}
+
 int ovl_input_read(ovl_byte_input *in, char *buf, size_t cap, size_t *got, ovl_err *err) {
   *got = 0;
   if (cap > INT_MAX) cap = INT_MAX;
@@ -54,8 +87,11 @@ int ovl_input_read(ovl_byte_input *in, char *buf, size_t cap, size_t *got, ovl_e
   if (n < 0 || (code != Z_OK && code != Z_BUF_ERROR)) {
     if (code == Z_ERRNO) return ovl_fail(err, OVL_EUSER, "%s: read error: %s", in->path, strerror(errno));
     if (code == Z_MEM_ERROR) return ovl_oom(err, "gzip decompression");
+    /* zlib prefixes its message with the path, which ours names already. */
+    size_t plen = strlen(in->path);
+    if (why && strncmp(why, in->path, plen) == 0 && why[plen] == ':') why += plen + (why[plen + 1] == ' ' ? 2 : 1);
     return ovl_fail(err, OVL_EUSER, "%s: corrupt gzip data (%s) after %llu uncompressed bytes", in->path,
-                    why ? why : "unknown error", (unsigned long long)in->offset);
+                    why ? why : "unknown error", (unsigned long long)good_bytes(in));
   }
   /* zlib reports a stream cut short as Z_BUF_ERROR once the file is exhausted. */
   if (n == 0 && code == Z_BUF_ERROR)

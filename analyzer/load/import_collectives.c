@@ -1,6 +1,8 @@
 /* Collective calls found by importers: see import_collectives.h. */
 #include "import_collectives.h"
 
+#include <assert.h>
+
 #include "base/i64map.h"
 
 #include <sqlite3.h>
@@ -12,6 +14,23 @@ int ovl_found_colls_add(ovl_found_colls *fc, const ovl_found_coll *c, ovl_err *e
   copy.found = fc->items.len;
   if (OVL_VEC_PUSH(&fc->items, copy)) return ovl_oom(err, "collective calls");
   return OVL_OK;
+}
+
+int ovl_found_colls_reserve(ovl_found_colls *fc, size_t n) {
+  /* calloc: pages are touched only as calls are placed. */
+  ovl_found_coll *items = calloc(n ? n : 1, sizeof *items);
+  if (!items) return -1;
+  free(fc->items.items);
+  fc->items.items = items;
+  fc->items.len = 0;
+  fc->items.cap = n ? n : 1;
+  return 0;
+}
+
+void ovl_found_colls_set(ovl_found_colls *fc, size_t i, const ovl_found_coll *c) {
+  assert(i < fc->items.cap);
+  fc->items.items[i] = *c;
+  fc->items.items[i].found = i;
 }
 
 int ovl_found_colls_resolve_launches(ovl_found_colls *fc, ovl_trace_writer *w, const char *trace_path,

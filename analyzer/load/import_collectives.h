@@ -29,6 +29,11 @@ typedef struct ovl_found_colls {
 } ovl_found_colls;
 
 int ovl_found_colls_add(ovl_found_colls *fc, const ovl_found_coll *c, ovl_err *err);
+/* Room for exactly n calls, to be placed with ovl_found_colls_set (then set items.len = n).
+** Returns 0, or -1 when memory runs out. */
+int ovl_found_colls_reserve(ovl_found_colls *fc, size_t n);
+/* Places call c as the i-th found (i < the reserved n). */
+void ovl_found_colls_set(ovl_found_colls *fc, size_t i, const ovl_found_coll *c);
 /* Fills missing host times from the api rows of the trace at `trace_path`, which `w` is
 ** writing (its rows so far are committed first). */
 int ovl_found_colls_resolve_launches(ovl_found_colls *fc, ovl_trace_writer *w, const char *trace_path,

@@ -118,6 +118,9 @@ static int refill(ovl_json *j, int *more, ovl_err *err) {
     return OVL_OK;
   }
   j->end = j->buf + got;
+  /* A UTF-8 byte order mark before the document (editors on Windows write one) is not JSON
+  ** but means nothing: skip it. Offsets still count it. */
+  if (j->buf_offset == 0 && got >= 3 && memcmp(j->buf, "\xEF\xBB\xBF", 3) == 0) j->p += 3;
   *more = 1;
   return OVL_OK;
 }
@@ -372,7 +375,10 @@ static int read_number(ovl_json *j, ovl_err *err) {
     if (strcmp(j->text, "-Infinity") != 0) return syntax_error(j, err, "invalid number");
     return OVL_OK;
   }
-  if (!j->truncated && !valid_number(j->text)) return syntax_error(j, err, "invalid number '%s'", j->text);
+  /* A number longer than the kept text is judged by what was kept: a run of '-' or '+' is not
+  ** a number however long it is. */
+  if (!valid_number(j->text))
+    return syntax_error(j, err, "invalid number '%.40s%s'", j->text, j->truncated ? "..." : "");
   return OVL_OK;
 }
 

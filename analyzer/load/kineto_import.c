@@ -10,6 +10,7 @@
 #include "kineto_import.h"
 
 #include "base/hash.h"
+#include "base/sane_values.h"
 #include "base/i64map.h"
 #include "base/nccl_ops.h"
 #include "base/vec.h"
@@ -89,8 +90,11 @@ static int64_t floor_div(int64_t a, int64_t b) {
 ** microseconds as HTA does: start up, end down (an interval shorter than that becomes empty). */
 static int event_span(const kineto_import *ki, int64_t *start, int64_t *end) {
   const ovl_kineto_event *ev = &ki->ev;
+  /* Times out of base/sane_values.h's ranges are corrupt: the event counts as untimed. */
   if (ev->ts_ns == OVL_NONE || ev->dur_ns == OVL_NONE || ev->dur_ns < 0) return 0;
-  if (ev->ts_ns > INT64_MAX - ev->dur_ns) return 0;
+  if (!ovl_interval_ok(ev->ts_ns, ev->ts_ns + (ev->dur_ns <= OVL_SPAN_LIMIT_NS ? ev->dur_ns : 0)) ||
+      ev->dur_ns > OVL_SPAN_LIMIT_NS || !ovl_time_ok(ev->ts_ns + ev->dur_ns))
+    return 0;
   *start = ev->ts_ns;
   *end = ev->ts_ns + ev->dur_ns;
   if (ki->opt->hta_compat) {
@@ -267,7 +271,18 @@ static int64_t count_ranks(const char *ranks) {
   return n;
 }
 
-static void describe_call(const kineto_import *ki, const nccl_kernel *k, ovl_found_coll *c) {
+/* count elements of dtype_size bytes, checked: a negative count or a size beyond
+** OVL_BYTES_LIMIT rejects the file (one line naming the numbers) rather than store garbage. */
+static int message_bytes(const kineto_import *ki, int64_t count, int64_t dtype_size, int64_t *bytes, ovl_err *err) {
+  int64_t b;
+  if (count < 0 || !ovl_mul_i64(count, dtype_size, &b) || b > OVL_BYTES_LIMIT)
+    return ovl_fail(err, OVL_EUSER, "%s: collective message size out of range (%lld elements of %lld bytes)",
+                    ki->path, (long long)count, (long long)dtype_size);
+  *bytes = b;
+  return OVL_OK;
+}
+
+static int describe_call(const kineto_import *ki, const nccl_kernel *k, ovl_found_coll *c, ovl_err *err) {
   comm_facts f = k->facts;
   int64_t found;
   /* The record_param_comms op that launched the kernel (same External id) is the call. */
@@ -284,8 +299,14 @@ static void describe_call(const kineto_import *ki, const nccl_kernel *k, ovl_fou
   c->row.redop = k->redop;
   c->row.dtype = f.dtype;
   c->row.count = f.in_nelems;
-  if (f.in_nelems != OVL_NONE && f.dtype_size > 0) c->row.bytes = f.in_nelems * f.dtype_size;
+  if (f.in_nelems != OVL_NONE && f.dtype_size > 0) {
+    int rc = message_bytes(ki, f.in_nelems, f.dtype_size, &c->row.bytes, err);
+    if (rc) return rc;
+  }
   c->row.seq = f.seq;
+  /* A group size that is no size (0, negative, absurd) is unknown, not a communicator size. */
+  if (f.group_size != OVL_NONE && (f.group_size <= 0 || f.group_size > INT32_MAX)) f.group_size = OVL_NONE;
+  if (f.seq != OVL_NONE && f.seq < 0) c->row.seq = OVL_NONE;
   if (g) {
     c->row.comm = g->comm;
     c->row.nranks = or_else(f.group_size, count_ranks(g->ranks));
@@ -300,6 +321,7 @@ static void describe_call(const kineto_import *ki, const nccl_kernel *k, ovl_fou
     c->row.nranks = or_else(f.group_size, world);
     c->row.rank = f.group_size == OVL_NONE || f.group_size == world ? rank : OVL_NONE;
   }
+  return OVL_OK;
 }
 
 static int cmp_annotation(const void *pa, const void *pb) {
@@ -324,24 +346,32 @@ static const comm_annotation *annotation_at(const kineto_import *ki, int64_t tid
 
 /* A call PyTorch gave no arguments for: its `nccl:<op>` range, found around the kernel's
 ** launch on the launching thread, names the operation and (with record_shapes) its input. */
-static void describe_from_annotation(const kineto_import *ki, ovl_found_coll *c) {
+static int describe_from_annotation(const kineto_import *ki, ovl_found_coll *c, ovl_err *err) {
   ovl_collective_row *r = &c->row;
-  if (r->host_start == OVL_NONE || r->tid == OVL_NONE) return;
+  if (r->host_start == OVL_NONE || r->tid == OVL_NONE) return OVL_OK;
   const comm_annotation *a = annotation_at(ki, r->tid, r->host_start);
-  if (!a) return;
+  if (!a) return OVL_OK;
   if (a->op) r->op = a->op;
   r->host_start = a->start;
   r->host_end = a->end;
-  if (a->count == OVL_NONE) return;
+  if (a->count == OVL_NONE) return OVL_OK;
   r->count = a->count;
   r->dtype = a->dtype;
-  if (a->dtype_size > 0) r->bytes = a->count * a->dtype_size;
+  if (a->dtype_size > 0) return message_bytes(ki, a->count, a->dtype_size, &r->bytes, err);
+  return OVL_OK;
 }
 
+/* Every NCCL kernel becomes a call. The kernels are the largest thing an import holds (a
+** long job has millions), so they are converted from the last one down while their array
+** shrinks: the two arrays are never both whole, and only a bit per kernel (whether its
+** arguments described it) outlives the conversion. */
 static int build_collectives(kineto_import *ki, ovl_err *err) {
+  enum { SHRINK_EVERY = 1 << 16 };
   ovl_found_colls fc = {0};
-  int rc = OVL_OK;
-  for (size_t i = 0; !rc && i < ki->nccl.len; i++) {
+  size_t n = ki->nccl.len;
+  unsigned char *described = calloc(n / 8 + 1, 1);
+  int rc = described && !ovl_found_colls_reserve(&fc, n) ? OVL_OK : ovl_oom(err, "collective calls");
+  for (size_t i = n; !rc && i-- > 0;) {
     const nccl_kernel *k = &ki->nccl.items[i];
     ovl_found_coll c;
     memset(&c, 0, sizeof c);
@@ -352,17 +382,28 @@ static int build_collectives(kineto_import *ki, ovl_err *err) {
     r->stream = k->stream;
     c.correlation = k->correlation;
     c.gpu_start = k->start;
-    describe_call(ki, k, &c);
-    rc = ovl_found_colls_add(&fc, &c, err);
+    if (k->facts.present) described[i / 8] |= (unsigned char)(1u << (i % 8));
+    rc = describe_call(ki, k, &c, err);
+    if (!rc) ovl_found_colls_set(&fc, i, &c);
+    if (i % SHRINK_EVERY == 0 && i > 0) {  /* give the converted kernels back */
+      nccl_kernel *smaller = realloc(ki->nccl.items, i * sizeof *smaller);
+      if (smaller) {
+        ki->nccl.items = smaller;
+        ki->nccl.len = ki->nccl.cap = i;
+      }
+    }
   }
+  OVL_VEC_FREE(&ki->nccl);
+  if (!rc) fc.items.len = n;
   if (!rc) rc = ovl_found_colls_resolve_launches(&fc, ki->w, ki->out_path, err);
   if (!rc && ki->annotations.len) {
     ovl_qsort(ki->annotations.items, ki->annotations.len, sizeof *ki->annotations.items, cmp_annotation);
-    for (size_t i = 0; i < fc.items.len; i++)  /* fc keeps the order of ki->nccl until written */
-      if (!ki->nccl.items[i].facts.present) describe_from_annotation(ki, &fc.items.items[i]);
+    for (size_t i = 0; !rc && i < fc.items.len; i++)  /* fc keeps the kernels' order until written */
+      if (!(described[i / 8] & (1u << (i % 8)))) rc = describe_from_annotation(ki, &fc.items.items[i], err);
   }
   if (!rc) rc = ovl_found_colls_write(&fc, ki->w, &ki->st->collectives, err);
   ovl_found_colls_free(&fc);
+  free(described);
   return rc;
 }
 
@@ -422,6 +463,12 @@ static int read_distributed_info(kineto_import *ki, ovl_err *err) {
     else rc = ovl_json_skip_value(ki->j, &tok, err);
     if (rc) return rc;
   }
+  if (rc) return rc;
+  int64_t r = ki->st->rank, n = ki->st->world_size;
+  if (n != OVL_NONE && (n <= 0 || n > INT32_MAX))
+    return ovl_fail(err, OVL_EUSER, "%s: distributedInfo: world_size %lld is out of range", ki->path, (long long)n);
+  if (r != OVL_NONE && (r < 0 || r > INT32_MAX))
+    return ovl_fail(err, OVL_EUSER, "%s: distributedInfo: rank %lld is out of range", ki->path, (long long)r);
   return rc;
 }
 
@@ -432,7 +479,10 @@ static int read_document(kineto_import *ki, ovl_err *err) {
   if (tok != OVL_JSON_OBJECT_BEGIN) return not_a_trace(ki, err, "the top level is not an object");
   while (!(rc = ovl_json_next(ki->j, &tok, err)) && tok == OVL_JSON_KEY) {
     const char *k = ovl_json_text(ki->j, NULL);
-    if (strcmp(k, "traceEvents") == 0 && !ki->saw_events) rc = read_events(ki, err);
+    if (strcmp(k, "traceEvents") == 0 && ki->saw_events)  /* which one is the trace? */
+      return ovl_fail(err, OVL_EUSER, "%s: a second \"traceEvents\" key at byte %llu: duplicate keys are ambiguous",
+                      ki->path, (unsigned long long)ovl_json_offset(ki->j));
+    if (strcmp(k, "traceEvents") == 0) rc = read_events(ki, err);
     else if (strcmp(k, "distributedInfo") == 0) rc = read_distributed_info(ki, err);
     else if (strcmp(k, "baseTimeNanoseconds") == 0) rc = read_int_value(ki, &ki->base_ns, err);
     else if (strcmp(k, "hostname") == 0 || strcmp(k, "host_name") == 0)

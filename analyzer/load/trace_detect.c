@@ -59,7 +59,7 @@ int ovl_detect_format(const char *path, ovl_trace_format *format, ovl_err *err) 
     *format = OVL_FORMAT_KINETO_JSON;
     return OVL_OK;
   }
-  size_t i = 0;
+  size_t i = n >= 3 && memcmp(head, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;  /* a UTF-8 byte order mark */
   while (i < n && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) i++;
   if (i < n && head[i] == '{') {
     *format = OVL_FORMAT_KINETO_JSON;

@@ -1,6 +1,7 @@
 /* Foreign trace conversion: see trace_import.h. */
 #include "trace_import.h"
 
+#include "base/safe_output.h"
 #include "store/trace_rows.h"
 #include "store/trace_writer.h"
 #include "hta_compat.h"
@@ -11,13 +12,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void ovl_remove_trace_file(const char *path) {
   static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
   for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
     char file[4096];
     snprintf(file, sizeof file, "%s%s", path, suffixes[i]);
-    remove(file);
+    struct stat sb;  /* only files: never a link or anything else put in their place */
+    if (lstat(file, &sb) == 0 && S_ISREG(sb.st_mode)) unlink(file);
   }
 }
 
@@ -40,8 +44,9 @@ static atomic_ulong imports_done;
 
 unsigned long ovl_import_count(void) { return atomic_load(&imports_done); }
 
-int ovl_import_trace(const char *in_path, ovl_trace_format format, int64_t process, const char *out_path,
-                     const ovl_import_options *opt, ovl_import_stats *stats, ovl_err *err) {
+/* Writes the conversion into path, an empty file the caller created and owns. */
+static int import_into(const char *in_path, ovl_trace_format format, int64_t process, const char *path,
+                       const ovl_import_options *opt, ovl_import_stats *stats, ovl_err *err) {
   static const ovl_import_options defaults = {0};
   atomic_fetch_add(&imports_done, 1);
   ovl_import_stats local;
@@ -50,9 +55,9 @@ int ovl_import_trace(const char *in_path, ovl_trace_format format, int64_t proce
   memset(stats, 0, sizeof *stats);
   if (format == OVL_FORMAT_OVL_SQLITE) return ovl_fail(err, OVL_EUSER, "%s: already an ovl trace", in_path);
   ovl_trace_writer *w = NULL;
-  int rc = ovl_tw_open(&w, out_path, err);
+  int rc = ovl_tw_open_created(&w, path, err);
   if (rc) return rc;
-  if (format == OVL_FORMAT_KINETO_JSON) rc = ovl_kineto_import(in_path, w, out_path, opt, stats, err);
+  if (format == OVL_FORMAT_KINETO_JSON) rc = ovl_kineto_import(in_path, w, path, opt, stats, err);
   else rc = ovl_nsys_import(in_path, process, w, stats, err);
   ovl_err close_err;
   int close_rc = ovl_tw_close(w, &close_err);
@@ -61,7 +66,26 @@ int ovl_import_trace(const char *in_path, ovl_trace_format format, int64_t proce
     *err = close_err;
   }
   if (!rc && opt->hta_compat && format == OVL_FORMAT_KINETO_JSON)
-    rc = ovl_hta_drop_last_step(out_path, &stats->dropped, err);
-  if (rc) ovl_remove_trace_file(out_path);
+    rc = ovl_hta_drop_last_step(path, &stats->dropped, err);
+  return rc;
+}
+
+int ovl_import_trace(const char *in_path, ovl_trace_format format, int64_t process, const char *out_path,
+                     const ovl_import_options *opt, ovl_import_stats *stats, ovl_err *err) {
+  ovl_safe_out out;
+  int rc = ovl_safe_out_begin(&out, out_path, err);
+  if (rc) return rc;
+  rc = import_into(in_path, format, process, out.temp, opt, stats, err);
+  if (rc) {
+    ovl_safe_out_abort(&out);
+    return rc;
+  }
+  return ovl_safe_out_commit(&out, err);
+}
+
+int ovl_import_trace_temp(const char *in_path, ovl_trace_format format, int64_t process, const char *temp_path,
+                          const ovl_import_options *opt, ovl_import_stats *stats, ovl_err *err) {
+  int rc = import_into(in_path, format, process, temp_path, opt, stats, err);
+  if (rc) ovl_remove_trace_file(temp_path);
   return rc;
 }

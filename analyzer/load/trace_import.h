@@ -19,19 +19,26 @@
 int ovl_import_processes(const char *in_path, ovl_trace_format format, int64_t **processes, size_t *n,
                          ovl_err *err);
 
-/* Writes the ovl trace `out_path` (replacing it) from `in_path`, whose format is `format`
-** (not OVL_FORMAT_OVL_SQLITE): the rows of `process` (from ovl_import_processes; OVL_NONE
-** for all). opt may be NULL (defaults), stats may be NULL. Errors name the input
-** ("<in>: <problem>") unless the output cannot be written; on failure nothing is left at
-** out_path. */
+/* Writes the ovl trace `out_path` from `in_path`, whose format is `format` (not
+** OVL_FORMAT_OVL_SQLITE): the rows of `process` (from ovl_import_processes; OVL_NONE for
+** all). opt may be NULL (defaults), stats may be NULL. Errors name the input ("<in>:
+** <problem>") unless the output cannot be written. The output rule of base/safe_output.h:
+** written beside out_path and renamed over it on success; on failure out_path is as before. */
 int ovl_import_trace(const char *in_path, ovl_trace_format format, int64_t process, const char *out_path,
                      const ovl_import_options *opt, ovl_import_stats *stats, ovl_err *err);
 
-/* Imports started by ovl_import_trace in this process so far (each reads its foreign file
-** once): lets a command show, and tests check, that every input is imported once. */
+/* Imports started by ovl_import_trace / ovl_import_trace_temp in this process so far (each
+** reads its foreign file once): lets a command show, and tests check, that every input is
+** imported once. */
 unsigned long ovl_import_count(void);
 
-/* Removes an ovl trace file and the journal files SQLite may have left beside it. */
+/* The same into temp_path, an empty temporary file the caller created (trace_source.c's
+** conversions in $TMPDIR): written in place, removed on failure. */
+int ovl_import_trace_temp(const char *in_path, ovl_trace_format format, int64_t process, const char *temp_path,
+                          const ovl_import_options *opt, ovl_import_stats *stats, ovl_err *err);
+
+/* Removes an ovl trace file this process created and the journal files SQLite may have left
+** beside it (regular files only). */
 void ovl_remove_trace_file(const char *path);
 
 #endif

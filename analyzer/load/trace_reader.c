@@ -11,6 +11,8 @@
 #include "trace_reader.h"
 
 #include "base/i64map.h"
+#include "base/sane_values.h"
+#include "base/text_clean.h"
 #include "base/vec.h"
 
 #include <assert.h>
@@ -117,7 +119,7 @@ static int load_meta(ovl_trace *t, ovl_err *err) {
     const char *k = (const char *)sqlite3_column_text(st, 0);
     const char *v = (const char *)sqlite3_column_text(st, 1);
     if (!k) continue;
-    char *kc = strdup(k), *vc = strdup(v ? v : "");
+    char *kc = strdup(k), *vc = ovl_text_clean_dup(v ? v : "");
     if (!kc || !vc || OVL_VEC_RESERVE(&keys, 1) || OVL_VEC_RESERVE(&vals, 1)) {
       free(kc);
       free(vc);
@@ -155,9 +157,16 @@ static int load_strings(ovl_trace *t, ovl_err *err) {
   int src = SQLITE_DONE;
   while (!rc && (src = sqlite3_step(st)) == SQLITE_ROW) {
     const char *v = (const char *)sqlite3_column_text(st, 1);
-    if (sqlite3_column_type(st, 0) != SQLITE_INTEGER || !v) continue;
+    if (sqlite3_column_type(st, 0) != SQLITE_INTEGER || !v) {
+      t->bad.strings++;
+      continue;
+    }
     int64_t id = sqlite3_column_int64(st, 0);
-    char *copy = strdup(v);
+    if (id < 0 || id == INT64_MAX) { /* ids index tables: id + 1 must be a size */
+      t->bad.strings++;
+      continue;
+    }
+    char *copy = ovl_text_clean_dup(v);
     if (!copy || OVL_VEC_PUSH(&strs, copy) || ovl_i64map_put(&t->string_index, id, (int64_t)strs.len - 1)) {
       free(copy);
       rc = ovl_oom(err, "strings");
@@ -244,13 +253,29 @@ const ovl_bad_rows *ovl_trace_bad_rows(const ovl_trace *t) { return &t->bad; }
 /* Small tables                                                                        */
 /* ---------------------------------------------------------------------------------- */
 
+/* Set by col_int when a value is not an integer (TEXT or BLOB in an INTEGER column, or a
+** fraction): the row is then skipped and counted, as a NULL required field is. Per thread:
+** the work tables are decoded on reader threads. */
+static _Thread_local int row_malformed;
+
 static int64_t col_int(sqlite3_stmt *st, int i) {
-  return sqlite3_column_type(st, i) == SQLITE_NULL ? OVL_NONE : sqlite3_column_int64(st, i);
+  int type = sqlite3_column_type(st, i);
+  if (type == SQLITE_NULL) return OVL_NONE;
+  if (type != SQLITE_INTEGER) {
+    row_malformed = 1;
+    return OVL_NONE;
+  }
+  return sqlite3_column_int64(st, i);
 }
+
+/* An optional time: NULL, or a sane one. */
+static int opt_time_ok(int64_t t) { return t == OVL_NONE || ovl_time_ok(t); }
+/* An optional size or count: NULL, or within [0, limit]. */
+static int opt_size_ok(int64_t v, int64_t limit) { return v == OVL_NONE || (v >= 0 && v <= limit); }
 
 static void col_text(sqlite3_stmt *st, int i, char *buf, size_t len) {
   const char *s = (const char *)sqlite3_column_text(st, i);
-  snprintf(buf, len, "%s", s ? s : "");
+  ovl_text_clean_into(s ? s : "", buf, len);
 }
 
 int ovl_trace_read_collectives(ovl_trace *t, ovl_coll_rec **out, size_t *n, ovl_err *err) {
@@ -273,6 +298,7 @@ int ovl_trace_read_collectives(ovl_trace *t, ovl_coll_rec **out, size_t *n, ovl_
   t->bad.collectives = 0;
   while (!rc && (src = sqlite3_step(st)) == SQLITE_ROW) {
     ovl_coll_rec c;
+    row_malformed = 0;
     c.id = col_int(st, 0);
     c.comm = col_int(st, 1);
     c.rank = col_int(st, 2);
@@ -290,8 +316,10 @@ int ovl_trace_read_collectives(ovl_trace *t, ovl_coll_rec **out, size_t *n, ovl_
     c.host_end = col_int(st, 14);
     c.tid = col_int(st, 15);
     c.group_id = col_int(st, 16);
-    if (c.id == OVL_NONE || !c.op[0] ||
-        (c.host_start != OVL_NONE && c.host_end != OVL_NONE && c.host_end < c.host_start)) {
+    if (row_malformed || c.id == OVL_NONE || !c.op[0] || !opt_time_ok(c.host_start) || !opt_time_ok(c.host_end) ||
+        (c.host_start != OVL_NONE && c.host_end != OVL_NONE && c.host_end < c.host_start) ||
+        !opt_size_ok(c.bytes, OVL_BYTES_LIMIT) || !opt_size_ok(c.count, OVL_BYTES_LIMIT) ||
+        !opt_size_ok(c.nranks, INT32_MAX) || !opt_size_ok(c.rank, INT32_MAX) || c.nranks == 0) {
       t->bad.collectives++;
       continue;
     }
@@ -321,8 +349,9 @@ int ovl_trace_read_launches(ovl_trace *t, ovl_launch_rec **out, size_t *n, ovl_e
   int src = SQLITE_DONE;
   t->bad.launches = 0;
   while (!rc && (src = sqlite3_step(st)) == SQLITE_ROW) {
+    row_malformed = 0;
     ovl_launch_rec l = {col_int(st, 0), col_int(st, 1)};
-    if (l.collective == OVL_NONE || l.correlation == OVL_NONE) {
+    if (row_malformed || l.collective == OVL_NONE || l.correlation == OVL_NONE) {
       t->bad.launches++;
       continue;
     }
@@ -354,16 +383,24 @@ int ovl_trace_scan_nvtx(ovl_trace *t, ovl_nvtx_fn fn, void *ctx, ovl_err *err) {
   t->bad.nvtx = 0;
   while (!rc && (src = sqlite3_step(st)) == SQLITE_ROW) {
     ovl_nvtx_row r;
+    row_malformed = 0;
     r.start = col_int(st, 0);
     r.end = col_int(st, 1);
     r.tid = col_int(st, 2);
     r.domain = (const char *)sqlite3_column_text(st, 3);
     r.name = (const char *)sqlite3_column_text(st, 4);
-    if (r.start == OVL_NONE || !r.name || (r.end != OVL_NONE && r.end < r.start)) {
+    if (row_malformed || r.start == OVL_NONE || !r.name || !ovl_time_ok(r.start) || !opt_time_ok(r.end) ||
+        (r.end != OVL_NONE && r.end < r.start)) {
       t->bad.nvtx++;
       continue;
     }
-    rc = fn(ctx, &r);
+    char *domain = NULL, *name = NULL; /* cleaned copies, only when needed */
+    if (r.domain && !ovl_text_is_clean(r.domain) && !(r.domain = domain = ovl_text_clean_dup(r.domain)))
+      rc = ovl_oom(err, "nvtx");
+    if (!rc && !ovl_text_is_clean(r.name) && !(r.name = name = ovl_text_clean_dup(r.name))) rc = ovl_oom(err, "nvtx");
+    if (!rc) rc = fn(ctx, &r);
+    free(domain);
+    free(name);
   }
   if (!rc && src != SQLITE_DONE && src != SQLITE_ROW) rc = db_error(t, err, src);
   sqlite3_finalize(st);
@@ -382,14 +419,15 @@ static int scan_api_range(ovl_trace *t, sqlite3 *db, int launches_only, int64_t 
   sqlite3_bind_int64(st, 2, hi);
   int rc = OVL_OK, src;
   while (!rc && (src = sqlite3_step(st)) == SQLITE_ROW) {
+    row_malformed = 0;
     ovl_api_row r = {col_int(st, 0), OVL_NONE, OVL_NONE, col_int(st, 1), OVL_NONE};
     if (!launches_only) {
       r.end = col_int(st, 2);
       r.tid = col_int(st, 3);
       r.name = col_int(st, 4);
     }
-    if (r.start == OVL_NONE || r.correlation == OVL_NONE ||
-        (!launches_only && (r.end == OVL_NONE || r.end < r.start))) {
+    if (row_malformed || r.start == OVL_NONE || r.correlation == OVL_NONE || !ovl_time_ok(r.start) ||
+        (!launches_only && (r.end == OVL_NONE || !ovl_interval_ok(r.start, r.end)))) {
       (*bad)++;
       continue;
     }
@@ -450,10 +488,12 @@ int ovl_trace_scan_api_split(ovl_trace *t, int launches_only, size_t nparts, ovl
     free(started);
     return ovl_oom(err, "api scan");
   }
-  int64_t span = (hi - lo) / (int64_t)nparts + 1;
+  /* Rowids may be anywhere in int64 (hi - lo may not fit): split in unsigned arithmetic,
+  ** which wraps instead of overflowing. */
+  uint64_t span = ((uint64_t)hi - (uint64_t)lo) / nparts + 1;
   for (size_t i = 0; i < nparts; i++) {
-    int64_t plo = lo + (int64_t)i * span;
-    int64_t phi = i + 1 == nparts ? hi : plo + span - 1;
+    int64_t plo = (int64_t)((uint64_t)lo + i * span);
+    int64_t phi = i + 1 == nparts ? hi : (int64_t)((uint64_t)lo + (i + 1) * span - 1);
     parts[i] = (api_part){t, launches_only, plo, phi, fn, ctxs[i], 0, OVL_OK, {0, {0}}};
     /* Part 0 runs here on the trace's own connection; the others on threads. */
     if (i > 0) started[i] = pthread_create(&threads[i], NULL, api_part_main, &parts[i]) == 0;
@@ -598,6 +638,7 @@ static int decode_row(row_reader *rd, ovl_work *w) {
       return -ovl_fail(&rd->err, OVL_EUSER, "%s: corrupt or truncated trace database (%s)", rd->path,
                        sqlite3_errmsg(rd->db));
     }
+    row_malformed = 0;
     w->start = col_int(rd->st, 0);
     w->end = col_int(rd->st, 1);
     w->device = col_int(rd->st, 2);
@@ -614,7 +655,8 @@ static int decode_row(row_reader *rd, ovl_work *w) {
       w->bytes = OVL_NONE;
     }
     for (int i = 0; i < 3; i++) w->grid[i] = rd->launch_dims ? col_int(rd->st, 6 + i) : OVL_NONE;
-    if (w->start == OVL_NONE || w->end == OVL_NONE || w->device == OVL_NONE || w->end < w->start) {
+    if (row_malformed || w->start == OVL_NONE || w->end == OVL_NONE || w->device == OVL_NONE ||
+        !ovl_interval_ok(w->start, w->end) || (rd->is_memop && !opt_size_ok(w->bytes, OVL_BYTES_LIMIT))) {
       rd->bad++;
       continue;
     }

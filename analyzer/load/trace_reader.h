@@ -5,8 +5,9 @@
 ** large ones are streamed: GPU work (kernels and memops, merged) in start order, NVTX and
 ** API rows through callbacks. Memory does not grow with the number of kernels.
 **
-** Rows with NULL in a required field or end < start are skipped and counted in
-** ovl_trace_bad_rows(); they are warnings, not errors. Everything else that is wrong with
+** Rows with NULL in a required field, a non-integer in an integer column, end < start, or a
+** value out of base/sane_values.h's ranges (times, durations, sizes, ranks) are skipped and
+** counted in ovl_trace_bad_rows(); they are warnings, not errors. Everything else that is wrong with
 ** the file (not a trace, newer schema, corrupt pages) is an error "<path>: <problem>".
 */
 #ifndef OVL_TRACE_READER_H
@@ -25,7 +26,7 @@
 typedef struct ovl_trace ovl_trace;
 
 typedef struct ovl_bad_rows {
-  long kernels, memops, collectives, launches, nvtx, api;
+  long kernels, memops, collectives, launches, nvtx, api, strings;
 } ovl_bad_rows;
 
 /* A collectives row. Text fields are truncated to fit (names are short). */

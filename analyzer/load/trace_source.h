@@ -15,10 +15,12 @@
 
 typedef struct ovl_trace_source {
   char *path;              /* the file the user named */
+  const char *read_path;   /* what is read: path, or its copy when path reads only once (input_spool.h) */
   char *ovl_path;          /* the ovl trace to analyse: path itself, or a temporary file */
   char **ovl_paths;        /* all of them, one per process: ovl_paths[0] == ovl_path */
   size_t n_ovl_paths;
   int is_temporary;        /* the ovl_paths are ours to delete */
+  long skipped;            /* events the conversion skipped (no usable times) */
   ovl_trace_format format;
   ovl_import_options opt;  /* what the conversions were made with (defaults for ovl traces) */
 } ovl_trace_source;

@@ -1,6 +1,7 @@
 /* Text report: see report_text.h. */
 #include "report_text.h"
 
+#include "base/text_clean.h"
 #include "base/units.h"
 #include "base/vec.h"
 #include "bucket_view.h"
@@ -115,8 +116,10 @@ static void print_rank(FILE *out, const ovl_rank_result *r, const ovl_text_optio
   char rank[32];
   if (r->rank != OVL_NONE) snprintf(rank, sizeof rank, "rank %lld", (long long)r->rank);
   else snprintf(rank, sizeof rank, "rank ?");
+  char path[1024];  /* a file name found in a directory may hold escape sequences too */
+  ovl_text_clean_into(r->trace_path ? r->trace_path : "", path, sizeof path);
   fprintf(out, "%s  device %lld  host %s  (%s)\n", rank, (long long)r->device, r->hostname ? r->hostname : "?",
-          r->trace_path);
+          path);
   fprintf(out, "  %ld kernels (%ld communication), %ld memops (%ld communication); ", r->n_kernels,
           r->n_comm_kernels, r->n_memops, r->n_comm_memops);
   switch (r->step_detection) {

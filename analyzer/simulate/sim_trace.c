@@ -1,6 +1,8 @@
 /* Simulated schedule -> ovl trace: see sim_trace.h. */
 #include "sim_trace.h"
 
+#include "base/safe_output.h"
+
 #include "store/trace_writer.h"
 
 #include <math.h>
@@ -121,7 +123,14 @@ int ovl_sim_emit_trace(const char *path, const ovl_sim_params *p, int bucket_lay
     return ovl_fail(err, OVL_EUSER, "%s: bad model parameters for the trace", path);
   }
   ovl_trace_writer *w = NULL;
-  int rc = ovl_tw_open(&w, path, err);
+  ovl_safe_out out;
+  int rc = ovl_safe_out_begin(&out, path, err);
+  if (rc) {
+    ovl_sim_step_free(&steady);
+    if (single_first) ovl_sim_step_free(&first);
+    return rc;
+  }
+  rc = ovl_tw_open_created(&w, out.temp, err);
   sim_names names;
   if (!rc) rc = write_meta(w, opt, &names, err);
   int64_t host = OVL_SIM_TRACE_ORIGIN_NS, corr = 1, seq = 0;
@@ -137,7 +146,9 @@ int ovl_sim_emit_trace(const char *path, const ovl_sim_params *p, int bucket_lay
   }
   ovl_sim_step_free(&steady);
   if (single_first) ovl_sim_step_free(&first);
-  if (!w) return rc;
-  int crc = ovl_tw_close(w, rc ? NULL : err);
-  return rc ? rc : crc;
+  int crc = w ? ovl_tw_close(w, rc ? NULL : err) : OVL_OK;
+  if (!rc) rc = crc;
+  if (rc) ovl_safe_out_abort(&out);
+  else rc = ovl_safe_out_commit(&out, err);
+  return rc;
 }

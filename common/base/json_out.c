@@ -1,6 +1,8 @@
 /* Streaming JSON writer: see json_out.h. */
 #include "json_out.h"
 
+#include "text_clean.h"
+
 #include <inttypes.h>
 #include <math.h>
 
@@ -21,8 +23,15 @@ void ovl_json_write_escaped(FILE *out, const char *s) {
       case '\r': fputs("\\r", out); break;
       case '\t': fputs("\\t", out); break;
       default:
-        if (*p < 0x20) fprintf(out, "\\u%04x", *p);
-        else fputc(*p, out);
+        if (*p < 0x20) {
+          fprintf(out, "\\u%04x", *p);
+        } else if (*p < 0x80) {
+          fputc(*p, out);
+        } else {  /* JSON is UTF-8: a malformed byte becomes U+FFFD */
+          size_t n = ovl_utf8_len(p);
+          if (n) fwrite(p, 1, n, out), p += n - 1;
+          else fputs("\\ufffd", out);
+        }
     }
   }
   fputc('"', out);

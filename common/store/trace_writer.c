@@ -133,7 +133,7 @@ static void free_writer(ovl_trace_writer *w) {
   free(w);
 }
 
-int ovl_tw_open(ovl_trace_writer **out, const char *path, ovl_err *err) {
+static int open_writer(ovl_trace_writer **out, const char *path, int replace, ovl_err *err) {
   *out = NULL;
   ovl_trace_writer *w = calloc(1, sizeof *w);
   if (!w || !(w->path = strdup(path))) {
@@ -142,12 +142,14 @@ int ovl_tw_open(ovl_trace_writer **out, const char *path, ovl_err *err) {
   }
   w->next_string_id = 1;
   /* Replace: a stale -wal beside an old file would otherwise be replayed into the new one. */
-  char side[4096];
-  remove(path);
-  snprintf(side, sizeof side, "%s-wal", path);
-  remove(side);
-  snprintf(side, sizeof side, "%s-shm", path);
-  remove(side);
+  if (replace) {
+    char side[4096];
+    remove(path);
+    snprintf(side, sizeof side, "%s-wal", path);
+    remove(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    remove(side);
+  }
   if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       NULL) != SQLITE_OK) {
     int rc = w->db ? db_fail(w, err, "create the trace file")
@@ -169,6 +171,14 @@ int ovl_tw_open(ovl_trace_writer **out, const char *path, ovl_err *err) {
   }
   *out = w;
   return OVL_OK;
+}
+
+int ovl_tw_open(ovl_trace_writer **out, const char *path, ovl_err *err) {
+  return open_writer(out, path, 1, err);
+}
+
+int ovl_tw_open_created(ovl_trace_writer **out, const char *path, ovl_err *err) {
+  return open_writer(out, path, 0, err);
 }
 
 static void bind_opt_int(sqlite3_stmt *st, int col, int64_t v) {
