@@ -5,6 +5,7 @@
 ** usage: test_real_findings OVL_BINARY TRACES_DIR CHECK
 */
 #include "check.h"
+#include "db_query.h"
 #include "run_cmd.h"
 #include "trace_builder.h"
 
@@ -96,6 +97,33 @@ static void slowdown(void) {
   cmd_free(&j);
 }
 
+/* `ovl import --hta-compat` prints the counts of what it wrote, after the last step is dropped:
+** every number on its line equals a count of the rows in the file. */
+static void import_counts(void) {
+  const char *out = tb_temp_path("hta.sqlite");
+  char args[4096];
+  snprintf(args, sizeof args, "import --hta-compat '%s' -o '%s'", data("kineto-hta/trace_diff__test__test.json.gz"), out);
+  cmd_result r = ovl_run(args);
+  CHECK_I64(r.status, 0);
+  long kernels = -1, nccl = -1, memops = -1, api = -1, nvtx = -1, colls = -1, dropped = -1;
+  const char *p = strstr(r.out, "kernels (");
+  while (p && p > r.out && p[-1] != ',') p--;
+  CHECK(p && sscanf(p, " %ld kernels (%ld NCCL), %ld memops, %ld api calls, %ld NVTX ranges, %ld collectives, %ld rows",
+                    &kernels, &nccl, &memops, &api, &nvtx, &colls, &dropped) == 7);
+  CHECK(dropped > 0);
+  sqlite3 *db = dbq_open(out);
+  CHECK_I64(kernels, dbq_int(db, "SELECT count(*) FROM kernels"));
+  CHECK_I64(nccl, dbq_int(db, "SELECT count(*) FROM kernels JOIN strings ON strings.id = kernels.name"
+                              " WHERE value LIKE '%nccl%'"));
+  CHECK_I64(memops, dbq_int(db, "SELECT count(*) FROM memops"));
+  CHECK_I64(api, dbq_int(db, "SELECT count(*) FROM api"));
+  CHECK_I64(nvtx, dbq_int(db, "SELECT count(*) FROM nvtx"));
+  CHECK_I64(colls, dbq_int(db, "SELECT count(*) FROM collectives"));
+  sqlite3_close(db);
+  remove(out);
+  cmd_free(&r);
+}
+
 int main(int argc, char **argv) {
   if (argc != 4) {
     fprintf(stderr, "usage: %s OVL_BINARY TRACES_DIR CHECK\n", argv[0]);
@@ -106,7 +134,7 @@ int main(int argc, char **argv) {
   static const struct {
     const char *name;
     void (*fn)(void);
-  } checks[] = {{"slowdown", slowdown}};
+  } checks[] = {{"slowdown", slowdown}, {"import_counts", import_counts}};
   for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
     if (strcmp(argv[3], checks[i].name) == 0) {
       checks[i].fn();

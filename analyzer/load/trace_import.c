@@ -55,7 +55,7 @@ int ovl_import_trace(const char *in_path, ovl_trace_format format, int64_t proce
     *err = close_err;
   }
   if (!rc && opt->hta_compat && format == OVL_FORMAT_KINETO_JSON)
-    rc = ovl_hta_drop_last_step(out_path, &stats->dropped, err);
+    rc = ovl_hta_drop_last_step(out_path, stats, err);
   if (rc) ovl_remove_trace_file(out_path);
   return rc;
 }
