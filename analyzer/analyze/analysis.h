@@ -94,6 +94,7 @@ typedef struct ovl_grad_mark {
 
 typedef struct ovl_step_result {
   long index;
+  long number;             /* N of the `ProfilerStep#N` range it comes from, else -1 */
   int64_t start, end;
   ovl_totals totals;
   /* The gradient phase (grad_phase.h); OVL_NONE when the step has no gradient collective. */
@@ -208,6 +209,8 @@ void ovl_rank_result_free(ovl_rank_result *r);
 double ovl_overlap_efficiency(const ovl_totals *t);
 const char *ovl_step_method_name(ovl_step_method m);
 const char *ovl_step_projection_name(ovl_step_projection p);
+/* "3", or "3 (ProfilerStep#1012)" when the step is a numbered ProfilerStep; into buf. */
+const char *ovl_step_label(const ovl_step_result *st, char *buf, size_t len);
 /* "gradient", "unused_map", "blocking", "other". */
 const char *ovl_coll_role_name(ovl_coll_role role);
 /* What a stream mostly runs: "compute", "communication", "memory" or "idle". */

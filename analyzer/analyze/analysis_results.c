@@ -312,6 +312,7 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     if (s < 0) continue;
     ovl_step_result *st = &res->steps[s];
     st->index = s;
+    st->number = d->method == OVL_STEPS_NVTX && i < r->hm.steps.len ? r->hm.steps.items[i].number : -1;
     st->start = d->windows.start[i];
     st->end = d->windows.end[i];
     st->totals = d->sweep.steps[i];

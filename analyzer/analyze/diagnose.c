@@ -242,11 +242,13 @@ static int summarise(ovl_diag *d, size_t steady_steps) {
       }
     if (!worst) continue;
     ovl_msg m = {0};
+    char label[64];
+    ovl_step_label(&r->steps[worst->step], label, sizeof label);
     if (strcmp(step_codes[k], "first_iteration_differs") == 0) ovl_msg_printf(&m, "%s", worst->message);
-    else if (nsteps == 1) ovl_msg_printf(&m, "step %ld: %s", worst->step, worst->message);
+    else if (nsteps == 1) ovl_msg_printf(&m, "step %s: %s", label, worst->message);
     else
-      ovl_msg_printf(&m, "%ld of %zu steps (recoverable summed over them); step %ld, the worst: %s", nsteps,
-                     steady_steps, worst->step, worst->message);
+      ovl_msg_printf(&m, "%ld of %zu steps (recoverable summed over them); step %s, the worst: %s", nsteps,
+                     steady_steps, label, worst->message);
     int rc = add_finding(d, &r->findings, &r->nfindings, step_codes[k], -1, total, worst->at_ns, &m);
     if (rc) return rc;
     r->findings[r->nfindings - 1].steps_affected = nsteps;

@@ -23,6 +23,25 @@ static void totals(ovl_json *j, const ovl_totals *t) {
   ovl_json_int(j, "t_memory_ns", t->memory);
 }
 
+/* HTA's temporal breakdown of the GPU's time (docs/report.md): the span from the first GPU
+** work to the last, idle = span - busy, compute, non-compute = busy - compute. */
+static void temporal_breakdown(ovl_json *j, const ovl_totals *t) {
+  if (t->busy_start == INT64_MAX) {
+    ovl_json_null(j, "temporal_breakdown");
+    return;
+  }
+  int64_t span = t->busy_end - t->busy_start;
+  ovl_json_object_begin(j, "temporal_breakdown");
+  ovl_json_int(j, "span_ns", span);
+  ovl_json_int(j, "idle_ns", span - t->busy);
+  ovl_json_int(j, "compute_ns", t->compute);
+  ovl_json_int(j, "non_compute_ns", t->busy - t->compute);
+  ovl_json_double(j, "idle_share", span > 0 ? (double)(span - t->busy) / (double)span : NAN);
+  ovl_json_double(j, "compute_share", span > 0 ? (double)t->compute / (double)span : NAN);
+  ovl_json_double(j, "non_compute_share", span > 0 ? (double)(t->busy - t->compute) / (double)span : NAN);
+  ovl_json_object_end(j);
+}
+
 static void findings_array(ovl_json *j, const ovl_finding *f, size_t n, int64_t offset) {
   ovl_json_array_begin(j, "findings");
   for (size_t i = 0; i < n; i++) {
@@ -159,9 +178,11 @@ static void rank_object(ovl_json *j, const ovl_rank_result *r) {
   opt_int(j, "rank", r->rank);
   ovl_json_int(j, "device", r->device);
   ovl_json_string(j, "trace", r->trace_path);
-  ovl_json_string(j, "hostname", r->hostname);
+  if (r->hostname && r->hostname[0]) ovl_json_string(j, "hostname", r->hostname);
+  else ovl_json_null(j, "hostname");
   opt_int(j, "world_size", r->world_size);
   totals(j, &r->totals);
+  temporal_breakdown(j, &r->totals);
   ovl_json_string(j, "step_detection", ovl_step_method_name(r->step_detection));
   ovl_json_string(j, "step_projection", ovl_step_projection_name(r->step_projection));
   ovl_json_int(j, "kernels", r->n_kernels);
@@ -179,6 +200,8 @@ static void rank_object(ovl_json *j, const ovl_rank_result *r) {
     const ovl_step_result *st = &r->steps[s];
     ovl_json_object_begin(j, NULL);
     ovl_json_int(j, "index", st->index);
+    if (st->number >= 0) ovl_json_int(j, "profiler_step", st->number);
+    else ovl_json_null(j, "profiler_step");
     time_ns(j, "start_ns", st->start, off);
     time_ns(j, "end_ns", st->end, off);
     totals(j, &st->totals);

@@ -76,7 +76,8 @@ static void print_findings(FILE *out, const ovl_finding *f, size_t n) {
 /* A step's findings on one line: codes and recoverable time (the rank's findings explain them). */
 static void print_step_findings(FILE *out, const ovl_step_result *st) {
   if (st->nfindings == 0) return;
-  fprintf(out, "  findings of step %ld:", st->index);
+  char label[64];
+  fprintf(out, "  findings of step %s:", ovl_step_label(st, label, sizeof label));
   for (size_t i = 0; i < st->nfindings; i++) {
     char t[32];
     fprintf(out, "%s %s (%s)", i ? "," : "", st->findings[i].code, ns_text((double)st->findings[i].recoverable_ns, t));
@@ -89,7 +90,8 @@ static void print_collectives(FILE *out, const ovl_step_result *st, int64_t orig
   if (!sorted) return;
   for (size_t i = 0; i < st->ncolls; i++) sorted[i] = &st->colls[i];
   ovl_qsort(sorted, st->ncolls, sizeof *sorted, cmp_coll_exposed);
-  fprintf(out, "\n  Collectives of step %ld, most exposed first\n", st->index);
+  char label[64];
+  fprintf(out, "\n  Collectives of step %s, most exposed first\n", ovl_step_label(st, label, sizeof label));
   fprintf(out, "  %5s  %-13s %10s %6s %11s %10s %10s %10s %10s %10s\n", "order", "op", "bytes", "bucket", "gpu start",
           "duration", "exposed", "stall", "algbw GB/s", "busbw GB/s");
   size_t shown = st->ncolls < opt->max_collectives ? st->ncolls : opt->max_collectives;
@@ -110,13 +112,24 @@ static void print_collectives(FILE *out, const ovl_step_result *st, int64_t orig
   free(sorted);
 }
 
+/* HTA's temporal breakdown: how idle the GPU is explains a low efficiency. */
+static void print_breakdown(FILE *out, const ovl_totals *t) {
+  if (t->busy_start == INT64_MAX || t->busy_end <= t->busy_start) return;
+  double span = (double)(t->busy_end - t->busy_start);
+  char a[32];
+  fprintf(out, "  GPU time over %s from its first to its last work: idle %.1f%%, compute %.1f%%, non-compute %.1f%%\n",
+          ns_text(span, a), 100.0 * (span - (double)t->busy) / span, 100.0 * (double)t->compute / span,
+          100.0 * (double)(t->busy - t->compute) / span);
+}
+
 static void print_rank(FILE *out, const ovl_rank_result *r, const ovl_text_options *opt) {
   char a[32], b[32], c[32], d[32], e[32], f[32];
   char rank[32];
   if (r->rank != OVL_NONE) snprintf(rank, sizeof rank, "rank %lld", (long long)r->rank);
   else snprintf(rank, sizeof rank, "rank ?");
-  fprintf(out, "%s  device %lld  host %s  (%s)\n", rank, (long long)r->device, r->hostname ? r->hostname : "?",
-          r->trace_path);
+  fprintf(out, "%s  device %lld", rank, (long long)r->device);
+  if (r->hostname && r->hostname[0]) fprintf(out, "  host %s", r->hostname);
+  fprintf(out, "  (%s)\n", r->trace_path);
   fprintf(out, "  %ld kernels (%ld communication), %ld memops (%ld communication); ", r->n_kernels,
           r->n_comm_kernels, r->n_memops, r->n_comm_memops);
   switch (r->step_detection) {
@@ -136,6 +149,7 @@ static void print_rank(FILE *out, const ovl_rank_result *r, const ovl_text_optio
   fprintf(out, "  compute %s   communication %s   exposed %s   overlap efficiency %s\n",
           ns_text((double)r->totals.compute, a), ns_text((double)r->totals.comm, b),
           ns_text((double)r->totals.exposed, c), pct_text(ovl_overlap_efficiency(&r->totals), d));
+  print_breakdown(out, &r->totals);
   if (r->colls_without_gpu_work || r->colls_outside_steps)
     fprintf(out, "  %ld collective calls launched no GPU work; %ld ran outside every step\n", r->colls_without_gpu_work,
             r->colls_outside_steps);
@@ -148,15 +162,19 @@ static void print_rank(FILE *out, const ovl_rank_result *r, const ovl_text_optio
   for (size_t i = 0; i < r->nsteps; i++) sorted[i] = &r->steps[i];
   ovl_qsort(sorted, r->nsteps, sizeof *sorted, cmp_step_exposed);
   fprintf(out, "\n  Steps, most exposed first\n");
-  fprintf(out, "  %5s %11s %10s %10s %10s %10s %10s %6s\n", "step", "start", "duration", "compute", "comm", "exposed",
-          "efficiency", "colls");
+  int numbered = 0;
+  for (size_t i = 0; i < r->nsteps; i++) numbered |= r->steps[i].number >= 0;
+  fprintf(out, "  %5s %11s %10s %10s %10s %10s %10s %6s%s\n", "step", "start", "duration", "compute", "comm", "exposed",
+          "efficiency", "colls", numbered ? "  ProfilerStep" : "");
   size_t shown = r->nsteps < opt->max_steps ? r->nsteps : opt->max_steps;
   for (size_t i = 0; i < shown; i++) {
     const ovl_step_result *st = sorted[i];
-    fprintf(out, "  %5ld %11s %10s %10s %10s %10s %10s %6zu\n", st->index, ns_text((double)(st->start - origin), a),
+    fprintf(out, "  %5ld %11s %10s %10s %10s %10s %10s %6zu", st->index, ns_text((double)(st->start - origin), a),
             ns_text((double)(st->end - st->start), b), ns_text((double)st->totals.compute, c),
             ns_text((double)st->totals.comm, d), ns_text((double)st->totals.exposed, e),
             pct_text(ovl_overlap_efficiency(&st->totals), f), st->ncolls);
+    if (st->number >= 0) fprintf(out, "  #%ld", st->number);
+    fputc('\n', out);
   }
   if (shown < r->nsteps) fprintf(out, "  ... %zu more (use --all)\n", r->nsteps - shown);
   size_t detail = r->nsteps < opt->detail_steps ? r->nsteps : opt->detail_steps;
