@@ -50,7 +50,8 @@ typedef enum ovl_coll_role {
   OVL_ROLE_OTHER = 0,      /* not part of the gradient reduction */
   OVL_ROLE_GRADIENT,       /* reduces a gradient bucket */
   OVL_ROLE_UNUSED_MAP,     /* DDP's find_unused_parameters used-parameter map */
-  OVL_ROLE_BLOCKING        /* runs on a compute stream: compute waits for it */
+  OVL_ROLE_BLOCKING,       /* runs on a compute stream: compute waits for it */
+  OVL_ROLE_BEFORE_WINDOW   /* first step: launched before the trace's window (no launching call) */
 } ovl_coll_role;
 
 typedef struct ovl_coll_result {
@@ -167,6 +168,7 @@ typedef struct ovl_rank_result {
   ovl_kernel_slowdown *slowdowns;  /* significant ones, largest cost first */
   size_t nslowdowns;
   int first_step_differs;  /* step 0's bucket layout differs from the steady state */
+  long colls_before_window; /* of the first step: launched before the trace's window (grad_phase.h) */
   ovl_coll_result *unstepped;  /* collectives outside every step (needed to match ranks) */
   size_t nunstepped;
   ovl_kernel_total *kernel_totals;  /* largest first, at most OVL_KERNEL_TOTALS_KEPT */

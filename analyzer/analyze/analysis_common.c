@@ -41,6 +41,7 @@ const char *ovl_coll_role_name(ovl_coll_role role) {
     case OVL_ROLE_UNUSED_MAP: return "unused_map";
     case OVL_ROLE_BLOCKING: return "blocking";
     case OVL_ROLE_OTHER: return "other";
+    case OVL_ROLE_BEFORE_WINDOW: return "before_window";
   }
   return "other";
 }

@@ -262,6 +262,9 @@ int ovl_diagnose_rank(ovl_rank_result *r, ovl_err *err) {
   d.r = r;
   d.err = err;
   for (size_t s = 0; s < r->nsteps; s++) ovl_grad_phase(r, &r->steps[s]);
+  r->colls_before_window = 0;
+  for (size_t i = 0; r->nsteps && i < r->steps[0].ncolls; i++)
+    r->colls_before_window += r->steps[0].colls[i].role == OVL_ROLE_BEFORE_WINDOW;
   if (ovl_step_marks_build(r, &d.marks)) return ovl_oom(err, "diagnosis");
   int rc = fit_cost(&d);
   if (!rc) rc = first_iteration(&d);

@@ -153,6 +153,10 @@ static void print_rank(FILE *out, const ovl_rank_result *r, const ovl_text_optio
   if (r->colls_without_gpu_work || r->colls_outside_steps)
     fprintf(out, "  %ld collective calls launched no GPU work; %ld ran outside every step\n", r->colls_without_gpu_work,
             r->colls_outside_steps);
+  if (r->colls_before_window)
+    fprintf(out, "  %ld collective%s at the start of step 0 ran GPU work launched before the profiler window opened "
+                 "(no launching call in the trace): not counted in step 0's buckets or findings\n",
+            r->colls_before_window, r->colls_before_window == 1 ? "" : "s");
   print_findings(out, r->findings, r->nfindings);
   if (r->nsteps == 0) return;
 
