@@ -223,7 +223,14 @@ static int compute_slowdown(ovl_diag *d) {
 
 static const char *const step_codes[] = {"first_iteration_differs", "readiness_stall", "single_bucket",
                                          "late_firing", "exposed_tail", "latency_bound",
-                                         "find_unused_parameters", "blocking_collective"};
+                                         "find_unused_parameters", "blocking_collective", "peer_wait",
+                                         "exposed_communication"};
+
+static int is_step_code(const char *code) {
+  for (size_t k = 0; k < sizeof step_codes / sizeof step_codes[0]; k++)
+    if (strcmp(code, step_codes[k]) == 0) return 1;
+  return 0;
+}
 
 static int summarise(ovl_diag *d, size_t steady_steps) {
   ovl_rank_result *r = d->r;
@@ -254,6 +261,23 @@ static int summarise(ovl_diag *d, size_t steady_steps) {
     r->findings[r->nfindings - 1].steps_affected = nsteps;
   }
   return OVL_OK;
+}
+
+int ovl_diagnose_resummarise(ovl_rank_result *r, ovl_err *err) {
+  size_t kept = 0;
+  for (size_t i = 0; i < r->nfindings; i++) {
+    if (r->findings[i].step < 0 && r->findings[i].steps_affected > 0 && is_step_code(r->findings[i].code)) {
+      free(r->findings[i].message);
+      continue;
+    }
+    r->findings[kept++] = r->findings[i];
+  }
+  r->nfindings = kept;
+  ovl_diag d;
+  memset(&d, 0, sizeof d);
+  d.r = r;
+  d.err = err;
+  return summarise(&d, r->nsteps - (r->first_step_differs ? 1 : 0));
 }
 
 int ovl_diagnose_rank(ovl_rank_result *r, ovl_err *err) {

@@ -7,6 +7,7 @@
 ** waiting / transfer split of every matched call, straggler statistics and findings) and
 ** into job->cross (matching, skew, clock residuals, the job's overlap on transfer time).
 */
+#include "diagnose.h"
 #include "job.h"
 
 #include "base/i64map.h"
@@ -347,6 +348,7 @@ int ovl_job_cross_rank(ovl_job *job, ovl_err *err) {
     jc->t_wait += c->wait_ns;
     if (xr->straggler) rc = straggler_finding(job, i, xr, err);
   }
+  if (!rc) rc = ovl_diagnose_peer_waits(job, err);
   ovl_xr_result_free(&x);
   for (size_t i = 0; mc && i < n; i++) {
     free(mc[i].refs);
