@@ -358,6 +358,38 @@ static void peer_wait(void) {
   ovl_job_free(&job);
 }
 
+/* Every step with large exposure (at least 10% of the step, overlap efficiency below 50%) gets
+** at least one finding; where nothing specific applies, exposed_communication names what is
+** exposed and why (df_index_resolver: 404 AllReduces of unknown size on their own stream). */
+static void exposed_steps(void) {
+  static const char *const traces_[] = {"kineto-hta/df_index_resolver__df_index_resolver.json.gz",
+                                        "kineto-hta/trace_diff__test__test.json.gz", "kineto-param-dlrm8",
+                                        "kineto-hta/trace_filter__sampled_rank-0.json.gz"};
+  int fallback_df = 0;
+  for (size_t t = 0; t < sizeof traces_ / sizeof traces_[0]; t++) {
+    ovl_job job;
+    analyse_dir(data(traces_[t]), &job);
+    for (size_t k = 0; k < job.nranks; k++)
+      for (size_t s = 0; s < job.ranks[k].nsteps; s++) {
+        const ovl_step_result *st = &job.ranks[k].steps[s];
+        double step = (double)(st->end - st->start), exposed = (double)st->totals.exposed;
+        int large = step > 0 && exposed >= 0.1 * step && ovl_overlap_efficiency(&st->totals) < 0.5;
+        if (large && st->nfindings == 0)
+          fprintf(stderr, "%s rank %lld step %ld: %.0f of %.0f ns exposed, no finding\n", traces_[t],
+                  (long long)job.ranks[k].rank, st->index, exposed, step);
+        CHECK(!large || st->nfindings > 0);
+        for (size_t i = 0; t == 0 && i < st->nfindings; i++)
+          if (strcmp(st->findings[i].code, "exposed_communication") == 0) {
+            CHECK(strstr(st->findings[i].message, "AllReduce (sizes unknown)") != NULL);
+            CHECK(strstr(st->findings[i].message, "No specific finding applies") != NULL);
+            fallback_df++;
+          }
+      }
+    ovl_job_free(&job);
+  }
+  CHECK(fallback_df > 0);
+}
+
 int main(int argc, char **argv) {
   if (argc != 4) {
     fprintf(stderr, "usage: %s OVL_BINARY TRACES_DIR CHECK\n", argv[0]);
@@ -371,7 +403,8 @@ int main(int argc, char **argv) {
   } checks[] = {{"slowdown", slowdown}, {"import_counts", import_counts},
                 {"step_numbers", step_numbers}, {"hta_breakdown", hta_breakdown},
                 {"window_start", window_start},
-                {"peer_wait", peer_wait}};
+                {"peer_wait", peer_wait},
+                {"exposed_steps", exposed_steps}};
   for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
     if (strcmp(argv[3], checks[i].name) == 0) {
       checks[i].fn();

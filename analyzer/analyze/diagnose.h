@@ -44,6 +44,10 @@
 #define OVL_BLOCKING_EXPOSED_SHARE 0.9
 #define OVL_BLOCKING_RESUME_NS 20000
 #define OVL_BLOCKING_RESUME_SHARE 0.05
+/* exposed_communication: a step without other findings whose exposed communication is at least
+** this share of its duration, with an overlap efficiency below OVL_EXPOSED_MAX_EFFICIENCY. */
+#define OVL_EXPOSED_LARGE_SHARE 0.1
+#define OVL_EXPOSED_MAX_EFFICIENCY 0.5
 /* peer_wait: a blocking collective that spent at least this share of its duration waiting for
 ** the last rank to arrive (job analysis). */
 #define OVL_PEER_WAIT_SHARE 0.5
