@@ -162,6 +162,7 @@ typedef struct ovl_rank_result {
   size_t nmarks;
   long n_kernels, n_comm_kernels, n_memops, n_comm_memops;
   long colls_outside_steps, colls_without_gpu_work;
+  long colls_numbered;     /* collectives the importer numbered (meta.import_seq_numbered): no Seq in the trace */
   ovl_bad_rows bad;
   ovl_stream_stat *streams;
   size_t nstreams;

@@ -16,7 +16,7 @@ typedef struct ovl_job_cross {
   size_t njobs;            /* groups of ranks sharing communicators (1: one job) */
   size_t matched, unmatched, point_to_point;
   int has_mismatch;
-  char mismatch[512];      /* the first diverging collective, described */
+  char mismatch[1024];     /* the first diverging collective, described */
   int64_t skew_p50, skew_p99;
   int64_t residual_p50, residual_p99;  /* clock alignment: |end - median end| of symmetric collectives */
   size_t alignment_samples;

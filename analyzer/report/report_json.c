@@ -190,6 +190,7 @@ static void rank_object(ovl_json *j, const ovl_rank_result *r) {
   ovl_json_int(j, "memops", r->n_memops);
   ovl_json_int(j, "collectives_outside_steps", r->colls_outside_steps);
   ovl_json_int(j, "collectives_without_gpu_work", r->colls_without_gpu_work);
+  ovl_json_int(j, "collectives_numbered_by_import", r->colls_numbered);
   ovl_json_bool(j, "first_step_differs", r->first_step_differs);
   ovl_json_int(j, "collectives_before_window", r->colls_before_window);
   ovl_json_int(j, "clock_offset_ns", r->clock_offset);
