@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const char *ovl, *traces;
 
@@ -430,6 +432,74 @@ static void sampled_mismatch(void) {
   cmd_free(&d);
 }
 
+static void copy_file(const char *from, const char *to) {
+  FILE *a = fopen(from, "rb"), *b = fopen(to, "wb");
+  char buf[65536];
+  size_t n;
+  if (!a || !b) exit(2);
+  while ((n = fread(buf, 1, sizeof buf, a)) > 0)
+    if (fwrite(buf, 1, n, b) != n) exit(2);
+  fclose(a);
+  fclose(b);
+}
+
+/* A directory with a CPU-only trace beside a GPU trace reports the GPU rank and lists the other
+** as without GPU work (exit 0). A host-only capture (NCCL calls, no kernels; CUPTI not
+** attached) alone fails with one line giving its host side and why it has no GPU data; beside
+** a GPU trace it is listed the same way. */
+static void no_gpu(void) {
+  char dir[512], a[1024], b[1024], args[8192];
+  snprintf(dir, sizeof dir, "%s", tb_temp_path("mixed"));
+  CHECK(mkdir(dir, 0700) == 0);
+  snprintf(a, sizeof a, "%s/worker0_step_12.json.gz", dir);
+  snprintf(b, sizeof b, "%s/cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", dir);
+  copy_file(data("kineto-param-dlrm8/worker0_step_12.json.gz"), a);
+  copy_file(data("kineto-nonccl/cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz"), b);
+  snprintf(args, sizeof args, "report '%s'", dir);
+  cmd_result t = ovl_run(args);
+  snprintf(args, sizeof args, "report --json '%s'", dir);
+  cmd_result j = ovl_run(args);
+  CHECK_I64(t.status, 0);
+  CHECK_I64(j.status, 0);
+  CHECK(strstr(t.out, "Without GPU work") && strstr(t.out, "cpu_only__rank-34"));
+  CHECK_I64(count_of(j.out, "\"comm_kernels\":"), 1);
+  const char *w = strstr(j.out, "\"ranks_without_gpu\": [");
+  CHECK(w && strstr(w, "cpu_only__rank-34") && strstr(w, "\"reason\": \"the PyTorch profiler recorded no GPU"));
+  CHECK_I64((int64_t)json_num(w ? w : "", "rank", 0), 34);
+  remove(a);
+  remove(b);
+
+  /* A host-only capture: NCCL calls, no GPU work, CUPTI not attached (meta written as libovl does). */
+  snprintf(a, sizeof a, "%s/host-only.sqlite", dir);
+  tb h;
+  tb_open(&h, a);
+  ovl_err err = {0};
+  if (ovl_tw_meta(h.w, "cupti", "not attached: test double", &err)) exit(2);
+  for (int i = 0; i < 3; i++) tb_collective(&h, "AllReduce", 1 << 20, 8, 1000 + 1000 * i, OVL_NONE);
+  tb_close(&h);
+  snprintf(args, sizeof args, "report '%s'", a);
+  cmd_result alone = ovl_run(args);
+  CHECK_I64(alone.status, 1);
+  CHECK_I64(count_lines(alone.err), 1);
+  CHECK(strstr(alone.err, "no GPU activity") && strstr(alone.err, "CUPTI was not attached: test double") &&
+        strstr(alone.err, "3 NCCL calls (3 AllReduce)"));
+  snprintf(b, sizeof b, "%s/worker1_step_12.json.gz", dir);
+  copy_file(data("kineto-param-dlrm8/worker1_step_12.json.gz"), b);
+  snprintf(args, sizeof args, "report --json '%s'", dir);
+  cmd_result both = ovl_run(args);
+  CHECK_I64(both.status, 0);
+  w = strstr(both.out, "\"ranks_without_gpu\": [");
+  CHECK(w && strstr(w, "host-only.sqlite") && strstr(w, "\"cupti\": \"not attached: test double\""));
+  CHECK_I64((int64_t)json_num(w ? w : "", "collectives", 0), 3);
+  remove(a);
+  remove(b);
+  rmdir(dir);
+  cmd_free(&t);
+  cmd_free(&j);
+  cmd_free(&alone);
+  cmd_free(&both);
+}
+
 int main(int argc, char **argv) {
   if (argc != 4) {
     fprintf(stderr, "usage: %s OVL_BINARY TRACES_DIR CHECK\n", argv[0]);
@@ -445,7 +515,8 @@ int main(int argc, char **argv) {
                 {"window_start", window_start},
                 {"peer_wait", peer_wait},
                 {"exposed_steps", exposed_steps},
-                {"sampled_mismatch", sampled_mismatch}};
+                {"sampled_mismatch", sampled_mismatch},
+                {"no_gpu", no_gpu}};
   for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
     if (strcmp(argv[3], checks[i].name) == 0) {
       checks[i].fn();

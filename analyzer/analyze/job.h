@@ -7,6 +7,7 @@
 #define OVL_JOB_H
 
 #include "analysis.h"
+#include "host_only.h"
 
 /* The ranks of one job seen together (job_cross_rank.c, docs/report.md "Across ranks"). */
 typedef struct ovl_job_cross {
@@ -34,6 +35,8 @@ typedef struct ovl_job {
   size_t nfindings;
   char **warnings;           /* "<file>: warning: ..." lines */
   size_t nwarnings;
+  ovl_host_only *no_gpu;     /* traces without GPU work, beside the ranks (host_only.h) */
+  size_t nno_gpu;
 } ovl_job;
 
 /* Traces are analysed by up to this many threads (one per CPU). */
@@ -44,7 +47,9 @@ typedef struct ovl_job {
 typedef void (*ovl_job_progress_fn)(void *ctx, size_t done, size_t total, const char *path);
 
 /* Expands the TRACE arguments (files and directories), resolves each format, analyses every
-** trace and sorts the ranks. On failure nothing is kept and *err names the bad file. */
+** trace and sorts the ranks. A trace without GPU work goes to no_gpu; when no trace has GPU
+** work the job fails, the error naming the first such file, its host side and why it has no
+** GPU data. On failure nothing is kept and *err names the bad file. */
 int ovl_analyze_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs, ovl_job_progress_fn progress,
                     void *progress_ctx, ovl_job *job, ovl_err *err);
 void ovl_job_free(ovl_job *job);

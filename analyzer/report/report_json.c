@@ -271,6 +271,29 @@ static void job_cross(ovl_json *j, const ovl_job *job) {
   ovl_json_object_end(j);
 }
 
+/* Traces without GPU work (host_only.h): who, why, and their host side. */
+static void without_gpu(ovl_json *j, const ovl_job *job) {
+  ovl_json_array_begin(j, "ranks_without_gpu");
+  for (size_t i = 0; i < job->nno_gpu; i++) {
+    const ovl_host_only *h = &job->no_gpu[i];
+    ovl_json_object_begin(j, NULL);
+    ovl_json_string(j, "trace", h->trace_path);
+    opt_int(j, "rank", h->rank);
+    opt_int(j, "world_size", h->world_size);
+    if (h->hostname) ovl_json_string(j, "hostname", h->hostname);
+    else ovl_json_null(j, "hostname");
+    ovl_json_string(j, "reason", h->reason);
+    if (h->cupti) ovl_json_string(j, "cupti", h->cupti);
+    else ovl_json_null(j, "cupti");
+    ovl_json_int(j, "collectives", h->collectives);
+    ovl_json_string(j, "collective_ops", h->ops);
+    ovl_json_int(j, "collective_bytes", h->collective_bytes);
+    ovl_json_int(j, "api_calls", h->api_calls);
+    ovl_json_object_end(j);
+  }
+  ovl_json_array_end(j);
+}
+
 void ovl_report_json(FILE *out, const ovl_job *job, int pretty) {
   ovl_json j;
   ovl_json_init(&j, out, pretty);
@@ -279,6 +302,7 @@ void ovl_report_json(FILE *out, const ovl_job *job, int pretty) {
   ovl_json_array_begin(&j, "ranks");
   for (size_t i = 0; i < job->nranks; i++) rank_object(&j, &job->ranks[i]);
   ovl_json_array_end(&j);
+  without_gpu(&j, job);
   findings_array(&j, job->findings, job->nfindings, 0);
   job_cross(&j, job);
   ovl_json_object_end(&j);

@@ -259,6 +259,18 @@ void ovl_report_text(FILE *out, const ovl_job *job, const ovl_text_options *opt)
     if (i) fputc('\n', out);
     print_rank(out, &job->ranks[i], opt);
   }
+  if (job->nno_gpu) {
+    fprintf(out, "\nWithout GPU work (%zu trace%s, not analysed)\n", job->nno_gpu, job->nno_gpu == 1 ? "" : "s");
+    for (size_t i = 0; i < job->nno_gpu; i++) {
+      const ovl_host_only *h = &job->no_gpu[i];
+      char line[2048];
+      int n = h->rank != OVL_NONE ? snprintf(line, sizeof line, "  rank %lld: ", (long long)h->rank)
+                                  : snprintf(line, sizeof line, "  rank ?: ");
+      ovl_host_only_describe(h, line + n, sizeof line - (size_t)n);
+      fputs("  ", out);
+      print_wrapped(out, line + 2, 2, 4);
+    }
+  }
   if (job->cross.present) print_job(out, job, opt);
   if (job->nfindings) {
     fprintf(out, "\nJob");
