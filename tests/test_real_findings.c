@@ -500,6 +500,64 @@ static void no_gpu(void) {
   cmd_free(&both);
 }
 
+/* The rank list after "[code] rank(s) " in the grouped text, up to ';' or ':'. */
+static int text_lists_rank(const char *text, const char *code, long rank) {
+  char pat[64];
+  snprintf(pat, sizeof pat, "[%s] rank", code);
+  const char *p = strstr(text, pat);
+  if (!p) return 0;
+  p += strlen(pat);
+  if (*p == 's') p++;
+  while (*p && *p != ';' && *p != ':') {
+    while (*p == ' ' || *p == ',') p++;
+    char *end;
+    long r = strtol(p, &end, 10);
+    if (end == p) return 0;
+    if (r == rank) return 1;
+    p = end;
+  }
+  return 0;
+}
+
+/* DLRM's 8 ranks: the text groups identical findings across ranks (every rank that has a
+** finding is named in its group) and fits in 120 lines; the JSON still holds every finding
+** of every rank and step. */
+static void grouped(void) {
+  char args[4096];
+  snprintf(args, sizeof args, "report '%s'", data("kineto-param-dlrm8"));
+  cmd_result t = ovl_run(args);
+  snprintf(args, sizeof args, "report --json '%s'", data("kineto-param-dlrm8"));
+  cmd_result j = ovl_run(args);
+  CHECK_I64(t.status, 0);
+  CHECK_I64(j.status, 0);
+  fprintf(stderr, "text: %d lines\n", count_lines(t.out));
+  CHECK(count_lines(t.out) <= 120);
+  ovl_job job;
+  analyse_dir(data("kineto-param-dlrm8"), &job);
+  int findings = (int)job.nfindings;
+  for (size_t k = 0; k < job.nranks; k++) {
+    const ovl_rank_result *r = &job.ranks[k];
+    findings += (int)r->nfindings;
+    for (size_t s = 0; s < r->nsteps; s++) findings += (int)r->steps[s].nfindings;
+    for (size_t i = 0; i < r->nfindings; i++) {
+      CHECK(text_lists_rank(t.out, r->findings[i].code, (long)r->rank));
+      /* the JSON has this rank's own message */
+      char head[64];
+      snprintf(head, sizeof head, "%.60s", r->findings[i].message);
+      CHECK(strstr(j.out, head) != NULL);
+    }
+    /* every rank is summarised in the text */
+    char line[64];
+    snprintf(line, sizeof line, "rank %lld  device", (long long)r->rank);
+    CHECK(strstr(t.out, line) != NULL);
+  }
+  CHECK(findings > 0);
+  CHECK_I64(count_of(j.out, "\"code\": "), findings);
+  ovl_job_free(&job);
+  cmd_free(&t);
+  cmd_free(&j);
+}
+
 int main(int argc, char **argv) {
   if (argc != 4) {
     fprintf(stderr, "usage: %s OVL_BINARY TRACES_DIR CHECK\n", argv[0]);
@@ -516,7 +574,8 @@ int main(int argc, char **argv) {
                 {"peer_wait", peer_wait},
                 {"exposed_steps", exposed_steps},
                 {"sampled_mismatch", sampled_mismatch},
-                {"no_gpu", no_gpu}};
+                {"no_gpu", no_gpu},
+                {"grouped", grouped}};
   for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
     if (strcmp(argv[3], checks[i].name) == 0) {
       checks[i].fn();

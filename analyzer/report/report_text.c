@@ -122,8 +122,9 @@ static void print_breakdown(FILE *out, const ovl_totals *t) {
           100.0 * (double)(t->busy - t->compute) / span);
 }
 
-static void print_rank(FILE *out, const ovl_rank_result *r, const ovl_text_options *opt) {
-  char a[32], b[32], c[32], d[32], e[32], f[32];
+/* A rank's summary: who it is, its work, totals, breakdown and what the analysis left out. */
+static void print_rank_header(FILE *out, const ovl_rank_result *r) {
+  char a[32], b[32], c[32], d[32];
   char rank[32];
   if (r->rank != OVL_NONE) snprintf(rank, sizeof rank, "rank %lld", (long long)r->rank);
   else snprintf(rank, sizeof rank, "rank ?");
@@ -157,7 +158,11 @@ static void print_rank(FILE *out, const ovl_rank_result *r, const ovl_text_optio
     fprintf(out, "  %ld collective%s at the start of step 0 ran GPU work launched before the profiler window opened "
                  "(no launching call in the trace): not counted in step 0's buckets or findings\n",
             r->colls_before_window, r->colls_before_window == 1 ? "" : "s");
-  print_findings(out, r->findings, r->nfindings);
+}
+
+/* The steps table and, for the worst steps, buckets, collectives and step findings. */
+static void print_rank_steps(FILE *out, const ovl_rank_result *r, const ovl_text_options *opt) {
+  char a[32], b[32], c[32], d[32], e[32], f[32];
   if (r->nsteps == 0) return;
 
   int64_t origin = r->totals.busy_start != INT64_MAX ? r->totals.busy_start : 0;
@@ -188,6 +193,99 @@ static void print_rank(FILE *out, const ovl_rank_result *r, const ovl_text_optio
     print_step_findings(out, sorted[i]);
   }
   free(sorted);
+}
+
+static void print_rank(FILE *out, const ovl_rank_result *r, const ovl_text_options *opt) {
+  print_rank_header(out, r);
+  print_findings(out, r->findings, r->nfindings);
+  print_rank_steps(out, r, opt);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Several ranks: summaries, findings grouped across ranks, the most exposed rank's steps  */
+/* ---------------------------------------------------------------------------------- */
+
+static const char *rank_name(const ovl_rank_result *r, char *buf, size_t len) {
+  if (r->rank != OVL_NONE) snprintf(buf, len, "%lld", (long long)r->rank);
+  else snprintf(buf, len, "?");
+  return buf;
+}
+
+/* One entry per finding code of the ranks' own findings: the ranks that have it and the
+** worst one's finding (the JSON keeps every rank's). */
+static void print_grouped_findings(FILE *out, const ovl_job *job) {
+  size_t total = 0;
+  for (size_t i = 0; i < job->nranks; i++) total += job->ranks[i].nfindings;
+  if (total == 0) return;
+  char *done = calloc(total, 1);  /* findings already printed in a group, by flat index */
+  if (!done) return;
+  fprintf(out, "\nFindings, grouped across ranks (the evidence of the rank that loses most; --json or --all for "
+               "each rank's)\n");
+  size_t flat = 0;
+  for (size_t i = 0; i < job->nranks; i++)
+    for (size_t k = 0; k < job->ranks[i].nfindings; k++, flat++) {
+      if (done[flat]) continue;
+      const char *code = job->ranks[i].findings[k].code;
+      const ovl_finding *worst = NULL;
+      const ovl_rank_result *worst_rank = NULL;
+      int64_t lo = INT64_MAX, hi = 0, sum = 0;
+      char ranks[512] = "";
+      size_t used = 0, nranks = 0, f2 = 0;
+      for (size_t i2 = 0; i2 < job->nranks; i2++)
+        for (size_t k2 = 0; k2 < job->ranks[i2].nfindings; k2++, f2++) {
+          const ovl_finding *f = &job->ranks[i2].findings[k2];
+          if (done[f2] || strcmp(f->code, code) != 0) continue;
+          done[f2] = 1;
+          if (!worst || f->recoverable_ns > worst->recoverable_ns) {
+            worst = f;
+            worst_rank = &job->ranks[i2];
+          }
+          if (f->recoverable_ns < lo) lo = f->recoverable_ns;
+          if (f->recoverable_ns > hi) hi = f->recoverable_ns;
+          sum += f->recoverable_ns;
+          char rn[24];
+          rank_name(&job->ranks[i2], rn, sizeof rn);
+          if (used + 32 < sizeof ranks) {
+            snprintf(ranks + used, sizeof ranks - used, "%s%s", nranks ? ", " : "", rn);
+            used = strlen(ranks);
+          }
+          nranks++;
+        }
+      char head[768], t1[32], t2[32], t3[32], rn[24];
+      int n = snprintf(head, sizeof head, "  [%s] rank%s %s", code, nranks == 1 ? "" : "s", ranks);
+      if (hi > 0 && nranks > 1)
+        n += snprintf(head + n, sizeof head - (size_t)n, "; recoverable %s to %s per rank, %s in all",
+                      ns_text((double)lo, t1), ns_text((double)hi, t2), ns_text((double)sum, t3));
+      else if (hi > 0)
+        n += snprintf(head + n, sizeof head - (size_t)n, "; recoverable %s", ns_text((double)hi, t1));
+      if (nranks > 1)
+        snprintf(head + n, sizeof head - (size_t)n, "; rank %s:", rank_name(worst_rank, rn, sizeof rn));
+      else
+        snprintf(head + n, sizeof head - (size_t)n, ":");
+      fputs("  ", out);
+      size_t len = strlen(head) + strlen(worst->message) + 2;
+      char *text = malloc(len);
+      if (!text) break;
+      snprintf(text, len, "%s %s", head + 2, worst->message);
+      print_wrapped(out, text, 2, 6);
+      free(text);
+    }
+  free(done);
+}
+
+static void print_job_ranks(FILE *out, const ovl_job *job, const ovl_text_options *opt) {
+  const ovl_rank_result *worst = NULL;
+  for (size_t i = 0; i < job->nranks; i++) {
+    if (i) fputc('\n', out);
+    print_rank_header(out, &job->ranks[i]);
+    if (!worst || job->ranks[i].totals.exposed > worst->totals.exposed) worst = &job->ranks[i];
+  }
+  print_grouped_findings(out, job);
+  if (!worst || worst->nsteps == 0) return;
+  char rn[24];
+  fprintf(out, "\nRank %s, the most exposed: its steps (every rank's: --json, or --all here)\n",
+          rank_name(worst, rn, sizeof rn));
+  print_rank_steps(out, worst, opt);
 }
 
 static double ratio_or_nan(int64_t part, int64_t whole) {
@@ -255,9 +353,14 @@ static void print_job(FILE *out, const ovl_job *job, const ovl_text_options *opt
 }
 
 void ovl_report_text(FILE *out, const ovl_job *job, const ovl_text_options *opt) {
-  for (size_t i = 0; i < job->nranks; i++) {
-    if (i) fputc('\n', out);
-    print_rank(out, &job->ranks[i], opt);
+  /* Several ranks repeat one another: grouped unless everything is asked for (--all). */
+  if (job->nranks > 1 && opt->max_steps != OVL_TEXT_ALL) {
+    print_job_ranks(out, job, opt);
+  } else {
+    for (size_t i = 0; i < job->nranks; i++) {
+      if (i) fputc('\n', out);
+      print_rank(out, &job->ranks[i], opt);
+    }
   }
   if (job->nno_gpu) {
     fprintf(out, "\nWithout GPU work (%zu trace%s, not analysed)\n", job->nno_gpu, job->nno_gpu == 1 ? "" : "s");
