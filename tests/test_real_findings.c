@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 
 static const char *ovl, *traces;
 
@@ -558,6 +559,93 @@ static void grouped(void) {
   cmd_free(&j);
 }
 
+/* --hta-compat rounds as HTA's parser does, through float64: worked out here from the text of
+** every kernel event of the ns-resolution trace (16-digit µs timestamps with fractions), every
+** kernel of the compat import has HTA's [ceil(ts), floor(ts + dur)] in float64, and some of
+** them differ from rounding the exact decimal (what the default mode's precision would give). */
+typedef struct span_us {
+  long long a, b;
+} span_us;
+
+static int cmp_span(const void *x, const void *y) {
+  const span_us *p = x, *q = y;
+  if (p->a != q->a) return (p->a > q->a) - (p->a < q->a);
+  return (p->b > q->b) - (p->b < q->b);
+}
+
+/* The exact decimal µs text "123.456789" as ns (truncated past ns: the test needs only ceil/floor). */
+static long long exact_ns(const char *p) {
+  long long us = strtoll(p, (char **)&p, 10), frac = 0;
+  int digits = 0;
+  if (*p == '.')
+    for (p++; *p >= '0' && *p <= '9'; p++)
+      if (digits < 3) frac = frac * 10 + (*p - '0'), digits++;
+  while (digits++ < 3) frac *= 10;
+  return us * 1000 + frac;
+}
+
+static void hta_float64(void) {
+  const char *trace = data("kineto-nonccl/ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
+  gzFile g = gzopen(trace, "rb");
+  size_t cap = 1 << 24, len = 0;
+  char *text = malloc(cap + 1);
+  int got;
+  while (g && text && (got = gzread(g, text + len, (unsigned)(cap - len))) > 0) {
+    len += (size_t)got;
+    if (len == cap) text = realloc(text, (cap *= 2) + 1);
+  }
+  if (g) gzclose(g);
+  if (!text) exit(2);
+  text[len] = 0;
+  size_t n = 0, ncap = 1024;
+  span_us *want = malloc(ncap * sizeof *want);
+  long differ = 0;
+  for (const char *p = strstr(text, "\"ph\""); p;) {
+    const char *next = strstr(p + 4, "\"ph\"");
+    const char *cat = strstr(p, "\"cat\": \"kernel\""), *ts = strstr(p, "\"ts\": "), *dur = strstr(p, "\"dur\": ");
+    if (cat && ts && dur && (!next || (cat < next && ts < next && dur < next))) {
+      double t = strtod(ts + 6, NULL), d = strtod(dur + 7, NULL);
+      if (n == ncap) want = realloc(want, (ncap *= 2) * sizeof *want);
+      want[n++] = (span_us){(long long)ceil(t), (long long)floor(t + d)};
+      long long s_ns = exact_ns(ts + 6), e_ns = s_ns + exact_ns(dur + 7);
+      long long s_exact = (s_ns + 999) / 1000, e_exact = e_ns / 1000;
+      differ += s_exact != want[n - 1].a || e_exact != want[n - 1].b;
+    }
+    p = next;
+  }
+  free(text);
+  qsort(want, n, sizeof *want, cmp_span);
+  fprintf(stderr, "%zu kernels; %ld round differently through float64\n", n, differ);
+  CHECK(n > 1000);
+  CHECK(differ > 0);
+  const char *out = tb_temp_path("float64.sqlite");
+  char args[4096];
+  snprintf(args, sizeof args, "import --hta-compat '%s' -o '%s'", trace, out);
+  cmd_result imp = ovl_run(args);
+  CHECK_I64(imp.status, 0);
+  sqlite3 *db = dbq_open(out);
+  sqlite3_stmt *st;
+  long rows = 0, found = 0;
+  if (sqlite3_prepare_v2(db, "SELECT start, end FROM kernels", -1, &st, NULL) != SQLITE_OK) exit(2);
+  while (sqlite3_step(st) == SQLITE_ROW) {
+    span_us k = {sqlite3_column_int64(st, 0) / 1000, sqlite3_column_int64(st, 1) / 1000};
+    if (k.b < k.a) k.b = k.a;
+    span_us *hit = bsearch(&k, want, n, sizeof *want, cmp_span);
+    /* an empty interval is kept as [start, start]: HTA's negative ones */
+    if (!hit && k.a == k.b)
+      for (size_t i = 0; i < n && !hit; i++) hit = want[i].a == k.a && want[i].b <= k.a ? &want[i] : NULL;
+    rows++;
+    found += hit != NULL;
+  }
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  CHECK(rows > 0);
+  CHECK_I64(found, rows);
+  free(want);
+  remove(out);
+  cmd_free(&imp);
+}
+
 int main(int argc, char **argv) {
   if (argc != 4) {
     fprintf(stderr, "usage: %s OVL_BINARY TRACES_DIR CHECK\n", argv[0]);
@@ -575,7 +663,7 @@ int main(int argc, char **argv) {
                 {"exposed_steps", exposed_steps},
                 {"sampled_mismatch", sampled_mismatch},
                 {"no_gpu", no_gpu},
-                {"grouped", grouped}};
+                {"grouped", grouped}, {"hta_float64", hta_float64}};
   for (size_t i = 0; i < sizeof checks / sizeof checks[0]; i++)
     if (strcmp(argv[3], checks[i].name) == 0) {
       checks[i].fn();
