@@ -11,6 +11,7 @@
 #include "trace_builder.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -584,6 +585,17 @@ static long long exact_ns(const char *p) {
   return us * 1000 + frac;
 }
 
+/* First occurrence of pat in [p, end), or NULL: searches stay within one event. */
+static const char *find_in(const char *p, const char *end, const char *pat) {
+  size_t m = strlen(pat);
+  while (p && end - p >= (ptrdiff_t)m) {
+    p = memchr(p, pat[0], (size_t)(end - p) - m + 1);
+    if (p && memcmp(p, pat, m) == 0) return p;
+    if (p) p++;
+  }
+  return NULL;
+}
+
 static void hta_float64(void) {
   const char *trace = data("kineto-nonccl/ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
   gzFile g = gzopen(trace, "rb");
@@ -600,10 +612,12 @@ static void hta_float64(void) {
   size_t n = 0, ncap = 1024;
   span_us *want = malloc(ncap * sizeof *want);
   long differ = 0;
-  for (const char *p = strstr(text, "\"ph\""); p;) {
-    const char *next = strstr(p + 4, "\"ph\"");
-    const char *cat = strstr(p, "\"cat\": \"kernel\""), *ts = strstr(p, "\"ts\": "), *dur = strstr(p, "\"dur\": ");
-    if (cat && ts && dur && (!next || (cat < next && ts < next && dur < next))) {
+  const char *end = text + len;
+  for (const char *p = find_in(text, end, "\"ph\""); p;) {
+    const char *next = find_in(p + 4, end, "\"ph\""), *stop = next ? next : end;
+    const char *cat = find_in(p, stop, "\"cat\": \"kernel\""), *ts = find_in(p, stop, "\"ts\": ");
+    const char *dur = find_in(p, stop, "\"dur\": ");
+    if (cat && ts && dur) {
       double t = strtod(ts + 6, NULL), d = strtod(dur + 7, NULL);
       if (n == ncap) want = realloc(want, (ncap *= 2) * sizeof *want);
       want[n++] = (span_us){(long long)ceil(t), (long long)floor(t + d)};
