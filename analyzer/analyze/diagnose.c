@@ -245,7 +245,12 @@ static int summarise(ovl_diag *d, size_t steady_steps) {
         total += (double)f->recoverable_ns;
         if (last_step != (long)s) nsteps++;
         last_step = (long)s;
-        if (!worst || f->recoverable_ns > worst->recoverable_ns) worst = f;
+        /* the worst: most recoverable; among equals (exposed_communication recovers
+        ** nothing) the most exposed step */
+        if (!worst || f->recoverable_ns > worst->recoverable_ns ||
+            (f->recoverable_ns == worst->recoverable_ns &&
+             r->steps[s].totals.exposed > r->steps[worst->step].totals.exposed))
+          worst = f;
       }
     if (!worst) continue;
     ovl_msg m = {0};
@@ -254,8 +259,8 @@ static int summarise(ovl_diag *d, size_t steady_steps) {
     if (strcmp(step_codes[k], "first_iteration_differs") == 0) ovl_msg_printf(&m, "%s", worst->message);
     else if (nsteps == 1) ovl_msg_printf(&m, "step %s: %s", label, worst->message);
     else
-      ovl_msg_printf(&m, "%ld of %zu steps (recoverable summed over them); step %s, the worst: %s", nsteps,
-                     steady_steps, label, worst->message);
+      ovl_msg_printf(&m, "%ld of %zu steps%s; step %s, the worst: %s", nsteps, steady_steps,
+                     total > 0 ? " (recoverable summed over them)" : "", label, worst->message);
     int rc = add_finding(d, &r->findings, &r->nfindings, step_codes[k], -1, total, worst->at_ns, &m);
     if (rc) return rc;
     r->findings[r->nfindings - 1].steps_affected = nsteps;

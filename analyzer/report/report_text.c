@@ -273,6 +273,14 @@ static void print_grouped_findings(FILE *out, const ovl_job *job) {
   free(done);
 }
 
+/* Several ranks, all of one job (sharing communicators), each with its own rank number. */
+static int one_job(const ovl_job *job) {
+  if (job->nranks < 2 || !job->cross.present || job->cross.nmembers != job->nranks) return 0;
+  for (size_t i = 1; i < job->nranks; i++)  /* ranks are sorted by rank */
+    if (job->ranks[i].rank == OVL_NONE || job->ranks[i].rank == job->ranks[i - 1].rank) return 0;
+  return job->ranks[0].rank != OVL_NONE;
+}
+
 static void print_job_ranks(FILE *out, const ovl_job *job, const ovl_text_options *opt) {
   const ovl_rank_result *worst = NULL;
   for (size_t i = 0; i < job->nranks; i++) {
@@ -353,8 +361,8 @@ static void print_job(FILE *out, const ovl_job *job, const ovl_text_options *opt
 }
 
 void ovl_report_text(FILE *out, const ovl_job *job, const ovl_text_options *opt) {
-  /* Several ranks repeat one another: grouped unless everything is asked for (--all). */
-  if (job->nranks > 1 && opt->max_steps != OVL_TEXT_ALL) {
+  /* The ranks of one job repeat one another: grouped unless everything is asked for (--all). */
+  if (one_job(job) && opt->max_steps != OVL_TEXT_ALL) {
     print_job_ranks(out, job, opt);
   } else {
     for (size_t i = 0; i < job->nranks; i++) {
