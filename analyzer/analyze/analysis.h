@@ -50,7 +50,8 @@ typedef enum ovl_coll_role {
   OVL_ROLE_OTHER = 0,      /* not part of the gradient reduction */
   OVL_ROLE_GRADIENT,       /* reduces a gradient bucket */
   OVL_ROLE_UNUSED_MAP,     /* DDP's find_unused_parameters used-parameter map */
-  OVL_ROLE_BLOCKING        /* runs on a compute stream: compute waits for it */
+  OVL_ROLE_BLOCKING,       /* runs on a compute stream: compute waits for it */
+  OVL_ROLE_BEFORE_WINDOW   /* first step: launched before the trace's window (no launching call) */
 } ovl_coll_role;
 
 /* The diagnosis of a collective (grad_phase.c): what it is in its step. */
@@ -109,6 +110,7 @@ typedef struct ovl_grad_mark {
 
 typedef struct ovl_step_result {
   long index;
+  long number;             /* N of the `ProfilerStep#N` range it comes from, else -1 */
   int64_t start, end;
   ovl_totals totals;
   /* The gradient phase (grad_phase.h); OVL_NONE when the step has no gradient collective. */
@@ -177,12 +179,14 @@ typedef struct ovl_rank_result {
   size_t nmarks;
   long n_kernels, n_comm_kernels, n_memops, n_comm_memops;
   long colls_outside_steps, colls_without_gpu_work;
+  long colls_numbered;     /* collectives the importer numbered (meta.import_seq_numbered): no Seq in the trace */
   ovl_bad_rows bad;
   ovl_stream_stat *streams;
   size_t nstreams;
   ovl_kernel_slowdown *slowdowns;  /* significant ones, largest cost first */
   size_t nslowdowns;
   int first_step_differs;  /* step 0's bucket layout differs from the steady state */
+  long colls_before_window; /* of the first step: launched before the trace's window (grad_phase.h) */
   ovl_coll_result *unstepped;  /* collectives outside every step (needed to match ranks) */
   size_t nunstepped;
   ovl_coll_cross *coll_cross;  /* the cross parts of its matched collectives (job_cross_rank.c) */
@@ -228,6 +232,8 @@ void ovl_rank_result_free(ovl_rank_result *r);
 double ovl_overlap_efficiency(const ovl_totals *t);
 const char *ovl_step_method_name(ovl_step_method m);
 const char *ovl_step_projection_name(ovl_step_projection p);
+/* "3", or "3 (ProfilerStep#1012)" when the step is a numbered ProfilerStep; into buf. */
+const char *ovl_step_label(const ovl_step_result *st, char *buf, size_t len);
 /* "gradient", "unused_map", "blocking", "other". */
 const char *ovl_coll_role_name(ovl_coll_role role);
 /* What a stream mostly runs: "compute", "communication", "memory" or "idle". */

@@ -20,6 +20,12 @@ const char *ovl_step_method_name(ovl_step_method m) {
   return "whole";
 }
 
+const char *ovl_step_label(const ovl_step_result *st, char *buf, size_t len) {
+  if (st->number >= 0) snprintf(buf, len, "%ld (ProfilerStep#%ld)", st->index, st->number);
+  else snprintf(buf, len, "%ld", st->index);
+  return buf;
+}
+
 const char *ovl_step_projection_name(ovl_step_projection p) {
   switch (p) {
     case OVL_PROJECT_CORRELATION: return "correlation";
@@ -35,6 +41,7 @@ const char *ovl_coll_role_name(ovl_coll_role role) {
     case OVL_ROLE_UNUSED_MAP: return "unused_map";
     case OVL_ROLE_BLOCKING: return "blocking";
     case OVL_ROLE_OTHER: return "other";
+    case OVL_ROLE_BEFORE_WINDOW: return "before_window";
   }
   return "other";
 }

@@ -280,6 +280,7 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
   res->pid = ovl_trace_meta_int(r->t, "pid", OVL_NONE);
   res->device = d->device;
   res->realtime_offset = ovl_trace_meta_int(r->t, "realtime_offset_ns", OVL_NONE);
+  res->colls_numbered = (long)ovl_trace_meta_int(r->t, "import_seq_numbered", 0);
   res->clock_offset = 0;
   res->totals = d->sweep.total;
   res->step_detection = d->method;
@@ -317,6 +318,7 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     if (s < 0) continue;
     ovl_step_result *st = &res->steps[s];
     st->index = s;
+    st->number = d->method == OVL_STEPS_NVTX && i < r->hm.steps.len ? r->hm.steps.items[i].number : -1;
     st->start = d->windows.start[i];
     st->end = d->windows.end[i];
     st->totals = d->sweep.steps[i];

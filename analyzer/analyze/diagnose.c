@@ -224,7 +224,14 @@ static int compute_slowdown(ovl_diag *d) {
 
 static const char *const step_codes[] = {"first_iteration_differs", "readiness_stall", "single_bucket",
                                          "late_firing", "exposed_tail", "latency_bound",
-                                         "find_unused_parameters", "blocking_collective"};
+                                         "find_unused_parameters", "blocking_collective", "peer_wait",
+                                         "exposed_communication"};
+
+static int is_step_code(const char *code) {
+  for (size_t k = 0; k < sizeof step_codes / sizeof step_codes[0]; k++)
+    if (strcmp(code, step_codes[k]) == 0) return 1;
+  return 0;
+}
 
 static int summarise(ovl_diag *d, size_t steady_steps) {
   ovl_rank_result *r = d->r;
@@ -239,20 +246,44 @@ static int summarise(ovl_diag *d, size_t steady_steps) {
         total += (double)f->recoverable_ns;
         if (last_step != (long)s) nsteps++;
         last_step = (long)s;
-        if (!worst || f->recoverable_ns > worst->recoverable_ns) worst = f;
+        /* the worst: most recoverable; among equals (exposed_communication recovers
+        ** nothing) the most exposed step */
+        if (!worst || f->recoverable_ns > worst->recoverable_ns ||
+            (f->recoverable_ns == worst->recoverable_ns &&
+             r->steps[s].totals.exposed > r->steps[worst->step].totals.exposed))
+          worst = f;
       }
     if (!worst) continue;
     ovl_msg m = {0};
+    char label[64];
+    ovl_step_label(&r->steps[worst->step], label, sizeof label);
     if (strcmp(step_codes[k], "first_iteration_differs") == 0) ovl_msg_printf(&m, "%s", worst->message);
-    else if (nsteps == 1) ovl_msg_printf(&m, "step %ld: %s", worst->step, worst->message);
+    else if (nsteps == 1) ovl_msg_printf(&m, "step %s: %s", label, worst->message);
     else
-      ovl_msg_printf(&m, "%ld of %zu steps (recoverable summed over them); step %ld, the worst: %s", nsteps,
-                     steady_steps, worst->step, worst->message);
+      ovl_msg_printf(&m, "%ld of %zu steps%s; step %s, the worst: %s", nsteps, steady_steps,
+                     total > 0 ? " (recoverable summed over them)" : "", label, worst->message);
     int rc = add_finding(d, &r->findings, &r->nfindings, step_codes[k], -1, total, worst->at_ns, &m);
     if (rc) return rc;
     r->findings[r->nfindings - 1].steps_affected = nsteps;
   }
   return OVL_OK;
+}
+
+int ovl_diagnose_resummarise(ovl_rank_result *r, ovl_err *err) {
+  size_t kept = 0;
+  for (size_t i = 0; i < r->nfindings; i++) {
+    if (r->findings[i].step < 0 && r->findings[i].steps_affected > 0 && is_step_code(r->findings[i].code)) {
+      free(r->findings[i].message);
+      continue;
+    }
+    r->findings[kept++] = r->findings[i];
+  }
+  r->nfindings = kept;
+  ovl_diag d;
+  memset(&d, 0, sizeof d);
+  d.r = r;
+  d.err = err;
+  return summarise(&d, r->nsteps - (r->first_step_differs ? 1 : 0));
 }
 
 int ovl_diagnose_rank(ovl_rank_result *r, ovl_err *err) {
@@ -261,6 +292,9 @@ int ovl_diagnose_rank(ovl_rank_result *r, ovl_err *err) {
   d.r = r;
   d.err = err;
   for (size_t s = 0; s < r->nsteps; s++) ovl_grad_phase(r, &r->steps[s]);
+  r->colls_before_window = 0;
+  for (size_t i = 0; r->nsteps && i < r->steps[0].ncolls; i++)
+    r->colls_before_window += r->steps[0].colls[i].diag.role == OVL_ROLE_BEFORE_WINDOW;
   if (ovl_step_marks_build(r, &d.marks)) return ovl_oom(err, "diagnosis");
   int rc = fit_cost(&d);
   if (!rc) rc = first_iteration(&d);

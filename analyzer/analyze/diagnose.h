@@ -44,6 +44,13 @@
 #define OVL_BLOCKING_EXPOSED_SHARE 0.9
 #define OVL_BLOCKING_RESUME_NS 20000
 #define OVL_BLOCKING_RESUME_SHARE 0.05
+/* exposed_communication: a step without other findings whose exposed communication is at least
+** this share of its duration, with an overlap efficiency below OVL_EXPOSED_MAX_EFFICIENCY. */
+#define OVL_EXPOSED_LARGE_SHARE 0.1
+#define OVL_EXPOSED_MAX_EFFICIENCY 0.5
+/* peer_wait: a blocking collective that spent at least this share of its duration waiting for
+** the last rank to arrive (job analysis). */
+#define OVL_PEER_WAIT_SHARE 0.5
 /* compute_slowdown: total cost at least this share of the rank's compute time. */
 #define OVL_SLOWDOWN_MIN_SHARE 0.01
 /* Bucket caps (MiB) the bucket-size findings try, with a 1 MiB first bucket as DDP. */
@@ -52,5 +59,14 @@
 
 /* Diagnoses r (results of one device) in place: roles, gradient phases, findings. */
 int ovl_diagnose_rank(ovl_rank_result *r, ovl_err *err);
+
+/* Rebuilds the rank-level summaries of the step findings (after the job's cross-rank stage
+** changed step findings). */
+int ovl_diagnose_resummarise(ovl_rank_result *r, ovl_err *err);
+
+/* Across ranks (diagnose_cross.c), after the job's wait/transfer split: blocking_collective
+** findings whose collective mostly waited for a peer become peer_wait. */
+struct ovl_job;
+int ovl_diagnose_peer_waits(struct ovl_job *job, ovl_err *err);
 
 #endif

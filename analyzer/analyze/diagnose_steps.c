@@ -438,6 +438,116 @@ static int blocking(step_view *v) {
 }
 
 /* ---------------------------------------------------------------------------------- */
+/* Large exposure that nothing above explains                                          */
+/* ---------------------------------------------------------------------------------- */
+
+/* Exposed collectives of a step grouped by operation and stream. */
+typedef struct exposed_group {
+  ovl_op op;
+  int64_t stream;
+  long n, unsized;
+  int64_t exposed, first_start, last_end;
+  double overlapped;       /* duration minus exposed, summed */
+  double duration;
+} exposed_group;
+
+static int cmp_group(const void *pa, const void *pb) {
+  const exposed_group *a = pa, *b = pb;
+  return (a->exposed < b->exposed) - (a->exposed > b->exposed);
+}
+
+/* Why the findings above did not fire, from what they need (docs/findings.md). */
+static void why_none(const step_view *v, ovl_msg *m) {
+  const ovl_step_result *st = v->st;
+  int nlate = 0, unsized = 0;
+  for (size_t i = 0; i < st->ncolls; i++) {
+    const ovl_coll_result *c = &st->colls[i];
+    if (c->diag.role != OVL_ROLE_GRADIENT) continue;
+    nlate += st->backward_end != OVL_NONE && c->gpu_start >= st->backward_end;
+    unsized += c->bytes == OVL_NONE;
+  }
+  ovl_msg_printf(m, " No specific finding applies:");
+  if (st->ngrad == 0) {
+    ovl_msg_printf(m, " no collective is a gradient reduction (no AllReduce or ReduceScatter larger than %d bytes, "
+                      "no bucket ranges), so the gradient-schedule findings do not apply;",
+                   OVL_SCALAR_BYTES);
+  } else {
+    if (unsized) ovl_msg_printf(m, " the sizes of %d gradient collective(s) are unknown (the trace records no NCCL "
+                                   "arguments), so the bucket-size model (single_bucket, exposed_tail, latency_bound) "
+                                   "cannot run;", unsized);
+    else if (!v->d->have_cost) ovl_msg_printf(m, " no alpha-beta fit of the gradient collectives exists;");
+    if (nlate * 10 < st->ngrad * 9)
+      ovl_msg_printf(m, " %d of %d gradient collectives start before backward ends (not late_firing);",
+                     st->ngrad - nlate, st->ngrad);
+    if (!st->misordered) ovl_msg_printf(m, " their firing order is not known to differ from their readiness (no "
+                                          "readiness_stall);");
+  }
+  ovl_msg_printf(m, " none ran on a compute stream or was seen to stall compute alone (no blocking_collective).");
+}
+
+/* exposed_communication: a step whose exposed communication is a large share of its time and
+** that got no other finding gets one saying what is exposed and why nothing more specific
+** applies (docs/findings.md). Not counted as recoverable: no fix is known. */
+static int exposed_fallback(step_view *v) {
+  ovl_step_result *st = v->st;
+  double exposed = (double)st->totals.exposed;
+  if (st->nfindings > 0 || !(v->step_ns > 0) || exposed < OVL_EXPOSED_LARGE_SHARE * v->step_ns ||
+      exposed < OVL_DIAG_MIN_NS || !(ovl_overlap_efficiency(&st->totals) < OVL_EXPOSED_MAX_EFFICIENCY))
+    return OVL_OK;
+  exposed_group *g = calloc(st->ncolls ? st->ncolls : 1, sizeof *g);
+  if (!g) return ovl_oom(v->d->err, "diagnosis");
+  size_t ng = 0;
+  for (size_t i = 0; i < st->ncolls; i++) {
+    const ovl_coll_result *c = &st->colls[i];
+    if (c->exposed <= 0) continue;
+    size_t k = 0;
+    while (k < ng && !(g[k].op == c->op && g[k].stream == c->stream)) k++;
+    if (k == ng) g[ng++] = (exposed_group){c->op, c->stream, 0, 0, 0, c->gpu_start, c->gpu_end, 0, 0};
+    g[k].n++;
+    g[k].unsized += c->bytes == OVL_NONE;
+    g[k].exposed += c->exposed;
+    if (c->gpu_start < g[k].first_start) g[k].first_start = c->gpu_start;
+    if (c->gpu_end > g[k].last_end) g[k].last_end = c->gpu_end;
+    g[k].duration += (double)(c->gpu_end - c->gpu_start);
+    g[k].overlapped += (double)(c->gpu_end - c->gpu_start - c->exposed);
+  }
+  ovl_qsort(g, ng, sizeof *g, cmp_group);
+  char t1[32], t2[32], t3[32], t4[32];
+  ovl_msg m = {0};
+  ovl_msg_printf(&m, "%s of the step's %s is exposed communication (%.0f%% of the step; overlap efficiency %.1f%%)",
+                 ovl_ns_str(exposed, t1), ovl_ns_str(v->step_ns, t2), 100.0 * exposed / v->step_ns,
+                 100.0 * ovl_overlap_efficiency(&st->totals));
+  ovl_msg_printf(&m, ". Exposed:");
+  for (size_t k = 0; k < ng && k < 3; k++) {
+    ovl_msg_printf(&m, "%s %ld %s%s on stream %lld, %s exposed, from %s to %s into the step, %.0f%% of their time "
+                       "overlapping compute",
+                   k ? ";" : "", g[k].n, ovl_op_name(g[k].op), g[k].unsized == g[k].n ? " (sizes unknown)" : "",
+                   (long long)g[k].stream, ovl_ns_str((double)g[k].exposed, t1), ovl_ns_str(rel(v, g[k].first_start), t3),
+                   ovl_ns_str(rel(v, g[k].last_end), t4), g[k].duration > 0 ? 100.0 * g[k].overlapped / g[k].duration : 0);
+  }
+  if (ng > 3) ovl_msg_printf(&m, "; and %zu more group(s)", ng - 3);
+  ovl_msg_printf(&m, ".");
+  if (ng > 0 && st->backward_end != OVL_NONE && g[0].first_start < st->backward_end && g[0].duration > 0 &&
+      g[0].overlapped < 0.1 * g[0].duration)
+    ovl_msg_printf(&m, " They run while backward is still going (it ends at %s) yet almost never alongside compute: "
+                       "compute waits for them (the compute stream synchronises with the communication stream after "
+                       "each call, or the GPU does not run the two concurrently).",
+                   ovl_ns_str(rel(v, st->backward_end), t1));
+  if (st->totals.comm >= st->totals.compute)
+    ovl_msg_printf(&m, " The step is communication-bound: its communication takes %s against %s of compute, so at "
+                       "least %s stays exposed whatever the schedule: send fewer bytes (fp16 or bf16 gradients, "
+                       "gradient compression), use a faster interconnect, or give each step more compute (a larger "
+                       "batch per GPU).",
+                   ovl_ns_str((double)st->totals.comm, t1), ovl_ns_str((double)st->totals.compute, t2),
+                   ovl_ns_str((double)(st->totals.comm - st->totals.compute), t3));
+  why_none(v, &m);
+  ovl_msg_printf(&m, " Look at the timeline around them (ovl export --perfetto) for what compute waits on; record "
+                     "NCCL arguments (sizes) in the trace so that the bucket model can judge them.");
+  free(g);
+  return ovl_step_finding(v->d, st, "exposed_communication", 0, st->start, &m);
+}
+
+/* ---------------------------------------------------------------------------------- */
 
 int ovl_diagnose_step(ovl_diag *d, size_t s) {
   ovl_step_result *st = &d->r->steps[s];
@@ -445,7 +555,7 @@ int ovl_diagnose_step(ovl_diag *d, size_t s) {
                  d->marks.offset[s + 1] - d->marks.offset[s], NULL, NULL, 0, 0};
   int rc = blocking(&v);
   if (!rc) rc = find_unused(&v);
-  if (rc || st->ngrad == 0 || v.obs_tail < 0 || !(v.step_ns > 0)) return rc;
+  if (rc || st->ngrad == 0 || v.obs_tail < 0 || !(v.step_ns > 0)) return rc ? rc : exposed_fallback(&v);
   v.grad = malloc((size_t)st->ngrad * sizeof *v.grad);
   v.ready = malloc((size_t)st->ngrad * sizeof *v.ready);
   if (!v.grad || !v.ready) rc = ovl_oom(d->err, "diagnosis");
@@ -463,5 +573,5 @@ int ovl_diagnose_step(ovl_diag *d, size_t s) {
   if (!rc && !fired) rc = latency_bound(&v, &sz);
   free(v.grad);
   free(v.ready);
-  return rc;
+  return rc ? rc : exposed_fallback(&v);
 }

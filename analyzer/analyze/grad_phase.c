@@ -39,9 +39,22 @@ static int cmp_ready(const void *pa, const void *pb) {
   return (a->order > b->order) - (a->order < b->order);
 }
 
+/* A profiler window that opens mid-run (a PyTorch profiler schedule, a capture started late)
+** holds, at its start, GPU work launched before it: the previous iteration's last collectives,
+** with no launching call in the trace. In the first step, a collective without a host launch
+** that starts before the first collective whose launch the trace holds is such work. */
+static int64_t first_launched_start(const ovl_step_result *st) {
+  int64_t first = OVL_NONE;
+  for (size_t i = 0; i < st->ncolls; i++)
+    if (st->colls[i].host_launch != OVL_NONE && (first == OVL_NONE || st->colls[i].gpu_start < first))
+      first = st->colls[i].gpu_start;
+  return first;
+}
+
 void ovl_grad_phase(const ovl_rank_result *r, ovl_step_result *st) {
   int has_buckets = 0;
   for (size_t i = 0; i < st->ncolls; i++) has_buckets |= st->colls[i].bucket >= 0;
+  int64_t window_start = st->index == 0 ? first_launched_start(st) : OVL_NONE;
   st->backward_end = st->grad_end = st->grad_bytes = OVL_NONE;
   st->ngrad = 0;
   st->misordered = 0;
@@ -49,6 +62,8 @@ void ovl_grad_phase(const ovl_rank_result *r, ovl_step_result *st) {
   for (size_t i = 0; i < st->ncolls; i++) {
     ovl_coll_result *c = &st->colls[i];
     c->diag.role = role_of(r, c, has_buckets);
+    if (window_start != OVL_NONE && c->host_launch == OVL_NONE && c->gpu_start < window_start)
+      c->diag.role = OVL_ROLE_BEFORE_WINDOW;
     c->diag.ready_order = -1;
     if (c->diag.role != OVL_ROLE_GRADIENT) continue;
     st->ngrad++;

@@ -3,6 +3,9 @@
 ** ended, and when each bucket's gradients were ready.
 **
 ** Roles (first rule that applies):
+**   before_window  first step only: no host launch, and it starts before the first
+**               collective whose launch the trace holds: launched before the trace's window
+**               opened (a profiler schedule that starts mid-run), so not part of this step;
 **   blocking    the collective ran on a compute stream of the device (a stream whose kernel
 **               time is mostly compute): compute on that stream waits for it;
 **   unused_map  an AllReduce of an integer type outside every `bucket <k>` range (DDP's

@@ -31,10 +31,10 @@ static int on_nvtx(void *p, const ovl_nvtx_row *row) {
   int fail = 0;
   switch (m.kind) {
     case OVL_NVTX_STEP:
-      fail = OVL_VEC_PUSH(&c->hm->steps, ((ovl_host_range){row->start, row->end, row->tid, -1}));
+      fail = OVL_VEC_PUSH(&c->hm->steps, ((ovl_host_range){row->start, row->end, row->tid, -1, m.step_number}));
       break;
     case OVL_NVTX_BUCKET:
-      fail = OVL_VEC_PUSH(&c->hm->buckets, ((ovl_host_range){row->start, row->end, row->tid, m.bucket}));
+      fail = OVL_VEC_PUSH(&c->hm->buckets, ((ovl_host_range){row->start, row->end, row->tid, m.bucket, -1}));
       break;
     case OVL_NVTX_GRAD_READY:
       if (m.bucket >= 0)

@@ -12,6 +12,7 @@
 typedef struct ovl_host_range {
   int64_t start, end, tid;
   long bucket;   /* bucket ranges: k */
+  long number;   /* step ranges: N of ProfilerStep#N, else -1 */
 } ovl_host_range;
 
 typedef struct ovl_host_markers {

@@ -48,9 +48,29 @@ typedef struct file_result {
   ovl_rank_result *ranks;
   size_t nranks;
   ovl_trace_source src;    /* kept open for the job (its conversions stay until the job ends) */
+  ovl_host_only *no_gpu;   /* processes of the file without GPU work */
+  size_t nno_gpu;
   int opened, done, rc;
   ovl_err err;
 } file_result;
+
+/* A process whose trace has no GPU work is kept aside (host_only.h) instead of failing the
+** job: returns 1 when that is what the failure was (fr->rc cleared). */
+static int keep_without_gpu(const char *ovl_path, const char *user_path, file_result *fr) {
+  ovl_host_only h;
+  int is = 0;
+  ovl_err err = {0};
+  if (ovl_host_only_read(ovl_path, user_path, &h, &is, &err) || !is) return 0;
+  ovl_host_only *grown = realloc(fr->no_gpu, (fr->nno_gpu + 1) * sizeof *grown);
+  if (!grown) {
+    ovl_host_only_free(&h);
+    return 0;
+  }
+  fr->no_gpu = grown;
+  fr->no_gpu[fr->nno_gpu++] = h;
+  fr->rc = OVL_OK;
+  return 1;
+}
 
 /* Analyses one file into *fr: every traced process it holds (an Nsight Systems export may
 ** hold several, one ovl trace each), its ranks named after the file the user gave and
@@ -64,6 +84,7 @@ static void analyse_one(const ovl_analysis_ctx *ctx, const char *path, file_resu
     ovl_rank_result *got = NULL;
     size_t ngot = 0;
     fr->rc = ovl_analyze_file(ctx, src->ovl_paths[p], &got, &ngot, &fr->err);
+    if (fr->rc == OVL_EUSER && keep_without_gpu(src->ovl_paths[p], src->path, fr)) continue;
     if (fr->rc) {
       ovl_trace_source_explain(src, &fr->err);
       break;
@@ -140,6 +161,21 @@ static int merge_results(ovl_job *job, file_result *results, size_t n, ovl_err *
   }
   if (!rc && total && !(job->ranks = malloc(total * sizeof *job->ranks))) rc = ovl_oom(err, "results");
   if (!rc && !(job->sources = calloc(n ? n : 1, sizeof *job->sources))) rc = ovl_oom(err, "results");
+  size_t no_gpu = 0;
+  for (size_t i = 0; i < n; i++) no_gpu += results[i].nno_gpu;
+  if (!rc && no_gpu && !(job->no_gpu = calloc(no_gpu, sizeof *job->no_gpu))) rc = ovl_oom(err, "results");
+  for (size_t i = 0; i < n; i++) {
+    for (size_t k = 0; k < results[i].nno_gpu; k++) {
+      if (!rc) job->no_gpu[job->nno_gpu++] = results[i].no_gpu[k];
+      else ovl_host_only_free(&results[i].no_gpu[k]);
+    }
+    free(results[i].no_gpu);
+  }
+  /* Nothing with GPU work: the job fails on the first such trace, saying what it holds. */
+  if (!rc && total == 0 && job->nno_gpu) {
+    ovl_host_only_describe(&job->no_gpu[0], err->msg, sizeof err->msg);
+    err->code = rc = OVL_EUSER;
+  }
   for (size_t i = 0; i < n; i++) {
     file_result *fr = &results[i];
     if (!rc && fr->nranks) {
@@ -202,5 +238,7 @@ void ovl_job_free(ovl_job *job) {
   free(job->warnings);
   for (size_t i = 0; i < job->nsources; i++) ovl_trace_source_close(&job->sources[i]);
   free(job->sources);
+  for (size_t i = 0; i < job->nno_gpu; i++) ovl_host_only_free(&job->no_gpu[i]);
+  free(job->no_gpu);
   memset(job, 0, sizeof *job);
 }

@@ -8,6 +8,7 @@
 
 #include "analysis.h"
 #include "../load/trace_source.h"
+#include "host_only.h"
 
 /* The ranks of one job seen together (job_cross_rank.c, docs/report.md "Across ranks"). */
 typedef struct ovl_job_cross {
@@ -17,7 +18,7 @@ typedef struct ovl_job_cross {
   size_t njobs;            /* groups of ranks sharing communicators (1: one job) */
   size_t matched, unmatched, point_to_point;
   int has_mismatch;
-  char mismatch[512];      /* the first diverging collective, described */
+  char mismatch[1024];     /* the first diverging collective, described */
   int64_t skew_p50, skew_p99;
   int64_t residual_p50, residual_p99;  /* clock alignment: |end - median end| of symmetric collectives */
   size_t alignment_samples;
@@ -40,6 +41,8 @@ typedef struct ovl_job {
   size_t nfindings;
   char **warnings;           /* "<file>: warning: ..." lines */
   size_t nwarnings;
+  ovl_host_only *no_gpu;     /* traces without GPU work, beside the ranks (host_only.h) */
+  size_t nno_gpu;
 } ovl_job;
 
 /* Traces are analysed by up to this many threads (one per CPU). */
@@ -50,8 +53,10 @@ typedef struct ovl_job {
 typedef void (*ovl_job_progress_fn)(void *ctx, size_t done, size_t total, const char *path);
 
 /* Expands the TRACE arguments (files and directories), resolves each format, analyses every
-** trace and sorts the ranks. On failure nothing is kept and *err names the bad file.
-** Each file is opened (a foreign one imported) once, with ctx's import options. */
+** trace and sorts the ranks. A trace without GPU work goes to no_gpu; when no trace has GPU
+** work the job fails, the error naming the first such file, its host side and why it has no
+** GPU data. On failure nothing is kept and *err names the bad file. Each file is opened (a
+** foreign one imported) once, with ctx's import options. */
 int ovl_analyze_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs, ovl_job_progress_fn progress,
                     void *progress_ctx, ovl_job *job, ovl_err *err);
 void ovl_job_free(ovl_job *job);

@@ -7,6 +7,7 @@
 ** waiting / transfer split of every matched call, straggler statistics and findings) and
 ** into job->cross (matching, skew, clock residuals, the job's overlap on transfer time).
 */
+#include "diagnose.h"
 #include "job.h"
 
 #include "base/i64map.h"
@@ -134,6 +135,40 @@ static void write_call(ovl_coll_result *c, const ovl_xr_call_result *x, ovl_coll
     out->transfer_busbw_gbps = ovl_algbw_bytes(c->op, c->bytes, c->nranks) / (double)x->transfer_ns *
                                ovl_busbw_factor(c->op, c->nranks);
   c->cross = out;
+}
+
+/* Collectives of communicator comm that a rank's trace holds. */
+static long colls_of_comm(const ovl_rank_result *r, int64_t comm) {
+  long n = 0;
+  for (size_t s = 0; s < r->nsteps; s++)
+    for (size_t i = 0; i < r->steps[s].ncolls; i++) n += r->steps[s].colls[i].comm == comm;
+  for (size_t i = 0; i < r->nunstepped; i++) n += r->unstepped[i].comm == comm;
+  return n;
+}
+
+/* What else than a real divergence may explain a mismatch, appended to buf: sequence numbers
+** the importer gave (no Seq in the trace: positions in each trace, which missing events shift),
+** and ranks whose traces hold different numbers of the communicator's calls (a sampled or
+** filtered trace, a window opening at different points on each rank). */
+static void mismatch_caveat(const ovl_job *job, const ovl_xr_mismatch *m, char *buf, size_t len) {
+  const ovl_rank_result *a = &job->ranks[job->cross.members[m->rank_a]];
+  const ovl_rank_result *b = &job->ranks[job->cross.members[m->rank_b]];
+  int numbered = a->colls_numbered > 0 || b->colls_numbered > 0;
+  long na = colls_of_comm(a, m->comm), nb = colls_of_comm(b, m->comm);
+  if (!numbered && na == nb) return;
+  size_t used = strlen(buf);
+  if (numbered && used + 1 < len)
+    snprintf(buf + used, len - used, ". The traces carry no NCCL sequence numbers (Seq): the calls were numbered in "
+                                     "the order each trace holds them");
+  used = strlen(buf);
+  if (na != nb && used + 1 < len)
+    snprintf(buf + used, len - used, ". Rank %lld's trace holds %ld calls of this communicator, rank %lld's %ld",
+             (long long)a->rank, na, (long long)b->rank, nb);
+  used = strlen(buf);
+  if (used + 1 < len)
+    snprintf(buf + used, len - used, ". Events missing from a trace (a sampled or filtered trace, a profiler window "
+                                     "that opens at different points on each rank) may explain the mismatch rather "
+                                     "than a real divergence");
 }
 
 static void describe_mismatch(const ovl_job *job, const ovl_xr_mismatch *m, char *buf, size_t len) {
@@ -318,7 +353,10 @@ static int cross_rank_stage(ovl_job *job, ovl_err *err) {
     jc->alignment_samples = x.alignment_samples;
     jc->decisive_margin = x.decisive_margin;
     jc->has_mismatch = x.has_mismatch;
-    if (x.has_mismatch) describe_mismatch(job, &x.first_mismatch, jc->mismatch, sizeof jc->mismatch);
+    if (x.has_mismatch) {
+      describe_mismatch(job, &x.first_mismatch, jc->mismatch, sizeof jc->mismatch);
+      mismatch_caveat(job, &x.first_mismatch, jc->mismatch, sizeof jc->mismatch);
+    }
   }
   for (size_t i = 0; !rc && i < n; i++) {
     ovl_rank_result *r = &job->ranks[jc->members[i]];
@@ -358,6 +396,7 @@ static int cross_rank_stage(ovl_job *job, ovl_err *err) {
     jc->t_wait += c->wait_ns;
     if (xr->straggler) rc = straggler_finding(job, i, xr, err);
   }
+  if (!rc) rc = ovl_diagnose_peer_waits(job, err);
   ovl_xr_result_free(&x);
   for (size_t i = 0; mc && i < n; i++) {
     free(mc[i].refs);

@@ -90,7 +90,10 @@ int ovl_kstat_slowdown(const ovl_kstat *k, ovl_slowdown *out) {
   if (k->n < 2 || !(k->c_oo > 0)) return 0;
   double slope = k->c_od / k->c_oo;
   out->alone_ns = k->mean_d - slope * k->mean_o;
-  out->factor = slope < 1 ? 1.0 / (1.0 - slope) : INFINITY;
+  /* A slope of 1 or more (the kernel grows by at least the time overlapped) is no slowdown
+  ** from sharing the GPU: longer runs simply overlap more. The model does not apply. */
+  if (!(slope < 1)) return 0;
+  out->factor = 1.0 / (1.0 - slope);
   out->cost_ns = slope * k->mean_o * (double)k->n;
   if (k->n_alone < OVL_SLOWDOWN_MIN_RUNS || k->n_over < OVL_SLOWDOWN_MIN_RUNS) return 0;
   if (!(out->factor >= OVL_SLOWDOWN_MIN_FACTOR) || !(out->alone_ns > 0)) return 0;

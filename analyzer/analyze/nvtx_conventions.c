@@ -52,6 +52,7 @@ void ovl_nvtx_interpret(const char *domain, const char *name, int is_range, cons
   out->bucket = -1;
   out->bytes = -1;
   out->param[0] = 0;
+  out->step_number = -1;
   if (!name) return;
   const char *body = convention_body(domain, name);
   if (body) {
@@ -73,6 +74,9 @@ void ovl_nvtx_interpret(const char *domain, const char *name, int is_range, cons
       }
     }
   }
-  if (is_range && (is_profiler_step(name) || (step_pattern && regexec(step_pattern, name, 0, NULL, 0) == 0)))
+  int profiler_step = is_profiler_step(name);
+  if (is_range && (profiler_step || (step_pattern && regexec(step_pattern, name, 0, NULL, 0) == 0))) {
     out->kind = OVL_NVTX_STEP;
+    if (profiler_step) out->step_number = strtol(name + 13, NULL, 10);  /* after "ProfilerStep#" */
+  }
 }

@@ -25,6 +25,7 @@ typedef struct ovl_nvtx_meaning {
   long bucket;        /* GRAD_READY, BUCKET: bucket index, -1 when absent */
   int64_t bytes;      /* GRAD_READY: bytes, -1 when absent */
   char param[128];    /* GRAD_READY: parameter name, "" when absent */
+  long step_number;   /* STEP: N of `ProfilerStep#N`, -1 otherwise */
 } ovl_nvtx_meaning;
 
 /* Interprets one NVTX row; is_range is 0 for a mark. step_pattern may be NULL. */

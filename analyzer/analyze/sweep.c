@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 void ovl_totals_init(ovl_totals *t) {
-  t->compute = t->comm = t->exposed = t->memory = 0;
+  t->compute = t->comm = t->exposed = t->memory = t->busy = 0;
   t->busy_start = INT64_MAX;
   t->busy_end = INT64_MIN;
 }
@@ -37,6 +37,7 @@ static void add_segment(ovl_totals *t, int64_t a, int64_t b, int comp, int comm,
   if (comm) t->comm += dt;
   if (comm && !comp) t->exposed += dt;
   if (mem) t->memory += dt;
+  t->busy += dt;  /* called only while some work runs */
   if (a < t->busy_start) t->busy_start = a;
   if (b > t->busy_end) t->busy_end = b;
 }

@@ -30,6 +30,7 @@
 
 typedef struct ovl_totals {
   int64_t compute, comm, exposed, memory;
+  int64_t busy;                  /* union of all GPU work (HTA's idle time is the span minus it) */
   int64_t busy_start, busy_end;  /* first and last instant any work ran; INT64_MAX/INT64_MIN if none */
 } ovl_totals;
 

@@ -1,6 +1,8 @@
 /* Dropping the last ProfilerStep as HTA does: see hta_compat.h. */
 #include "hta_compat.h"
 
+#include "comm_names.h"
+
 #include <sqlite3.h>
 #include <stdio.h>
 
@@ -37,7 +39,40 @@ static int run_all(sqlite3 *db, const char *sql, sqlite3_int64 cut) {
   return 0;
 }
 
-int ovl_hta_drop_last_step(const char *path, long *dropped, ovl_err *err) {
+/* SQL function is_nccl(name): the importers' own test of an NCCL kernel name. */
+static void sql_is_nccl(sqlite3_context *ctx, int argc, sqlite3_value **argv) {
+  (void)argc;
+  const unsigned char *name = sqlite3_value_text(argv[0]);
+  sqlite3_result_int(ctx, name ? ovl_is_comm_kernel_name((const char *)name) : 0);
+}
+
+static long count_rows(sqlite3 *db, const char *sql, int *fail) {
+  sqlite3_stmt *st = NULL;
+  long n = 0;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    n = (long)sqlite3_column_int64(st, 0);
+  else *fail = 1;
+  sqlite3_finalize(st);
+  return n;
+}
+
+/* The counts the import reports, taken again from what the file now holds. */
+static int recount(sqlite3 *db, ovl_import_stats *stats) {
+  int fail = sqlite3_create_function(db, "is_nccl", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, sql_is_nccl, NULL,
+                                     NULL) != SQLITE_OK;
+  stats->kernels = count_rows(db, "SELECT count(*) FROM kernels", &fail);
+  stats->nccl_kernels =
+      count_rows(db, "SELECT count(*) FROM kernels JOIN strings ON strings.id = kernels.name WHERE is_nccl(value)",
+                 &fail);
+  stats->memops = count_rows(db, "SELECT count(*) FROM memops", &fail);
+  stats->api = count_rows(db, "SELECT count(*) FROM api", &fail);
+  stats->nvtx = count_rows(db, "SELECT count(*) FROM nvtx", &fail);
+  stats->collectives = count_rows(db, "SELECT count(*) FROM collectives", &fail);
+  return fail ? -1 : 0;
+}
+
+int ovl_hta_drop_last_step(const char *path, ovl_import_stats *stats, ovl_err *err) {
+  long *dropped = &stats->dropped;
   *dropped = 0;
   sqlite3 *db = NULL;
   sqlite3_stmt *st = NULL;
@@ -63,6 +98,7 @@ int ovl_hta_drop_last_step(const char *path, long *dropped, ovl_err *err) {
       sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
     } else {
       *dropped = sqlite3_total_changes(db) - before;
+      if (*dropped > 0 && recount(db, stats)) rc = db_fail(db, path, err);
     }
   }
   sqlite3_close(db);

@@ -10,8 +10,11 @@
 #define OVL_HTA_COMPAT_H
 
 #include "base/status.h"
+#include "import_options.h"
 
-/* Applies the rule to the finished ovl trace at `path`; *dropped counts the rows removed. */
-int ovl_hta_drop_last_step(const char *path, long *dropped, ovl_err *err);
+/* Applies the rule to the finished ovl trace at `path`: stats->dropped counts the rows
+** removed, and when rows were removed the other counts are taken again from what the file
+** holds, so that they describe what was written. */
+int ovl_hta_drop_last_step(const char *path, ovl_import_stats *stats, ovl_err *err);
 
 #endif

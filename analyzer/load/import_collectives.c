@@ -99,6 +99,7 @@ int ovl_found_colls_write(ovl_found_colls *fc, ovl_trace_writer *w, long *writte
   ovl_qsort(items, n, sizeof *items, cmp_launch);
   ovl_i64map next_seq = {0};  /* comm -> next number */
   int rc = OVL_OK;
+  long numbered = 0;
   for (size_t i = 0; !rc && i < n; i++) {
     ovl_collective_row row = items[i].row;
     row.id = OVL_NONE;
@@ -106,6 +107,7 @@ int ovl_found_colls_write(ovl_found_colls *fc, ovl_trace_writer *w, long *writte
       int64_t s = 0;
       ovl_i64map_get(&next_seq, row.comm, &s);
       row.seq = s;
+      numbered++;
       if (ovl_i64map_put(&next_seq, row.comm, s + 1)) rc = ovl_oom(err, "collective numbering");
     }
     int64_t id;
@@ -114,6 +116,9 @@ int ovl_found_colls_write(ovl_found_colls *fc, ovl_trace_writer *w, long *writte
     if (!rc) (*written)++;
   }
   ovl_i64map_free(&next_seq);
+  /* Numbers given here are positions in this trace, not NCCL's: events missing from a trace
+  ** shift them, which the cross-rank matching must be able to say. */
+  if (!rc) rc = ovl_tw_meta_int(w, "import_seq_numbered", numbered, err);
   return rc;
 }
 

@@ -118,11 +118,17 @@ static int read_int(ovl_json *j, int64_t *v, ovl_err *err) {
   return OVL_OK;
 }
 
-static int read_time(ovl_json *j, int64_t *ns, ovl_err *err) {
+/* A time in µs: exactly, in ns, from its decimal text; and as a float64 reads it (what
+** HTA's parser computes with, for --hta-compat). */
+static int read_time(ovl_json *j, int64_t *ns, double *us, ovl_err *err) {
   ovl_json_token tok;
   int rc = next_scalar(j, &tok, err);
   *ns = OVL_NONE;
-  if (!rc && tok == OVL_JSON_NUMBER && ovl_kineto_us_to_ns(ovl_json_text(j, NULL), ns)) *ns = OVL_NONE;
+  *us = NAN;
+  if (rc || tok != OVL_JSON_NUMBER) return rc;
+  const char *text = ovl_json_text(j, NULL);
+  if (ovl_kineto_us_to_ns(text, ns)) *ns = OVL_NONE;
+  else *us = strtod(text, NULL);
   return rc;
 }
 
@@ -354,6 +360,7 @@ static int reset_event(ovl_kineto_event *ev, ovl_err *err) {
   ev->ph = 0;
   ev->cat = OVL_KCAT_OTHER;
   ev->pid = ev->tid = ev->ts_ns = ev->dur_ns = OVL_NONE;
+  ev->ts_us = ev->dur_us = NAN;
   ev->external_id = ev->correlation = ev->device = ev->stream = ev->bytes = OVL_NONE;
   for (int i = 0; i < 3; i++) ev->grid[i] = ev->block[i] = OVL_NONE;
   ev->input_numel = OVL_NONE;
@@ -406,9 +413,9 @@ int ovl_kineto_read_event(ovl_json *j, ovl_kineto_event *ev, ovl_err *err) {
     } else if (n == 3 && strcmp(k, "tid") == 0) {
       rc = read_int(j, &ev->tid, err);
     } else if (n == 2 && k[0] == 't' && k[1] == 's') {
-      rc = read_time(j, &ev->ts_ns, err);
+      rc = read_time(j, &ev->ts_ns, &ev->ts_us, err);
     } else if (n == 3 && strcmp(k, "dur") == 0) {
-      rc = read_time(j, &ev->dur_ns, err);
+      rc = read_time(j, &ev->dur_ns, &ev->dur_us, err);
     } else if (n == 4 && strcmp(k, "args") == 0) {
       rc = read_args(j, ev, err);
     } else {

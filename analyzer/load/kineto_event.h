@@ -47,6 +47,7 @@ typedef struct ovl_kineto_event {
   size_t name_cap;
   int64_t pid, tid;            /* OVL_NONE when absent or not numeric */
   int64_t ts_ns, dur_ns;       /* in the file's time base; OVL_NONE when absent or unreadable */
+  double ts_us, dur_us;        /* the same in µs as a float64 reads them (--hta-compat); NAN when absent */
   /* args */
   int64_t external_id, correlation, device, stream, bytes;
   int64_t grid[3], block[3];

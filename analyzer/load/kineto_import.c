@@ -22,6 +22,7 @@
 #include "kineto_event.h"
 #include "trace_reader.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,21 @@ static int64_t floor_div(int64_t a, int64_t b) {
   return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
 }
 
+/* HTA's rounding, on the float64 values its JSON parser reads: end = ts + dur in float64,
+** then the start rounded up and the end down to whole microseconds. A float64 holds about 15.9
+** significant digits, so a 16-digit µs timestamp with a fraction is read as a multiple of
+** 0.25 µs and the result can differ by a microsecond from rounding the exact decimal; compat
+** mode follows HTA. 0 when out of range. */
+static int hta_span(const ovl_kineto_event *ev, int64_t *start, int64_t *end) {
+  if (!isfinite(ev->ts_us) || !isfinite(ev->dur_us)) return 0;
+  double s = ceil(ev->ts_us), e = floor(ev->ts_us + ev->dur_us);
+  if (!(fabs(s) < 9.0e15) || !(fabs(e) < 9.0e15)) return 0;
+  *start = (int64_t)s * 1000;
+  *end = (int64_t)e * 1000;
+  if (*end < *start) *end = *start;
+  return 1;
+}
+
 /* The event's [start, end) in ns; 0 when it has no usable times. --hta-compat rounds to whole
 ** microseconds as HTA does: start up, end down (an interval shorter than that becomes empty). */
 static int event_span(const kineto_import *ki, int64_t *start, int64_t *end) {
@@ -97,6 +113,7 @@ static int event_span(const kineto_import *ki, int64_t *start, int64_t *end) {
     return 0;
   *start = ev->ts_ns;
   *end = ev->ts_ns + ev->dur_ns;
+  if (ki->opt->hta_compat && hta_span(ev, start, end)) return 1;
   if (ki->opt->hta_compat) {
     *start = -floor_div(-*start, 1000) * 1000;
     *end = floor_div(*end, 1000) * 1000;

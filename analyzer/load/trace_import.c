@@ -66,7 +66,7 @@ static int import_into(const char *in_path, ovl_trace_format format, int64_t pro
     *err = close_err;
   }
   if (!rc && opt->hta_compat && format == OVL_FORMAT_KINETO_JSON)
-    rc = ovl_hta_drop_last_step(path, &stats->dropped, err);
+    rc = ovl_hta_drop_last_step(path, stats, err);
   return rc;
 }
 

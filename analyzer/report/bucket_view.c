@@ -25,7 +25,8 @@ static void bucket_label(const ovl_coll_result *c, char *buf, size_t len) {
 
 void ovl_bucket_view_text(FILE *out, const ovl_step_result *st, size_t max_rows) {
   if (st->ngrad == 0) return;
-  fprintf(out, "\n  Buckets of step %ld in firing order (times from the step start", st->index);
+  char label[64];
+  fprintf(out, "\n  Buckets of step %s in firing order (times from the step start", ovl_step_label(st, label, sizeof label));
   if (st->backward_end != OVL_NONE) {
     char b[32];
     fprintf(out, "; backward compute ends at %s", ovl_format_ns((double)(st->backward_end - st->start), b, sizeof b));

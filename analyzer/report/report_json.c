@@ -23,6 +23,25 @@ static void totals(ovl_json *j, const ovl_totals *t) {
   ovl_json_int(j, "t_memory_ns", t->memory);
 }
 
+/* HTA's temporal breakdown of the GPU's time (docs/report.md): the span from the first GPU
+** work to the last, idle = span - busy, compute, non-compute = busy - compute. */
+static void temporal_breakdown(ovl_json *j, const ovl_totals *t) {
+  if (t->busy_start == INT64_MAX) {
+    ovl_json_null(j, "temporal_breakdown");
+    return;
+  }
+  int64_t span = t->busy_end - t->busy_start;
+  ovl_json_object_begin(j, "temporal_breakdown");
+  ovl_json_int(j, "span_ns", span);
+  ovl_json_int(j, "idle_ns", span - t->busy);
+  ovl_json_int(j, "compute_ns", t->compute);
+  ovl_json_int(j, "non_compute_ns", t->busy - t->compute);
+  ovl_json_double(j, "idle_share", span > 0 ? (double)(span - t->busy) / (double)span : NAN);
+  ovl_json_double(j, "compute_share", span > 0 ? (double)t->compute / (double)span : NAN);
+  ovl_json_double(j, "non_compute_share", span > 0 ? (double)(t->busy - t->compute) / (double)span : NAN);
+  ovl_json_object_end(j);
+}
+
 static void findings_array(ovl_json *j, const ovl_finding *f, size_t n, int64_t offset) {
   ovl_json_array_begin(j, "findings");
   for (size_t i = 0; i < n; i++) {
@@ -159,9 +178,11 @@ static void rank_object(ovl_json *j, const ovl_rank_result *r) {
   opt_int(j, "rank", r->rank);
   ovl_json_int(j, "device", r->device);
   ovl_json_string(j, "trace", r->trace_path);
-  ovl_json_string(j, "hostname", r->hostname);
+  if (r->hostname && r->hostname[0]) ovl_json_string(j, "hostname", r->hostname);
+  else ovl_json_null(j, "hostname");
   opt_int(j, "world_size", r->world_size);
   totals(j, &r->totals);
+  temporal_breakdown(j, &r->totals);
   ovl_json_string(j, "step_detection", ovl_step_method_name(r->step_detection));
   ovl_json_string(j, "step_projection", ovl_step_projection_name(r->step_projection));
   ovl_json_int(j, "kernels", r->n_kernels);
@@ -169,7 +190,9 @@ static void rank_object(ovl_json *j, const ovl_rank_result *r) {
   ovl_json_int(j, "memops", r->n_memops);
   ovl_json_int(j, "collectives_outside_steps", r->colls_outside_steps);
   ovl_json_int(j, "collectives_without_gpu_work", r->colls_without_gpu_work);
+  ovl_json_int(j, "collectives_numbered_by_import", r->colls_numbered);
   ovl_json_bool(j, "first_step_differs", r->first_step_differs);
+  ovl_json_int(j, "collectives_before_window", r->colls_before_window);
   ovl_json_int(j, "clock_offset_ns", r->clock_offset);
   rank_cross(j, r);
   streams_array(j, r);
@@ -179,6 +202,8 @@ static void rank_object(ovl_json *j, const ovl_rank_result *r) {
     const ovl_step_result *st = &r->steps[s];
     ovl_json_object_begin(j, NULL);
     ovl_json_int(j, "index", st->index);
+    if (st->number >= 0) ovl_json_int(j, "profiler_step", st->number);
+    else ovl_json_null(j, "profiler_step");
     time_ns(j, "start_ns", st->start, off);
     time_ns(j, "end_ns", st->end, off);
     totals(j, &st->totals);
@@ -246,6 +271,29 @@ static void job_cross(ovl_json *j, const ovl_job *job) {
   ovl_json_object_end(j);
 }
 
+/* Traces without GPU work (host_only.h): who, why, and their host side. */
+static void without_gpu(ovl_json *j, const ovl_job *job) {
+  ovl_json_array_begin(j, "ranks_without_gpu");
+  for (size_t i = 0; i < job->nno_gpu; i++) {
+    const ovl_host_only *h = &job->no_gpu[i];
+    ovl_json_object_begin(j, NULL);
+    ovl_json_string(j, "trace", h->trace_path);
+    opt_int(j, "rank", h->rank);
+    opt_int(j, "world_size", h->world_size);
+    if (h->hostname) ovl_json_string(j, "hostname", h->hostname);
+    else ovl_json_null(j, "hostname");
+    ovl_json_string(j, "reason", h->reason);
+    if (h->cupti) ovl_json_string(j, "cupti", h->cupti);
+    else ovl_json_null(j, "cupti");
+    ovl_json_int(j, "collectives", h->collectives);
+    ovl_json_string(j, "collective_ops", h->ops);
+    ovl_json_int(j, "collective_bytes", h->collective_bytes);
+    ovl_json_int(j, "api_calls", h->api_calls);
+    ovl_json_object_end(j);
+  }
+  ovl_json_array_end(j);
+}
+
 void ovl_report_json(FILE *out, const ovl_job *job, int pretty) {
   ovl_json j;
   ovl_json_init(&j, out, pretty);
@@ -254,6 +302,7 @@ void ovl_report_json(FILE *out, const ovl_job *job, int pretty) {
   ovl_json_array_begin(&j, "ranks");
   for (size_t i = 0; i < job->nranks; i++) rank_object(&j, &job->ranks[i]);
   ovl_json_array_end(&j);
+  without_gpu(&j, job);
   findings_array(&j, job->findings, job->nfindings, 0);
   job_cross(&j, job);
   ovl_json_object_end(&j);

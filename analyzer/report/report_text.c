@@ -77,7 +77,8 @@ static void print_findings(FILE *out, const ovl_finding *f, size_t n) {
 /* A step's findings on one line: codes and recoverable time (the rank's findings explain them). */
 static void print_step_findings(FILE *out, const ovl_step_result *st) {
   if (st->nfindings == 0) return;
-  fprintf(out, "  findings of step %ld:", st->index);
+  char label[64];
+  fprintf(out, "  findings of step %s:", ovl_step_label(st, label, sizeof label));
   for (size_t i = 0; i < st->nfindings; i++) {
     char t[32];
     fprintf(out, "%s %s (%s)", i ? "," : "", st->findings[i].code, ns_text((double)st->findings[i].recoverable_ns, t));
@@ -90,7 +91,8 @@ static void print_collectives(FILE *out, const ovl_step_result *st, int64_t orig
   if (!sorted) return;
   for (size_t i = 0; i < st->ncolls; i++) sorted[i] = &st->colls[i];
   ovl_qsort(sorted, st->ncolls, sizeof *sorted, cmp_coll_exposed);
-  fprintf(out, "\n  Collectives of step %ld, most exposed first\n", st->index);
+  char label[64];
+  fprintf(out, "\n  Collectives of step %s, most exposed first\n", ovl_step_label(st, label, sizeof label));
   fprintf(out, "  %5s  %-13s %10s %6s %11s %10s %10s %10s %10s %10s\n", "order", "op", "bytes", "bucket", "gpu start",
           "duration", "exposed", "stall", "algbw GB/s", "busbw GB/s");
   size_t shown = st->ncolls < opt->max_collectives ? st->ncolls : opt->max_collectives;
@@ -111,15 +113,31 @@ static void print_collectives(FILE *out, const ovl_step_result *st, int64_t orig
   free(sorted);
 }
 
-static void print_rank(FILE *out, const ovl_rank_result *r, const ovl_text_options *opt) {
-  char a[32], b[32], c[32], d[32], e[32], f[32];
+/* HTA's temporal breakdown: how idle the GPU is explains a low efficiency. */
+static void print_breakdown(FILE *out, const ovl_totals *t) {
+  if (t->busy_start == INT64_MAX || t->busy_end <= t->busy_start) return;
+  double span = (double)(t->busy_end - t->busy_start);
+  char a[32];
+  fprintf(out, "  GPU time over %s from its first to its last work: idle %.1f%%, compute %.1f%%, non-compute %.1f%%\n",
+          ns_text(span, a), 100.0 * (span - (double)t->busy) / span, 100.0 * (double)t->compute / span,
+          100.0 * (double)(t->busy - t->compute) / span);
+}
+
+/* A rank's summary: who it is, its work, totals, breakdown and what the analysis left out. */
+static void print_rank_header(FILE *out, const ovl_rank_result *r) {
+  char a[32], b[32], c[32], d[32];
   char rank[32];
   if (r->rank != OVL_NONE) snprintf(rank, sizeof rank, "rank %lld", (long long)r->rank);
   else snprintf(rank, sizeof rank, "rank ?");
   char path[1024];  /* a file name found in a directory may hold escape sequences too */
   ovl_text_clean_into(r->trace_path ? r->trace_path : "", path, sizeof path);
-  fprintf(out, "%s  device %lld  host %s  (%s)\n", rank, (long long)r->device, r->hostname ? r->hostname : "?",
-          path);
+  fprintf(out, "%s  device %lld", rank, (long long)r->device);
+  if (r->hostname && r->hostname[0]) {
+    char host[256];
+    ovl_text_clean_into(r->hostname, host, sizeof host);
+    fprintf(out, "  host %s", host);
+  }
+  fprintf(out, "  (%s)\n", path);
   fprintf(out, "  %ld kernels (%ld communication), %ld memops (%ld communication); ", r->n_kernels,
           r->n_comm_kernels, r->n_memops, r->n_comm_memops);
   switch (r->step_detection) {
@@ -139,10 +157,19 @@ static void print_rank(FILE *out, const ovl_rank_result *r, const ovl_text_optio
   fprintf(out, "  compute %s   communication %s   exposed %s   overlap efficiency %s\n",
           ns_text((double)r->totals.compute, a), ns_text((double)r->totals.comm, b),
           ns_text((double)r->totals.exposed, c), pct_text(ovl_overlap_efficiency(&r->totals), d));
+  print_breakdown(out, &r->totals);
   if (r->colls_without_gpu_work || r->colls_outside_steps)
     fprintf(out, "  %ld collective calls launched no GPU work; %ld ran outside every step\n", r->colls_without_gpu_work,
             r->colls_outside_steps);
-  print_findings(out, r->findings, r->nfindings);
+  if (r->colls_before_window)
+    fprintf(out, "  %ld collective%s at the start of step 0 ran GPU work launched before the profiler window opened "
+                 "(no launching call in the trace): not counted in step 0's buckets or findings\n",
+            r->colls_before_window, r->colls_before_window == 1 ? "" : "s");
+}
+
+/* The steps table and, for the worst steps, buckets, collectives and step findings. */
+static void print_rank_steps(FILE *out, const ovl_rank_result *r, const ovl_text_options *opt) {
+  char a[32], b[32], c[32], d[32], e[32], f[32];
   if (r->nsteps == 0) return;
 
   int64_t origin = r->totals.busy_start != INT64_MAX ? r->totals.busy_start : 0;
@@ -151,15 +178,19 @@ static void print_rank(FILE *out, const ovl_rank_result *r, const ovl_text_optio
   for (size_t i = 0; i < r->nsteps; i++) sorted[i] = &r->steps[i];
   ovl_qsort(sorted, r->nsteps, sizeof *sorted, cmp_step_exposed);
   fprintf(out, "\n  Steps, most exposed first\n");
-  fprintf(out, "  %5s %11s %10s %10s %10s %10s %10s %6s\n", "step", "start", "duration", "compute", "comm", "exposed",
-          "efficiency", "colls");
+  int numbered = 0;
+  for (size_t i = 0; i < r->nsteps; i++) numbered |= r->steps[i].number >= 0;
+  fprintf(out, "  %5s %11s %10s %10s %10s %10s %10s %6s%s\n", "step", "start", "duration", "compute", "comm", "exposed",
+          "efficiency", "colls", numbered ? "  ProfilerStep" : "");
   size_t shown = r->nsteps < opt->max_steps ? r->nsteps : opt->max_steps;
   for (size_t i = 0; i < shown; i++) {
     const ovl_step_result *st = sorted[i];
-    fprintf(out, "  %5ld %11s %10s %10s %10s %10s %10s %6zu\n", st->index, ns_text((double)(st->start - origin), a),
+    fprintf(out, "  %5ld %11s %10s %10s %10s %10s %10s %6zu", st->index, ns_text((double)(st->start - origin), a),
             ns_text((double)(st->end - st->start), b), ns_text((double)st->totals.compute, c),
             ns_text((double)st->totals.comm, d), ns_text((double)st->totals.exposed, e),
             pct_text(ovl_overlap_efficiency(&st->totals), f), st->ncolls);
+    if (st->number >= 0) fprintf(out, "  #%ld", st->number);
+    fputc('\n', out);
   }
   if (shown < r->nsteps) fprintf(out, "  ... %zu more (use --all)\n", r->nsteps - shown);
   size_t detail = r->nsteps < opt->detail_steps ? r->nsteps : opt->detail_steps;
@@ -169,6 +200,107 @@ static void print_rank(FILE *out, const ovl_rank_result *r, const ovl_text_optio
     print_step_findings(out, sorted[i]);
   }
   free(sorted);
+}
+
+static void print_rank(FILE *out, const ovl_rank_result *r, const ovl_text_options *opt) {
+  print_rank_header(out, r);
+  print_findings(out, r->findings, r->nfindings);
+  print_rank_steps(out, r, opt);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Several ranks: summaries, findings grouped across ranks, the most exposed rank's steps  */
+/* ---------------------------------------------------------------------------------- */
+
+static const char *rank_name(const ovl_rank_result *r, char *buf, size_t len) {
+  if (r->rank != OVL_NONE) snprintf(buf, len, "%lld", (long long)r->rank);
+  else snprintf(buf, len, "?");
+  return buf;
+}
+
+/* One entry per finding code of the ranks' own findings: the ranks that have it and the
+** worst one's finding (the JSON keeps every rank's). */
+static void print_grouped_findings(FILE *out, const ovl_job *job) {
+  size_t total = 0;
+  for (size_t i = 0; i < job->nranks; i++) total += job->ranks[i].nfindings;
+  if (total == 0) return;
+  char *done = calloc(total, 1);  /* findings already printed in a group, by flat index */
+  if (!done) return;
+  fprintf(out, "\nFindings, grouped across ranks (the evidence of the rank that loses most; --json or --all for "
+               "each rank's)\n");
+  size_t flat = 0;
+  for (size_t i = 0; i < job->nranks; i++)
+    for (size_t k = 0; k < job->ranks[i].nfindings; k++, flat++) {
+      if (done[flat]) continue;
+      const char *code = job->ranks[i].findings[k].code;
+      const ovl_finding *worst = NULL;
+      const ovl_rank_result *worst_rank = NULL;
+      int64_t lo = INT64_MAX, hi = 0, sum = 0;
+      char ranks[512] = "";
+      size_t used = 0, nranks = 0, f2 = 0;
+      for (size_t i2 = 0; i2 < job->nranks; i2++)
+        for (size_t k2 = 0; k2 < job->ranks[i2].nfindings; k2++, f2++) {
+          const ovl_finding *f = &job->ranks[i2].findings[k2];
+          if (done[f2] || strcmp(f->code, code) != 0) continue;
+          done[f2] = 1;
+          if (!worst || f->recoverable_ns > worst->recoverable_ns) {
+            worst = f;
+            worst_rank = &job->ranks[i2];
+          }
+          if (f->recoverable_ns < lo) lo = f->recoverable_ns;
+          if (f->recoverable_ns > hi) hi = f->recoverable_ns;
+          sum += f->recoverable_ns;
+          char rn[24];
+          rank_name(&job->ranks[i2], rn, sizeof rn);
+          if (used + 32 < sizeof ranks) {
+            snprintf(ranks + used, sizeof ranks - used, "%s%s", nranks ? ", " : "", rn);
+            used = strlen(ranks);
+          }
+          nranks++;
+        }
+      char head[768], t1[32], t2[32], t3[32], rn[24];
+      int n = snprintf(head, sizeof head, "  [%s] rank%s %s", code, nranks == 1 ? "" : "s", ranks);
+      if (hi > 0 && nranks > 1)
+        n += snprintf(head + n, sizeof head - (size_t)n, "; recoverable %s to %s per rank, %s in all",
+                      ns_text((double)lo, t1), ns_text((double)hi, t2), ns_text((double)sum, t3));
+      else if (hi > 0)
+        n += snprintf(head + n, sizeof head - (size_t)n, "; recoverable %s", ns_text((double)hi, t1));
+      if (nranks > 1)
+        snprintf(head + n, sizeof head - (size_t)n, "; rank %s:", rank_name(worst_rank, rn, sizeof rn));
+      else
+        snprintf(head + n, sizeof head - (size_t)n, ":");
+      fputs("  ", out);
+      size_t len = strlen(head) + strlen(worst->message) + 2;
+      char *text = malloc(len);
+      if (!text) break;
+      snprintf(text, len, "%s %s", head + 2, worst->message);
+      print_wrapped(out, text, 2, 6);
+      free(text);
+    }
+  free(done);
+}
+
+/* Several ranks, all of one job (sharing communicators), each with its own rank number. */
+static int one_job(const ovl_job *job) {
+  if (job->nranks < 2 || !job->cross.present || job->cross.nmembers != job->nranks) return 0;
+  for (size_t i = 1; i < job->nranks; i++)  /* ranks are sorted by rank */
+    if (job->ranks[i].rank == OVL_NONE || job->ranks[i].rank == job->ranks[i - 1].rank) return 0;
+  return job->ranks[0].rank != OVL_NONE;
+}
+
+static void print_job_ranks(FILE *out, const ovl_job *job, const ovl_text_options *opt) {
+  const ovl_rank_result *worst = NULL;
+  for (size_t i = 0; i < job->nranks; i++) {
+    if (i) fputc('\n', out);
+    print_rank_header(out, &job->ranks[i]);
+    if (!worst || job->ranks[i].totals.exposed > worst->totals.exposed) worst = &job->ranks[i];
+  }
+  print_grouped_findings(out, job);
+  if (!worst || worst->nsteps == 0) return;
+  char rn[24];
+  fprintf(out, "\nRank %s, the most exposed: its steps (every rank's: --json, or --all here)\n",
+          rank_name(worst, rn, sizeof rn));
+  print_rank_steps(out, worst, opt);
 }
 
 static double ratio_or_nan(int64_t part, int64_t whole) {
@@ -236,9 +368,26 @@ static void print_job(FILE *out, const ovl_job *job, const ovl_text_options *opt
 }
 
 void ovl_report_text(FILE *out, const ovl_job *job, const ovl_text_options *opt) {
-  for (size_t i = 0; i < job->nranks; i++) {
-    if (i) fputc('\n', out);
-    print_rank(out, &job->ranks[i], opt);
+  /* The ranks of one job repeat one another: grouped unless everything is asked for (--all). */
+  if (one_job(job) && opt->max_steps != OVL_TEXT_ALL) {
+    print_job_ranks(out, job, opt);
+  } else {
+    for (size_t i = 0; i < job->nranks; i++) {
+      if (i) fputc('\n', out);
+      print_rank(out, &job->ranks[i], opt);
+    }
+  }
+  if (job->nno_gpu) {
+    fprintf(out, "\nWithout GPU work (%zu trace%s, not analysed)\n", job->nno_gpu, job->nno_gpu == 1 ? "" : "s");
+    for (size_t i = 0; i < job->nno_gpu; i++) {
+      const ovl_host_only *h = &job->no_gpu[i];
+      char line[2048];
+      int n = h->rank != OVL_NONE ? snprintf(line, sizeof line, "  rank %lld: ", (long long)h->rank)
+                                  : snprintf(line, sizeof line, "  rank ?: ");
+      ovl_host_only_describe(h, line + n, sizeof line - (size_t)n);
+      fputs("  ", out);
+      print_wrapped(out, line + 2, 2, 4);
+    }
   }
   if (job->cross.present) print_job(out, job, opt);
   if (job->nfindings) {
