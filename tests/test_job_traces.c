@@ -5,8 +5,9 @@
 ** naming the kernel, or its host launched late); waits and transfers within 1%; the JSON
 ** cross_rank object; a job whose ranks issue collectives in different orders reported as
 ** mismatched with the first diverging collective named; ovl export on the job clock.
-** Also the real 8-rank DLRM job of ../shared/traces (skipped when absent).
-** usage: test_job_traces OVL_BINARY SHARED_TRACES
+** Also the real 8-rank DLRM job (tests/data/traces/kineto-param-dlrm8, byte copies of the
+** shared traces; skipped when absent).
+** usage: test_job_traces OVL_BINARY TRACES_DIR
 */
 #include "analyze/job.h"
 #include "check.h"
@@ -287,7 +288,7 @@ static void real_job(const char *traces) {
 
 int main(int argc, char **argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: %s OVL_BINARY SHARED_TRACES\n", argv[0]);
+    fprintf(stderr, "usage: %s OVL_BINARY TRACES_DIR\n", argv[0]);
     return 2;
   }
   ovl_bin = argv[1];
