@@ -9,6 +9,7 @@
 */
 #include "analyze/job.h"
 #include "check.h"
+#include "gz_text.h"
 #include "load/trace_import.h"
 #include "run_cmd.h"
 #include "trace_builder.h"
@@ -20,7 +21,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <zlib.h>
 
 #define SKIP 77
 
@@ -28,23 +28,6 @@ typedef struct text_counts {
   long kernels, nccl_kernels, devices;
   long rank, world_size;
 } text_counts;
-
-/* The whole decompressed file. */
-static char *inflate_file(const char *path, size_t *n) {
-  gzFile g = gzopen(path, "rb");
-  size_t cap = 1 << 20, len = 0;
-  char *buf = malloc(cap + 1);
-  int got;
-  while (g && buf && (got = gzread(g, buf + len, (unsigned)(cap - len))) > 0) {
-    len += (size_t)got;
-    if (len == cap) buf = realloc(buf, (cap *= 2) + 1);
-  }
-  if (g) gzclose(g);
-  if (!buf) exit(2);
-  buf[len] = 0;
-  *n = len;
-  return buf;
-}
 
 /* First occurrence of pat in [p, end), or NULL. Bounded: the text is tens of MB. */
 static const char *find(const char *p, const char *end, const char *pat) {
@@ -85,7 +68,7 @@ static int contains_nccl(const char *s) {
 /* Events are the spans between successive "ph" keys (Kineto puts no such key inside args). */
 static text_counts count_by_text(const char *path) {
   size_t n;
-  char *text = inflate_file(path, &n);
+  char *text = tb_inflate_file(path, &n);
   text_counts c = {0, 0, 0, -1, -1};
   long pids[64];
   const char *p = find(text, text + n, "\"ph\"");

@@ -6,6 +6,7 @@
 */
 #include "analyze/job.h"
 #include "check.h"
+#include "gz_text.h"
 #include "db_query.h"
 #include "run_cmd.h"
 #include "trace_builder.h"
@@ -17,7 +18,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 static const char *ovl, *traces;
 
@@ -598,17 +598,8 @@ static const char *find_in(const char *p, const char *end, const char *pat) {
 
 static void hta_float64(void) {
   const char *trace = data("kineto-nonccl/ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
-  gzFile g = gzopen(trace, "rb");
-  size_t cap = 1 << 24, len = 0;
-  char *text = malloc(cap + 1);
-  int got;
-  while (g && text && (got = gzread(g, text + len, (unsigned)(cap - len))) > 0) {
-    len += (size_t)got;
-    if (len == cap) text = realloc(text, (cap *= 2) + 1);
-  }
-  if (g) gzclose(g);
-  if (!text) exit(2);
-  text[len] = 0;
+  size_t len;
+  char *text = tb_inflate_file(trace, &len);
   size_t n = 0, ncap = 1024;
   span_us *want = malloc(ncap * sizeof *want);
   long differ = 0;
