@@ -74,13 +74,16 @@ static void reset_track(ovl_run *r, size_t i) {
   r->cstate.pieces[i].exact = 1;
 }
 
-/* The collectives rows (the work stream's, copied: inferred ones are appended). */
+/* The collectives rows: the work stream's own, taken over (inferred ones are appended). */
 static int load_collectives(ovl_run *r, ovl_err *err) {
   int rc = ovl_work_stream_init(&r->ws, r->t, &r->ctx->classifier, err);
-  if (!rc) rc = reserve_colls_exact(r, r->ws.nrecs + 1, err);  /* their number is known */
   if (rc) return rc;
-  if (r->ws.nrecs) memcpy(r->recs, r->ws.recs, r->ws.nrecs * sizeof *r->recs);
-  r->nrows = r->ncolls = r->ws.nrecs;
+  assert(!r->recs && r->coll_cap == 0);
+  size_t n = 0;
+  r->recs = ovl_work_stream_take_recs(&r->ws, &n);
+  rc = reserve_colls_exact(r, n + 1, err);  /* their number is known: no room to spare */
+  if (rc) return rc;
+  r->nrows = r->ncolls = n;
   for (size_t i = 0; i < r->nrows; i++) {
     reset_track(r, i);
     r->track[i].step = -1;

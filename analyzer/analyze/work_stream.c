@@ -71,6 +71,14 @@ int ovl_work_stream_init(ovl_work_stream *s, ovl_trace *t, const ovl_classifier 
   return rc;
 }
 
+ovl_coll_rec *ovl_work_stream_take_recs(ovl_work_stream *s, size_t *n) {
+  ovl_coll_rec *recs = s->recs;
+  *n = s->nrecs;
+  s->recs = NULL;
+  s->nrecs = 0;
+  return recs;
+}
+
 void ovl_work_stream_free(ovl_work_stream *s) {
   ovl_work_stream_close(s);
   free(s->recs);

@@ -48,6 +48,10 @@ typedef struct ovl_classified_work {
 /* Loads the collectives and their links of an open trace (t stays the caller's). */
 int ovl_work_stream_init(ovl_work_stream *s, ovl_trace *t, const ovl_classifier *classifier, ovl_err *err);
 void ovl_work_stream_free(ovl_work_stream *s);
+/* Hands the collectives rows to the caller, who frees them (the stream needs them only to
+** build its links, whose indices stay valid): no second copy of what may be millions of
+** calls. Afterwards s->recs is NULL and s->nrecs 0. */
+ovl_coll_rec *ovl_work_stream_take_recs(ovl_work_stream *s, size_t *n);
 
 /* The collectives rows executed by work with this correlation id (0 for OVL_NONE). */
 uint32_t ovl_work_stream_links(ovl_work_stream *s, int64_t correlation, const int32_t **colls);
