@@ -47,4 +47,9 @@ void ovl_cli_job_free(ovl_cli_job *j);
 typedef void (*ovl_cli_writer)(FILE *out, const ovl_cli_job_opts *o, void *ctx);
 int ovl_cli_write_output(const ovl_cli_job_opts *o, ovl_cli_writer write, void *ctx);
 
+/* Writes the job's HTML page (report_html.h) to path, titled title; alpha_ns and beta (bytes/s)
+** are the valley's collective cost as `ovl whatif` takes them, NAN: fitted. Returns the exit status,
+** having printed any error; no file is left on failure. */
+int ovl_cli_write_html(ovl_cli_job *j, const char *path, const char *title, double alpha_ns, double beta);
+
 #endif
