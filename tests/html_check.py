@@ -11,7 +11,8 @@ check_page(html_text, report_json, whatif_json) returns a list of problems (empt
     equals it, and the text shown is data-v in the unit data-k names, rounded as displayed.
   * No quantity (a number with a time, size or percent unit) is shown outside such elements,
     except in axis ticks and labels of pictures (classes tick, lbl, hd), tooltips (<title>)
-    and finding messages, which must equal the JSON's message text.
+    finding messages, which must equal the JSON's message text, and whatif's error message
+    when no valley could be drawn (class why: the words `ovl whatif` prints).
 """
 import html.parser
 import json
@@ -22,7 +23,7 @@ VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "met
 BLOCK = {"div", "p", "table", "section", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "details", "header",
          "main", "nav", "form", "pre", "blockquote"}
 SECTIONS = ["summary", "timeline", "order", "valley", "job", "trend"]
-EXEMPT_CLASSES = {"n", "tick", "lbl", "hd", "msg", "val"}
+EXEMPT_CLASSES = {"n", "tick", "lbl", "hd", "msg", "val", "why"}
 EXEMPT_TAGS = {"title", "style", "script"}
 QUANTITY = re.compile(r"\d[\d.]*\s*(?:ns|us|µs|ms|s|%|B|KB|MB|GB|MiB|GiB)(?![A-Za-z])")
 

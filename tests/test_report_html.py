@@ -1,4 +1,4 @@
-"""`ovl report --html`: the page of the demo trace, of a misordered DDP trace (simulate's
+"""`ovl report --html` and `ovl run --html`: the page of the demo trace, of a misordered DDP trace (simulate's
 --misordered) and of the real 8-rank DLRM job parses strictly, every number on it equals the
 JSON report's (or `ovl whatif --json`'s, for the bucket-size valley), and the pictures show
 what the analysis found (html_check.py). The checker itself is shown to fail on a changed
@@ -99,6 +99,20 @@ with tempfile.TemporaryDirectory(prefix="ovl-html-") as tmp:
         "<p>No findings.</p>", "<p>No findings 12.5 ms.</p>")
     check(html_check.check_page(unmarked, report, whatif), "checker: an unmarked quantity fails")
     check(html_check.check_page(text.replace("</td>", "", 1), report, whatif), "checker: an unclosed element fails")
+
+    # ovl run --html: waits for the command, then the page of the traces it wrote (here the
+    # command writes a simulated trace itself; --lib /dev/null: nothing real to preload).
+    rundir, runpage = os.path.join(tmp, "run"), os.path.join(tmp, "run.html")
+    r = run("run", "-o", rundir, "--lib", "/dev/null", "--html", runpage, "--", ovl, "simulate", "--bucket-layers",
+            "8", "--emit-trace", os.path.join(rundir, "host-1.sqlite"))
+    check(r.returncode == 0 and os.path.exists(runpage), "ovl run --html: page written (%s)" % r.stderr)
+    if os.path.exists(runpage):
+        rep = json.loads(run("report", "--json", rundir).stdout)
+        checked("run", open(runpage, encoding="utf-8").read(), rep, None)
+    r = run("run", "-o", rundir, "--lib", "/dev/null", "--html", os.path.join(tmp, "none.html"), "--", "sh", "-c",
+            "exit 3")
+    check(r.returncode == 3 and "wrote no trace" in r.stderr and not os.path.exists(os.path.join(tmp, "none.html")),
+          "ovl run --html: the command's status passes through; no trace, no page")
 
     # Bad output path: one line, exit 1, nothing written.
     bad = os.path.join(tmp, "no-such-dir", "x.html")

@@ -253,9 +253,9 @@ int ovl_report_html(FILE *out, const ovl_html_inputs *in, ovl_err *err) {
     ovl_html_valley(out, in->whatif, (double)cap, cap_path);
     fputs("</div>\n", out);
   } else {
-    fputs("<p>No replay: ", out);
+    fputs("<p>No replay: <span class=\"why\">", out);  /* whatif's own words, as `ovl whatif` prints them */
     ovl_html_text(out, in->whatif_error ? in->whatif_error : "not computed");
-    fputs("</p>\n", out);
+    fputs("</span></p>\n", out);
   }
   fputs("</section>\n", out);
 
