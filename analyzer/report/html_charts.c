@@ -523,7 +523,7 @@ void ovl_html_trend(FILE *out, const ovl_job *job) {
   fprintf(out, "<p>Overlap efficiency of every step%s, to see warm-up and drift%s.</p>\n",
           npick < job->nranks ? " of a sample of ranks (stragglers first)" : "",
           stride > 1 ? " (every few steps shown)" : "");
-  const double top = 16, ph = 220, h = top + ph + 30;
+  const double top = 16, ph = 220, h = top + ph + 34;
   svg_open(out, h, "overlap efficiency per step");
   for (int i = 0; i <= 4; i++) {
     double y = top + ph - ph * i / 4;
@@ -532,14 +532,19 @@ void ovl_html_trend(FILE *out, const ovl_job *job) {
     fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>\n", LEFT, y, LEFT + PLOT, y);
     label(out, LEFT - 6, y + 4, "end", "tick", t);
   }
-  label(out, LEFT + PLOT / 2, h - 4, "middle", "lbl", "steps in order");
-  double dx = maxsteps > 1 ? PLOT / (double)(maxsteps - 1) : 0;
+  label(out, LEFT + PLOT / 2, h - 2, "middle", "lbl", "steps in order (position in the rank's list of steps)");
+  double dx = maxsteps > 1 ? PLOT / (double)(maxsteps - 1) : 0, x0 = maxsteps > 1 ? LEFT : LEFT + PLOT / 2;
+  for (size_t s = 0; s < maxsteps; s += maxsteps > 10 ? (maxsteps + 9) / 10 : 1) {
+    char t[32];
+    snprintf(t, sizeof t, "%zu", s);
+    label(out, x0 + dx * (double)s, top + ph + 14, "middle", "tick", t);
+  }
   for (size_t p = 0; p < npick; p++) {
     const ovl_rank_result *r = &job->ranks[pick[p]];
     fprintf(out, "<polyline class=\"trend\" stroke=\"%s\" points=\"", palette[p % 16]);
     for (size_t s = 0; s < r->nsteps; s += stride) {
       double e = ovl_overlap_efficiency(&r->steps[s].totals);
-      if (!isnan(e)) fprintf(out, "%.1f,%.1f ", LEFT + dx * (double)s, top + ph - ph * e);
+      if (!isnan(e)) fprintf(out, "%.1f,%.1f ", x0 + dx * (double)s, top + ph - ph * e);
     }
     fputs("\"/>\n", out);
     if (r->nsteps <= 60)
@@ -549,7 +554,7 @@ void ovl_html_trend(FILE *out, const ovl_job *job) {
         if (!isnan(e))
           fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"><title>rank %lld step %ld: %s</title>"
                        "</circle>\n",
-                  LEFT + dx * (double)s, top + ph - ph * e, palette[p % 16], (long long)r->rank, r->steps[s].index,
+                  x0 + dx * (double)s, top + ph - ph * e, palette[p % 16], (long long)r->rank, r->steps[s].index,
                   ovl_html_format(OVL_HN_PCT, e, t, sizeof t));
       }
   }

@@ -72,10 +72,20 @@ static void findings(FILE *out, const ovl_job *job) {
   for (size_t r = 0; r < job->nranks; r++)
     for (size_t i = 0; i < job->ranks[r].nfindings; i++) all[k++] = (found){&job->ranks[r].findings[i], (long)r, i};
   ovl_qsort(all, n, sizeof *all, cmp_found);
-  size_t shown = n < TOP_FINDINGS ? n : TOP_FINDINGS;
+  /* One finding per code, the largest; a job's ranks often share one problem. */
   fprintf(out, "<h3>Top findings</h3>\n");
-  for (size_t i = 0; i < shown; i++) {
+  size_t shown = 0;
+  for (size_t i = 0; i < n && shown < TOP_FINDINGS; i++) {
     const found *x = &all[i];
+    size_t same = 0;
+    int first = 1;
+    for (size_t k = 0; k < n; k++)
+      if (strcmp(all[k].f->code, x->f->code) == 0) {
+        if (k < i) first = 0;
+        same++;
+      }
+    if (!first) continue;
+    shown++;
     fputs("<div class=\"finding\"><span class=\"code\">[", out);
     ovl_html_text(out, x->f->code);
     fputs("]</span> ", out);
@@ -93,9 +103,11 @@ static void findings(FILE *out, const ovl_job *job) {
     if (x->ri < 0) fprintf(out, ": <span class=\"msg\" data-j=\"findings.%zu.message\" data-k=\"text\">", x->fi);
     else fprintf(out, ": <span class=\"msg\" data-j=\"ranks.%ld.findings.%zu.message\" data-k=\"text\">", x->ri, x->fi);
     ovl_html_text(out, x->f->message);
-    fputs("</span></div>\n", out);
+    fputs("</span>", out);
+    if (same > 1) fprintf(out, " <i>(the largest of %zu %s findings)</i>", same, x->f->code);
+    fputs("</div>\n", out);
   }
-  if (shown < n) fprintf(out, "<p>%zu more findings: ovl report prints them all.</p>\n", n - shown);
+  fputs("<p>Every finding, with its evidence: <code>ovl report</code> (text) or <code>--json</code>.</p>\n", out);
   free(all);
 }
 
