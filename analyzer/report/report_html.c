@@ -122,31 +122,34 @@ static const ovl_step_result *worst_step_of(const ovl_rank_result *r, size_t *si
   return w;
 }
 
-static const ovl_job *sort_job;
-static int cmp_by_efficiency(const void *pa, const void *pb) {
-  const ovl_rank_result *a = &sort_job->ranks[*(const size_t *)pa], *b = &sort_job->ranks[*(const size_t *)pb];
-  if (a->cross.straggler != b->cross.straggler) return b->cross.straggler - a->cross.straggler;
-  double ea = ovl_overlap_efficiency(&a->totals), eb = ovl_overlap_efficiency(&b->totals);
-  if (isnan(ea)) ea = 2;
-  if (isnan(eb)) eb = 2;
-  if (ea != eb) return ea < eb ? -1 : 1;
-  return (*(const size_t *)pa > *(const size_t *)pb) - (*(const size_t *)pa < *(const size_t *)pb);
+/* A rank's place in the summary: stragglers, then the least efficient (no communication last). */
+typedef struct rank_key {
+  int straggler;
+  double efficiency;
+  size_t index;
+} rank_key;
+
+static int cmp_rank_key(const void *pa, const void *pb) {
+  const rank_key *a = pa, *b = pb;
+  if (a->straggler != b->straggler) return b->straggler - a->straggler;
+  if (a->efficiency != b->efficiency) return a->efficiency < b->efficiency ? -1 : 1;
+  return (a->index > b->index) - (a->index < b->index);
 }
 
 static void summary(FILE *out, const ovl_job *job) {
   size_t n = job->nranks, shown = n < SUMMARY_RANKS ? n : SUMMARY_RANKS;
-  size_t *order = malloc((n ? n : 1) * sizeof *order);
+  rank_key *order = malloc((n ? n : 1) * sizeof *order);
   if (!order) return;
-  for (size_t i = 0; i < n; i++) order[i] = i;
-  if (n > SUMMARY_RANKS) {  /* stragglers, then the least efficient ranks */
-    sort_job = job;
-    qsort(order, n, sizeof *order, cmp_by_efficiency);
+  for (size_t i = 0; i < n; i++) {
+    double e = ovl_overlap_efficiency(&job->ranks[i].totals);
+    order[i] = (rank_key){job->ranks[i].cross.straggler, isnan(e) ? 2.0 : e, i};
   }
+  if (n > SUMMARY_RANKS) ovl_qsort(order, n, sizeof *order, cmp_rank_key);
   fputs("<table><tr><th class=\"l\">rank</th><th>overlap efficiency</th><th>exposed</th><th>communication</th>"
         "<th>compute</th><th>steps</th><th>most exposed step</th><th>its duration</th><th>its exposed</th></tr>\n",
         out);
   for (size_t k = 0; k < shown; k++) {
-    size_t i = order[k];
+    size_t i = order[k].index;
     const ovl_rank_result *r = &job->ranks[i];
     fputs("<tr><td class=\"l\">", out);
     ovl_html_inum(out, OVL_HN_COUNT, r->rank, "ranks.%zu.rank", i);
