@@ -74,6 +74,10 @@ with tempfile.TemporaryDirectory(prefix="ovl-html-") as tmp:
         pages[name] = page_and_json(tmp, name, targs, pargs)
         checked(name, *pages[name])
 
+    # Self-contained: nothing fetched from anywhere.
+    for name, (text, _, _) in pages.items():
+        check(not re.search(r'(src|href)="(?!#)|https?:|url\(|@import', text), "%s: no external resource" % name)
+
     # What the pictures must show, from the JSON of each.
     text, report, whatif = pages["demo"]
     check('class="shade"' in text and 'class="bwd"' in text, "demo: exposed time shaded, backward end marked")
