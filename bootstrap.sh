@@ -2,6 +2,7 @@
 # ovl set-up: installs what is missing, builds, then runs the demo or the whole test suite.
 #
 #   ./bootstrap.sh demo   build, then simulate a data-parallel job and report on its trace
+#                         (text, and the HTML page ovl-trace/demo.html)
 #   ./bootstrap.sh test   build, then run every test, normally and under ASan + UBSan, and
 #                         build the optimised Release configuration (-O3)
 #
@@ -13,12 +14,14 @@ cd "$(dirname "$0")"
 mode=${1:-demo}
 case "$mode" in
   demo|test) ;;
-  -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
   *) echo "bootstrap.sh: unknown mode '$mode' (demo or test)" >&2; exit 1 ;;
 esac
 
 # Debian packages the build and tests need.
 packages="build-essential cmake pkg-config libsqlite3-dev sqlite3 protobuf-c-compiler libprotobuf-c-dev protobuf-compiler zlib1g-dev"
+# The tests also open the HTML report in a real browser (headless); python3 runs the checkers.
+if [ "$mode" = test ]; then packages="$packages python3 chromium"; fi
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -54,6 +57,10 @@ if [ "$mode" = demo ]; then
   build/ovl report ovl-trace/demo.sqlite
   echo
   echo "JSON: build/ovl report --json ovl-trace/demo.sqlite"
+  # The model's all-reduce latency is given: the demo's buckets are all one size, so whatif
+  # cannot fit alpha and beta apart for the bucket-size valley.
+  build/ovl report --alpha 200us --html ovl-trace/demo.html ovl-trace/demo.sqlite
+  echo "HTML: $(pwd)/ovl-trace/demo.html (open it in a browser)"
 else
   (cd build && ctest --output-on-failure -j "$jobs")
   build build-asan -DOVL_SANITIZE=ON

@@ -51,18 +51,9 @@ void ovl_cli_job_free(ovl_cli_job *j) {
   ovl_analysis_ctx_free(&j->ctx);
 }
 
-int ovl_cli_write_output(const ovl_cli_job_opts *o, ovl_cli_writer write, void *ctx) {
-  const char *path = o->output;
+int ovl_cli_write_file(const char *path, ovl_cli_emitter emit, void *ctx) {
   ovl_err err;
   ovl_err_clear(&err);
-  if (!path) {
-    write(stdout, o, ctx);
-    if (fflush(stdout) != 0 || ferror(stdout)) {
-      ovl_fail(&err, OVL_EUSER, "stdout: write failed: %s", strerror(errno));
-      return ovl_cli_fail(&err);
-    }
-    return 0;
-  }
   ovl_safe_out so;
   int rc = ovl_safe_out_begin(&so, path, &err);
   if (rc) return ovl_cli_fail(&err);
@@ -74,11 +65,40 @@ int ovl_cli_write_output(const ovl_cli_job_opts *o, ovl_cli_writer write, void *
     ovl_fail(&err, OVL_EUSER, "%s: cannot write: %s", path, strerror(errno));
     return ovl_cli_fail(&err);
   }
-  write(out, o, ctx);
+  rc = emit(out, ctx, &err);
   errno = 0;
-  if (fflush(out) != 0 || ferror(out)) rc = ovl_fail(&err, OVL_EUSER, "%s: write failed: %s", path, strerror(errno));
+  if (!rc && (fflush(out) != 0 || ferror(out)))
+    rc = ovl_fail(&err, OVL_EUSER, "%s: write failed: %s", path, strerror(errno));
   if (fclose(out) != 0 && !rc) rc = ovl_fail(&err, OVL_EUSER, "%s: write failed: %s", path, strerror(errno));
   if (rc) ovl_safe_out_abort(&so);
   else rc = ovl_safe_out_commit(&so, &err);
   return rc ? ovl_cli_fail(&err) : 0;
+}
+
+typedef struct writer_call {
+  ovl_cli_writer write;
+  const ovl_cli_job_opts *o;
+  void *ctx;
+} writer_call;
+
+static int emit_with_writer(FILE *out, void *ctx, ovl_err *err) {
+  (void)err;
+  const writer_call *w = ctx;
+  w->write(out, w->o, w->ctx);
+  return OVL_OK;
+}
+
+int ovl_cli_write_output(const ovl_cli_job_opts *o, ovl_cli_writer write, void *ctx) {
+  if (!o->output) {
+    write(stdout, o, ctx);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+      ovl_err err;
+      ovl_err_clear(&err);
+      ovl_fail(&err, OVL_EUSER, "stdout: write failed: %s", strerror(errno));
+      return ovl_cli_fail(&err);
+    }
+    return 0;
+  }
+  writer_call w = {write, o, ctx};
+  return ovl_cli_write_file(o->output, emit_with_writer, &w);
 }

@@ -50,4 +50,15 @@ void ovl_cli_job_free(ovl_cli_job *j);
 typedef void (*ovl_cli_writer)(FILE *out, const ovl_cli_job_opts *o, void *ctx);
 int ovl_cli_write_output(const ovl_cli_job_opts *o, ovl_cli_writer write, void *ctx);
 
+/* Writes the file path through emit(out, ctx, err) (an ovl status) by the output rule of
+** base/safe_output.h: a temporary file beside path, renamed over it only when emit and every
+** write succeeded. Returns the exit status, having printed any error. */
+typedef int (*ovl_cli_emitter)(FILE *out, void *ctx, ovl_err *err);
+int ovl_cli_write_file(const char *path, ovl_cli_emitter emit, void *ctx);
+
+/* Writes the job's HTML page (report_html.h) to path, titled title; alpha_ns and beta (bytes/s)
+** are the valley's collective cost as `ovl whatif` takes them, NAN: fitted. Returns the exit status,
+** having printed any error; no file is left on failure. */
+int ovl_cli_write_html(ovl_cli_job *j, const char *path, const char *title, double alpha_ns, double beta);
+
 #endif

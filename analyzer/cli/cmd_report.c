@@ -5,7 +5,10 @@
 #include "../report/report_json.h"
 #include "../report/report_text.h"
 
+#include "base/units.h"
+
 #include <getopt.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -21,6 +24,12 @@ static const char help[] =
     "\n"
     "Options:\n"
     "  --json               print the JSON report (contract: docs/report.md)\n"
+    "  --html FILE          write the report as one self-contained HTML page to FILE (pictures:\n"
+    "                       the worst step's timeline, bucket order, bucket-size valley, ranks,\n"
+    "                       steps; docs/report.md) instead of the text report\n"
+    "  --alpha TIME, --beta RATE\n"
+    "                       with --html: the collective cost for the bucket-size valley, as\n"
+    "                       'ovl whatif' takes them (default: fitted on the trace)\n"
     "  --compact            JSON on one line (default: indented)\n"
     "  -o, --output FILE    write the report to FILE instead of standard output\n"
     "  --comm-pattern RE    also count kernels whose name matches RE (POSIX ERE) as communication\n"
@@ -37,7 +46,7 @@ static const char help[] =
     "--step-pattern; else from the repetition of the collective sequence; else the whole trace.\n"
     "Exit status: 0 ok, 1 bad input or usage, 2 internal error.\n";
 
-enum { OPT_TOP = 256, OPT_DETAIL, OPT_ALL };
+enum { OPT_TOP = 256, OPT_DETAIL, OPT_ALL, OPT_HTML, OPT_ALPHA, OPT_BETA };
 
 typedef struct report_out {
   const ovl_job *job;
@@ -55,6 +64,9 @@ int ovl_cmd_report(int argc, char **argv) {
     {"top", required_argument, NULL, OPT_TOP},
     {"detail", required_argument, NULL, OPT_DETAIL},
     {"all", no_argument, NULL, OPT_ALL},
+    {"html", required_argument, NULL, OPT_HTML},
+    {"alpha", required_argument, NULL, OPT_ALPHA},
+    {"beta", required_argument, NULL, OPT_BETA},
     {"help", no_argument, NULL, 'h'},
     OVL_CLI_JOB_LONGOPTS,
     {NULL, 0, NULL, 0},
@@ -63,6 +75,8 @@ int ovl_cmd_report(int argc, char **argv) {
   ovl_cli_job_opts_init(&jo);
   ovl_text_options topt = {10, 3, 40};
   long n;
+  const char *html = NULL;
+  double alpha = NAN, beta = NAN;
   optind = 1;
   opterr = 0;
   int c;
@@ -78,6 +92,15 @@ int ovl_cmd_report(int argc, char **argv) {
         topt.detail_steps = (size_t)n;
         break;
       case OPT_ALL: topt.max_steps = topt.detail_steps = topt.max_collectives = OVL_TEXT_ALL; break;
+      case OPT_HTML: html = optarg; break;
+      case OPT_ALPHA:
+        if (ovl_parse_time_ns(optarg, &alpha))
+          return ovl_cli_usage("report", "--alpha '%s': expected a time such as 50us", optarg);
+        break;
+      case OPT_BETA:
+        if (ovl_parse_rate(optarg, &beta))
+          return ovl_cli_usage("report", "--beta '%s': expected a rate such as 12GB/s", optarg);
+        break;
       case 'h': fputs(help, stdout); return 0;
       default: return ovl_cli_bad_option("report", argv);
     }
@@ -85,10 +108,17 @@ int ovl_cmd_report(int argc, char **argv) {
   if (optind >= argc) return ovl_cli_usage("report", "no TRACE given");
 
   ovl_cli_job j;
-  int rc = ovl_cli_job_run(&jo.analysis, &jo.output, 1, argv + optind, (size_t)(argc - optind), &j);
+  if (html && jo.output)
+    return ovl_cli_usage("report", "--html FILE and -o FILE: the page replaces the text report, give one");
+  const char *outputs[] = {jo.output, html};  /* planned before anything is read */
+  int rc = ovl_cli_job_run(&jo.analysis, outputs, 2, argv + optind, (size_t)(argc - optind), &j);
   if (rc) return rc;
-  report_out r = {&j.job, &topt};
-  rc = ovl_cli_write_output(&jo, write_report, &r);
+  if (html) {
+    rc = ovl_cli_write_html(&j, html, argv[optind], alpha, beta);
+  } else {
+    report_out r = {&j.job, &topt};
+    rc = ovl_cli_write_output(&jo, write_report, &r);
+  }
   ovl_cli_job_free(&j);
   return rc;
 }

@@ -7,6 +7,7 @@
 #include "cli.h"
 
 #include "base/paths.h"
+#include "run_html.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -33,6 +34,8 @@ static const char help[] =
     "  -o, --output DIR   trace directory, created if missing [$OVL_OUTPUT, else ./ovl-trace]\n"
     "      --flush-ms N   commit captured data every N ms [1000]\n"
     "      --lib PATH     the libovl.so to preload [found next to ovl, or in ../lib]\n"
+    "      --html FILE    wait for COMMAND, then write the HTML report of the traces it wrote\n"
+    "                     in DIR to FILE (as 'ovl report --html FILE'; docs/report.md)\n"
     "  -h, --help         this help\n"
     "\n"
     "Environment given to COMMAND: LD_PRELOAD (libovl.so first, after sanitizer runtimes),\n"
@@ -41,9 +44,10 @@ static const char help[] =
     "through. See docs/capture.md.\n"
     "\n"
     "Exit status: COMMAND's; 1 when ovl run cannot start it (bad option, no libovl.so,\n"
-    "unusable DIR, COMMAND not found).\n";
+    "unusable DIR, COMMAND not found), or with --html when COMMAND succeeded but no page could\n"
+    "be written (no trace).\n";
 
-enum { OPT_FLUSH = 256, OPT_LIB };
+enum { OPT_FLUSH = 256, OPT_LIB, OPT_HTML };
 
 /* libovl.so beside the ovl binary (build tree), or in ../lib or ../lib64 (installed). */
 static int find_library(char *out, size_t size) {
@@ -106,10 +110,11 @@ int ovl_cmd_run(int argc, char **argv) {
     {"output", required_argument, NULL, 'o'},
     {"flush-ms", required_argument, NULL, OPT_FLUSH},
     {"lib", required_argument, NULL, OPT_LIB},
+    {"html", required_argument, NULL, OPT_HTML},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
-  const char *dir = getenv("OVL_OUTPUT"), *lib_arg = NULL;
+  const char *dir = getenv("OVL_OUTPUT"), *lib_arg = NULL, *html = NULL;
   long flush_ms = 0;
   optind = 1;
   opterr = 0;
@@ -122,6 +127,7 @@ int ovl_cmd_run(int argc, char **argv) {
         if (ovl_cli_int("run", "--flush-ms", optarg, 10, 600000, &flush_ms)) return 1;
         break;
       case OPT_LIB: lib_arg = optarg; break;
+      case OPT_HTML: html = optarg; break;
       case 'h': fputs(help, stdout); return 0;
       default: return ovl_cli_bad_option("run", argv);
     }
@@ -152,6 +158,7 @@ int ovl_cmd_run(int argc, char **argv) {
     fprintf(stderr, "ovl: run: cannot set the environment: %s\n", strerror(errno));
     return 2;
   }
+  if (html) return ovl_run_and_write_html(argv + optind, out, html);
   fflush(NULL);
   execvp(argv[optind], argv + optind);
   fprintf(stderr, "ovl: run: %s: %s\n", argv[optind], strerror(errno));

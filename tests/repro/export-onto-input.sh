@@ -8,7 +8,7 @@ before=$(sum "$d/t.sqlite")
 ln "$d/t.sqlite" "$d/alias.sqlite"
 for args in "export --perfetto $d/t.sqlite" "export --chrome $d/t.sqlite" "export --chrome $d/alias.sqlite" \
             "report -o $d/t.sqlite" "report --json -o $d/alias.sqlite" "fit -o $d/t.sqlite" \
-            "whatif --bucket-mb 25 -o $d/t.sqlite"; do
+            "whatif --bucket-mb 25 -o $d/t.sqlite" "report --html $d/t.sqlite" "report --html $d/alias.sqlite"; do
   run "$d/out" "$d/err" $args "$d/t.sqlite"
   check "$args: exit 1" [ "$rc" = 1 ]
   check "$args: one ovl: line naming the output" \
