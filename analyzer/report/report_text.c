@@ -4,6 +4,7 @@
 #include "base/units.h"
 #include "base/vec.h"
 #include "bucket_view.h"
+#include "report_dims.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -238,6 +239,7 @@ void ovl_report_text(FILE *out, const ovl_job *job, const ovl_text_options *opt)
     print_rank(out, &job->ranks[i], opt);
   }
   if (job->cross.present) print_job(out, job, opt);
+  if (ovl_report_dims_beyond_ddp(job)) ovl_report_dims_text(out, job);
   if (job->nfindings) {
     fprintf(out, "\nJob");
     print_findings(out, job->findings, job->nfindings);
