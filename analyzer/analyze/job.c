@@ -181,8 +181,9 @@ int ovl_analyze_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs
     return rc;
   }
   ovl_qsort(job->ranks, job->nranks, sizeof *job->ranks, cmp_rank);
-  rc = ovl_job_cross_rank(job, err);
-  if (!rc) rc = ovl_job_parallel_dims(job, ctx->opt.dim_overrides, err);
+  rc = ovl_job_dims_classify(job, ctx->opt.dim_overrides, err);
+  if (!rc) rc = ovl_job_cross_rank(job, err);
+  if (!rc) rc = ovl_job_dims_finish(job, err);
   if (rc) ovl_job_free(job);
   return rc;
 }

@@ -201,32 +201,49 @@ static int cmp_span(const void *pa, const void *pb) {
   return (a->start > b->start) - (a->start < b->start);
 }
 
-/* Sets the per-dimension totals of colls[0..n); spans is scratch for n entries. */
+/* Merges spans[0..k) in place (sorted first); returns the length of their union. */
+static int64_t union_length(span *spans, size_t k) {
+  ovl_qsort(spans, k, sizeof *spans, cmp_span);
+  int64_t total = 0, cur_s = 0, cur_e = 0;
+  for (size_t i = 0; i < k; i++) {
+    if (i == 0 || spans[i].start > cur_e) {
+      if (i > 0) total += cur_e - cur_s;
+      cur_s = spans[i].start;
+      cur_e = spans[i].end;
+    } else if (spans[i].end > cur_e) {
+      cur_e = spans[i].end;
+    }
+  }
+  return k > 0 ? total + cur_e - cur_s : 0;
+}
+
+/* Sets the per-dimension totals of colls[0..n); spans is scratch for n * OVL_EXPOSED_PIECES.
+** Exposed time is the union of the collectives' exposed pieces when every piece list is
+** exact (collectives of one dimension may overlap each other: a stage's send and next
+** receive), else the sum of their exposed times, capped at the dimension's union. */
 static void dim_totals(const ovl_coll_result *colls, size_t n, span *spans, ovl_dim_totals out[OVL_DIM_COUNT]) {
   memset(out, 0, OVL_DIM_COUNT * sizeof *out);
   for (int d = 0; d < OVL_DIM_COUNT; d++) {
-    size_t k = 0;
+    size_t k = 0, kp = 0;
+    int exact = 1;
+    int64_t sum = 0;
     for (size_t i = 0; i < n; i++) {
       const ovl_coll_result *c = &colls[i];
       if (c->pdim.dim != d || c->gpu_start == OVL_NONE || c->gpu_end == OVL_NONE) continue;
       spans[k++] = (span){c->gpu_start, c->gpu_end};
-      out[d].exposed += c->exposed;
+      sum += c->exposed;
       out[d].colls++;
     }
-    ovl_qsort(spans, k, sizeof *spans, cmp_span);
-    int64_t cur_s = 0, cur_e = 0;
-    for (size_t i = 0; i < k; i++) {
-      if (i == 0 || spans[i].start > cur_e) {
-        if (i > 0) out[d].comm += cur_e - cur_s;
-        cur_s = spans[i].start;
-        cur_e = spans[i].end;
-      } else if (spans[i].end > cur_e) {
-        cur_e = spans[i].end;
-      }
+    out[d].comm = union_length(spans, k);
+    for (size_t i = 0; i < n && exact; i++) {
+      const ovl_coll_result *c = &colls[i];
+      if (c->pdim.dim != d || c->gpu_start == OVL_NONE || c->gpu_end == OVL_NONE) continue;
+      const ovl_exposed_pieces *p = c->exposed_pieces;
+      if (!p || !p->exact) exact = 0;
+      else
+        for (int j = 0; j < p->n; j++) spans[kp++] = (span){p->start[j], p->end[j]};
     }
-    if (k > 0) out[d].comm += cur_e - cur_s;
-    /* collectives of one dimension overlapping each other would count their exposure twice */
-    if (out[d].exposed > out[d].comm) out[d].exposed = out[d].comm;
+    out[d].exposed = exact ? union_length(spans, kp) : (sum < out[d].comm ? sum : out[d].comm);
   }
 }
 
@@ -242,7 +259,7 @@ static int rank_totals(ovl_rank_result *r, ovl_err *err) {
   size_t most = r->nunstepped;
   for (size_t s = 0; s < r->nsteps; s++)
     if (r->steps[s].ncolls > most) most = r->steps[s].ncolls;
-  span *spans = malloc((most ? most : 1) * sizeof *spans);
+  span *spans = malloc((most ? most : 1) * OVL_EXPOSED_PIECES * sizeof *spans);
   if (!spans) return ovl_oom(err, "dimension totals");
   memset(r->dims, 0, sizeof r->dims);
   for (size_t s = 0; s < r->nsteps; s++) {
@@ -360,7 +377,7 @@ static int cmp_group(const void *pa, const void *pb) {
   return (a->comm > b->comm) - (a->comm < b->comm);
 }
 
-int ovl_job_parallel_dims(ovl_job *job, const char *overrides, ovl_err *err) {
+int ovl_job_dims_classify(ovl_job *job, const char *overrides, ovl_err *err) {
   groups gs;
   memset(&gs, 0, sizeof gs);
   int rc = OVL_OK;
@@ -380,7 +397,6 @@ int ovl_job_parallel_dims(ovl_job *job, const char *overrides, ovl_err *err) {
     assign_roles(&job->ranks[i], &gs);
     rc = rank_totals(&job->ranks[i], err);
   }
-  if (!rc) rc = pipeline_stats(job, err);
   if (rc) {
     for (size_t i = 0; i < gs.v.len; i++) free(gs.v.items[i].members);
     OVL_VEC_FREE(&gs.v);
@@ -391,5 +407,10 @@ int ovl_job_parallel_dims(ovl_job *job, const char *overrides, ovl_err *err) {
   ovl_qsort(gs.v.items, gs.v.len, sizeof *gs.v.items, cmp_group);
   job->pgroups = gs.v.items;
   job->npgroups = gs.v.len;
-  return ovl_diagnose_dims(job, err);
+  return OVL_OK;
+}
+
+int ovl_job_dims_finish(ovl_job *job, ovl_err *err) {
+  int rc = pipeline_stats(job, err);
+  return rc ? rc : ovl_diagnose_dims(job, err);
 }

@@ -19,9 +19,13 @@
 
 #include "job.h"
 
-/* overrides: NULL or "COMM=DIM[,COMM=DIM...]" (COMM a comm id as the report prints it, DIM
-** a name ovl_pdim_parse knows). Called by ovl_analyze_job after the cross-rank stage. */
-int ovl_job_parallel_dims(ovl_job *job, const char *overrides, ovl_err *err);
+/* The groups, roles and per-dimension totals. overrides: NULL or "COMM=DIM[,COMM=DIM...]"
+** (COMM a comm id as the report prints it, DIM a name ovl_pdim_parse knows). Called by
+** ovl_analyze_job before the cross-rank stage (it reads the collectives' exposed pieces). */
+int ovl_job_dims_classify(ovl_job *job, const char *overrides, ovl_err *err);
+/* Pipeline stages (on job time: after the cross-rank stage set the clock offsets) and the
+** dimension findings. Called by ovl_analyze_job after the cross-rank stage. */
+int ovl_job_dims_finish(ovl_job *job, ovl_err *err);
 
 /* Checks an override list; 0 when well formed, else OVL_EUSER with err set. */
 int ovl_dim_overrides_check(const char *overrides, ovl_err *err);
