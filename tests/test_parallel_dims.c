@@ -166,6 +166,8 @@ static void strategy_case(ovl_pm_params *p, const char *name) {
     if (m->comm_ns[OVL_PM_DIM_TP] > 0)
       check_finding(&job, r, "tp_blocking_share", STEPS * m->exposed_ns[OVL_PM_DIM_TP], name);
   }
+  /* the dimension findings cover what blocking_collective would say about these collectives */
+  if (p->strategy != OVL_PM_DDP) check_no_finding(&job, "blocking_collective");
   if (p->strategy == OVL_PM_DDP) {
     check_no_finding(&job, "late_prefetch");
     check_no_finding(&job, "tp_blocking_share");

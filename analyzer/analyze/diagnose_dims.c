@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* A rank finding is raised when its exposed time is at least this share of the steps' span
@@ -70,7 +71,15 @@ static int exposed_role(ovl_rank_result *r, ovl_prole role, const char *code, ov
     if (by_ordinal[k] > by_ordinal[worst]) worst = k;
   double steps = r->nsteps ? (double)r->nsteps : 1.0;
   char msg[1024];
-  if (role == OVL_PROLE_PARAM_GATHER) {
+  if (role == OVL_PROLE_PARAM_GATHER && per_step == 1) {  /* ZeRO-1/2: one gather of the updated shards */
+    snprintf(msg, sizeof msg,
+             "the parameter all-gather after the optimizer step (ZeRO-1/2: every rank gathers the updated shards) "
+             "is exposed: %.3f ms of %.3f ms per step (%.0f%%, %.1f MB). Nothing computes while it runs: overlap it "
+             "with the next forward (gather per layer as ZeRO-3/FSDP do, with prefetch), or split it into buckets "
+             "(DeepSpeed allgather_bucket_size, overlap_comm=True)",
+             (double)exposed / steps / 1e6, (double)comm / steps / 1e6, 100.0 * (double)exposed / (double)comm,
+             (double)bytes / steps / 1e6);
+  } else if (role == OVL_PROLE_PARAM_GATHER) {
     long layers = per_step;
     const char *phase = "";
     if (per_step % 2 == 0 && per_step >= 2) {  /* ZeRO-3/FSDP gather again for backward */
@@ -208,10 +217,63 @@ static int alltoall_imbalance(ovl_job *job, ovl_err *err) {
   return OVL_OK;
 }
 
+/* Whether a dimension finding covers this step's blocking_collective finding: it points at a
+** collective that waits by design of its dimension (TP, PP, EP: on the critical path) or that
+** late_prefetch / exposed_reduce_scatter describe (ZeRO/FSDP gathers and reduce-scatters). */
+static int superseded(const ovl_step_result *st, const ovl_finding *f) {
+  if (strcmp(f->code, "blocking_collective") != 0) return 0;
+  for (size_t i = 0; i < st->ncolls; i++) {
+    const ovl_coll_result *c = &st->colls[i];
+    if (c->gpu_start != f->at_ns) continue;
+    return c->pdim.dim == OVL_DIM_TP || c->pdim.dim == OVL_DIM_PP || c->pdim.dim == OVL_DIM_EP ||
+           c->pdim.role == OVL_PROLE_PARAM_GATHER || c->pdim.role == OVL_PROLE_GRAD_REDUCE_SCATTER;
+  }
+  return 0;
+}
+
+/* Drops superseded blocking_collective findings from the steps and takes them out of the
+** rank's summary of that code (removed when nothing is left). */
+static void drop_superseded(ovl_rank_result *r) {
+  int64_t dropped = 0;
+  long kept_steps = 0;
+  for (size_t s = 0; s < r->nsteps; s++) {
+    ovl_step_result *st = &r->steps[s];
+    size_t k = 0;
+    int kept = 0;
+    for (size_t i = 0; i < st->nfindings; i++) {
+      if (superseded(st, &st->findings[i])) {
+        dropped += st->findings[i].recoverable_ns;
+        free(st->findings[i].message);
+        continue;
+      }
+      kept |= strcmp(st->findings[i].code, "blocking_collective") == 0;
+      st->findings[k++] = st->findings[i];
+    }
+    st->nfindings = k;
+    kept_steps += kept;
+  }
+  if (dropped == 0) return;
+  size_t k = 0;
+  for (size_t i = 0; i < r->nfindings; i++) {
+    ovl_finding *f = &r->findings[i];
+    if (strcmp(f->code, "blocking_collective") == 0) {
+      if (kept_steps == 0) {
+        free(f->message);
+        continue;
+      }
+      f->recoverable_ns = f->recoverable_ns > dropped ? f->recoverable_ns - dropped : 0;
+      f->steps_affected = kept_steps;
+    }
+    r->findings[k++] = *f;
+  }
+  r->nfindings = k;
+}
+
 int ovl_diagnose_dims(ovl_job *job, ovl_err *err) {
   int rc = OVL_OK;
   for (size_t i = 0; !rc && i < job->nranks; i++) {
     ovl_rank_result *r = &job->ranks[i];
+    drop_superseded(r);
     rc = exposed_role(r, OVL_PROLE_PARAM_GATHER, "late_prefetch", err);
     if (!rc) rc = exposed_role(r, OVL_PROLE_GRAD_REDUCE_SCATTER, "exposed_reduce_scatter", err);
     if (!rc) rc = tp_blocking(job, r, err);
