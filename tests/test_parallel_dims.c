@@ -11,6 +11,7 @@
 
 #include "analyze/job.h"
 #include "analyze/job_dims.h"
+#include "export/export.h"
 #include "model/parallel_model.h"
 #include "simulate/sim_strategy.h"
 
@@ -282,6 +283,27 @@ static void tp_by_fsdp(void) {
     CHECK(job.ranks[i].dims[OVL_DIM_TP].colls > 0);
   }
   check_dimensions(&model, &job, "tp x fsdp");
+  /* the timeline carries each collective's dimension and each step's per-dimension times */
+  char js[4300];
+  snprintf(js, sizeof js, "%s/tpxfsdp.json", tmpdir_buf);
+  ovl_export_options xo = {OVL_EXPORT_CHROME, js, NULL, 0};
+  ovl_export_stats xs;
+  ovl_err xerr;
+  ovl_err_clear(&xerr);
+  CHECK_I64(ovl_export_job(&job, &ctx, &xo, &xs, &xerr), 0);
+  FILE *jf = fopen(js, "r");
+  static char text[1 << 22];
+  size_t len = jf ? fread(text, 1, sizeof text - 1, jf) : 0;
+  text[len] = 0;
+  if (jf) fclose(jf);
+  unlink(js);
+  CHECK(strstr(text, "\"dim\":\"tp\",\"dim_role\":\"tp_allreduce\"") != NULL);
+  CHECK(strstr(text, "\"dim\":\"dp\",\"dim_role\":\"param_allgather\"") != NULL);
+  CHECK(strstr(text, "\"dim\":\"dp\",\"dim_role\":\"grad_reduce_scatter\"") != NULL);
+  char want[96];
+  snprintf(want, sizeof want, "\"tp_comm_ns\":%lld", (long long)job.ranks[0].steps[0].dims[OVL_DIM_TP].comm);
+  CHECK(strstr(text, want) != NULL);
+  CHECK(strstr(text, "\"dp_exposed_ns\":") != NULL);
   cleanup(&model, &job, &ctx, dir);
 
   /* an override wins over the rules: the FSDP group of rank 0 declared tp */

@@ -256,6 +256,10 @@ static size_t coll_args(const ovl_coll_result *c, const ovl_coll_rec *rec, size_
     if (isfinite(c->busbw_gbps)) a[n++] = (ovl_xarg){"busbw_gbps", OVL_XARG_DOUBLE, 0, c->busbw_gbps, NULL};
     if (isfinite(c->algbw_gbps)) a[n++] = (ovl_xarg){"algbw_gbps", OVL_XARG_DOUBLE, 0, c->algbw_gbps, NULL};
     a[n++] = (ovl_xarg){"step", OVL_XARG_INT, c->step, 0, NULL};
+    if (c->pdim.dim != OVL_DIM_UNKNOWN) {  /* its parallelism dimension (job_dims.h) */
+      a[n++] = (ovl_xarg){"dim", OVL_XARG_STRING, 0, 0, ovl_pdim_name((ovl_pdim)c->pdim.dim)};
+      a[n++] = (ovl_xarg){"dim_role", OVL_XARG_STRING, 0, 0, ovl_prole_name((ovl_prole)c->pdim.role)};
+    }
   }
   int64_t seq = c ? c->seq : rec->seq;
   if (seq != OVL_NONE) a[n++] = (ovl_xarg){"seq", OVL_XARG_INT, seq, 0, NULL};
@@ -326,7 +330,7 @@ static int gpu_one(xfile *f, xstreams *s, const ovl_classified_work *cw, void *c
   sl.flows_in = g->flows.items;
   sl.nflows_in = g->flows.len;
 
-  ovl_xarg args[12];
+  ovl_xarg args[14];
   if (nlinks) {
     sl.nargs = coll_args(res, &f->recs[cw->colls[0]], nlinks, args);
   } else if (cls == OVL_CLASS_COMM && !w->is_memop && (res = match_inferred(f, g, w))) {
