@@ -5,7 +5,9 @@
 ** communication and exposed time per step, pipeline bubbles, and the findings with their
 ** recoverable time. Some answers are also checked against closed forms (the pipeline model
 ** (p-1)/(m+p-1) with free transfers, TP's blocking all-reduces, ZeRO-3 without prefetch).
-** Also: the 2x2 TP x FSDP job classified into its two dimensions, and --dim overrides.
+** Also: the 2x2 TP x FSDP job classified into its two dimensions, --dim overrides, the
+** export's dimension args and the CLI (simulate --strategy, report's sections, bad usage).
+** usage: test_parallel_dims OVL_BINARY
 */
 #include "check.h"
 
@@ -13,6 +15,7 @@
 #include "analyze/job_dims.h"
 #include "export/export.h"
 #include "model/parallel_model.h"
+#include "run_cmd.h"
 #include "simulate/sim_strategy.h"
 
 #include <stdio.h>
@@ -325,7 +328,55 @@ static void tp_by_fsdp(void) {
   CHECK_I64(ovl_dim_overrides_check("1000=fsdp,1001=pp", &err), OVL_OK);
 }
 
-int main(void) {
+/* The CLI: simulate --strategy's answers and traces, report's sections, bad usage. */
+static void cli(const char *ovl) {
+  char cmd[8400], dir[4200];
+  snprintf(dir, sizeof dir, "%s/cli-tpxfsdp", tmpdir_buf);
+  snprintf(cmd, sizeof cmd, "'%s' simulate --strategy zero3 --dp 2 --tp 2 --json --emit-trace '%s'", ovl, dir);
+  cmd_result r = run_cmd(cmd);
+  CHECK_I64(r.status, 0);
+  CHECK(strstr(r.out, "\"strategy\": \"zero3\"") != NULL);
+  CHECK(strstr(r.out, "\"late_prefetch\"") != NULL);
+  cmd_free(&r);
+  snprintf(cmd, sizeof cmd, "'%s' report --json --compact '%s'", ovl, dir);
+  r = run_cmd(cmd);
+  CHECK_I64(r.status, 0);
+  CHECK(strstr(r.out, "\"process_groups\":[") != NULL);
+  CHECK(strstr(r.out, "\"dim\":\"tp\",\"why\"") != NULL);
+  CHECK(strstr(r.out, "\"dim\":\"dp\",\"why\"") != NULL);
+  CHECK(strstr(r.out, "\"dimensions\":{\"dp\":{") != NULL);
+  CHECK(strstr(r.out, "\"ovl_report_version\":1") != NULL);
+  cmd_free(&r);
+  snprintf(cmd, sizeof cmd, "'%s' report '%s'", ovl, dir);
+  r = run_cmd(cmd);
+  CHECK_I64(r.status, 0);
+  CHECK(strstr(r.out, "Parallelism dimensions") != NULL);
+  CHECK(strstr(r.out, "[late_prefetch]") != NULL);
+  cmd_free(&r);
+  snprintf(cmd, sizeof cmd, "'%s' report --dim 1000=bogus '%s'", ovl, dir);
+  r = run_cmd(cmd);
+  CHECK_I64(r.status, 1);
+  CHECK(strncmp(r.err, "ovl: --dim 'bogus': ", 20) == 0 && count_lines(r.err) == 1);
+  cmd_free(&r);
+  for (int i = 0; i < 4; i++) {
+    char path[4300];
+    snprintf(path, sizeof path, "%s/rank%d.sqlite", dir, i);
+    unlink(path);
+  }
+  rmdir(dir);
+  static const char *const bad[] = {"--strategy bogus", "--tp 2", "--strategy pp --stages 1",
+                                    "--strategy zero3 --misordered", "--strategy moe --hot-factor 0.5"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    snprintf(cmd, sizeof cmd, "'%s' simulate %s", ovl, bad[i]);
+    r = run_cmd(cmd);
+    if (r.status != 1) fprintf(stderr, "simulate %s: status %d\n", bad[i], r.status);
+    CHECK_I64(r.status, 1);
+    CHECK(strncmp(r.err, "ovl: simulate: ", 15) == 0 && count_lines(r.err) == 1);
+    cmd_free(&r);
+  }
+}
+
+int main(int argc, char **argv) {
   const char *t = getenv("TMPDIR");
   snprintf(tmpdir_buf, sizeof tmpdir_buf, "%s", t && *t ? t : "/tmp");
   static const ovl_pm_strategy all[] = {OVL_PM_DDP, OVL_PM_ZERO1, OVL_PM_ZERO2, OVL_PM_ZERO3,
@@ -337,5 +388,7 @@ int main(void) {
   }
   closed_forms();
   tp_by_fsdp();
+  if (argc > 1) cli(argv[1]);
+  else CHECK(!"usage: test_parallel_dims OVL_BINARY");
   return check_summary();
 }
