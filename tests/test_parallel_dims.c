@@ -7,7 +7,9 @@
 ** (p-1)/(m+p-1) with free transfers, TP's blocking all-reduces, ZeRO-3 without prefetch).
 ** Also: the 2x2 TP x FSDP job classified into its two dimensions, --dim overrides, the
 ** export's dimension args and the CLI (simulate --strategy, report's sections, bad usage).
-** usage: test_parallel_dims OVL_BINARY
+** Real traces: PARAM's DLRM (DDP all-reduce and all-to-all on one process group: dp and ep
+** collectives), HTA's all-gather/reduce-scatter trace (dp: param_allgather, grad_reduce_scatter).
+** usage: test_parallel_dims OVL_BINARY REPO_TRACES SHARED_TRACES
 */
 #include "check.h"
 
@@ -97,7 +99,7 @@ static const ovl_pgroup *group_of(const ovl_job *job, int64_t comm) {
 
 /* The per-dimension answers of every rank and group; returns the job for further checks. */
 static void check_dimensions(const ovl_pm_job *model, const ovl_job *job, const char *name) {
-  char what[160];
+  char what[320];
   CHECK_I64(job->nranks, model->nranks);
   for (int g = 0; g < model->ngroups; g++) {
     const ovl_pgroup *pg = group_of(job, OVL_SIM_GROUP_COMM(g));
@@ -342,8 +344,8 @@ static void cli(const char *ovl) {
   r = run_cmd(cmd);
   CHECK_I64(r.status, 0);
   CHECK(strstr(r.out, "\"process_groups\":[") != NULL);
-  CHECK(strstr(r.out, "\"dim\":\"tp\",\"why\"") != NULL);
-  CHECK(strstr(r.out, "\"dim\":\"dp\",\"why\"") != NULL);
+  CHECK(strstr(r.out, "\"dim\":\"tp\",\"dense_dim\":\"tp\"") != NULL);
+  CHECK(strstr(r.out, "\"dim\":\"dp\",\"dense_dim\":\"dp\"") != NULL);
   CHECK(strstr(r.out, "\"dimensions\":{\"dp\":{") != NULL);
   CHECK(strstr(r.out, "\"ovl_report_version\":1") != NULL);
   cmd_free(&r);
@@ -376,6 +378,136 @@ static void cli(const char *ovl) {
   }
 }
 
+/* Analyses the trace files or directories args[0..n) as one job; 0 on success. */
+static int analyse_real(char **args, size_t n, ovl_job *job, ovl_analysis_ctx *ctx) {
+  ovl_err err;
+  ovl_err_clear(&err);
+  ovl_analysis_options opt;
+  memset(&opt, 0, sizeof opt);
+  if (ovl_analysis_ctx_init(ctx, &opt, &err)) return -1;
+  if (ovl_analyze_job(ctx, args, n, NULL, NULL, job, &err)) {
+    fprintf(stderr, "%s\n", err.msg);
+    ovl_analysis_ctx_free(ctx);
+    return -1;
+  }
+  return 0;
+}
+
+/* Real DLRM traces (PARAM: DDP all-reduces and the embeddings' all-to-all on one default
+** process group): the group's all-to-alls are ep (dispatch and combine alternating), its
+** all-reduces dp; per-dimension totals are consistent with the rank's; with every rank, the
+** all-to-all imbalance finding agrees with the per-rank figures it is computed from. */
+static void real_dlrm(char **files, size_t nfiles, int all_ranks) {
+  ovl_job job;
+  ovl_analysis_ctx ctx;
+  if (analyse_real(files, nfiles, &job, &ctx)) {
+    CHECK(!"DLRM traces analysed");
+    return;
+  }
+  CHECK(job.nranks >= 2);
+  CHECK_I64(job.npgroups, 1);
+  if (job.npgroups == 1) {
+    CHECK_I64(job.pgroups[0].dim, OVL_DIM_EP);
+    CHECK_I64(job.pgroups[0].dense_dim, OVL_DIM_DP);
+    CHECK_I64(job.pgroups[0].nmembers, job.nranks);
+  }
+  double lo = 1e300, hi = -1, sum = 0;
+  int64_t lo_rank = -1;
+  long steps = 0;
+  for (size_t i = 0; i < job.nranks; i++) {
+    const ovl_rank_result *r = &job.ranks[i];
+    long a2a = 0, ar = 0;
+    for (size_t s = 0; s < r->nsteps; s++) {
+      long k = 0;
+      for (size_t c = 0; c < r->steps[s].ncolls; c++) {
+        const ovl_coll_result *cr = &r->steps[s].colls[c];
+        if (cr->op == OVL_OP_ALLTOALL) {
+          a2a++;
+          CHECK_I64(cr->pdim.dim, OVL_DIM_EP);
+          CHECK_I64(cr->pdim.role, k++ % 2 == 0 ? OVL_PROLE_EP_DISPATCH : OVL_PROLE_EP_COMBINE);
+        } else if (cr->op == OVL_OP_ALLREDUCE) {
+          ar++;
+          CHECK_I64(cr->pdim.dim, OVL_DIM_DP);
+          CHECK_I64(cr->pdim.role, OVL_PROLE_GRAD_ALLREDUCE);
+        }
+      }
+      for (int d = 1; d < OVL_DIM_COUNT; d++) {
+        const ovl_dim_totals *t = &r->steps[s].dims[d];
+        CHECK(t->exposed >= 0 && t->exposed <= t->comm && t->comm <= r->steps[s].totals.comm);
+        CHECK(t->exposed <= r->steps[s].totals.exposed);
+      }
+    }
+    CHECK(a2a > 0 && ar > 0);
+    CHECK_I64(r->dims[OVL_DIM_EP].colls, a2a);
+    double t = r->nsteps ? (double)r->dims[OVL_DIM_EP].comm / (double)r->nsteps : 0;
+    if (t < lo) lo = t, lo_rank = r->rank;
+    if (t > hi) hi = t;
+    sum += t;
+    steps = (long)r->nsteps;
+  }
+  const ovl_finding *f = find(job.findings, job.nfindings, "alltoall_imbalance");
+  double mean = sum / (double)job.nranks;
+  if (all_ranks) {
+    CHECK((f != NULL) == ((hi - lo) >= 0.10 * mean));
+    if (f) {
+      CHECK_WITHIN(f->recoverable_ns, (hi - lo) * (double)steps, "dlrm alltoall_imbalance recoverable");
+      char who[64];
+      snprintf(who, sizeof who, "Rank %lld spends the least", (long long)lo_rank);
+      CHECK(strstr(f->message, who) != NULL);
+    }
+  }
+  ovl_job_free(&job);
+  ovl_analysis_ctx_free(&ctx);
+}
+
+/* A real FSDP-like trace (HTA's rank 0 of 16: all-gathers and reduce-scatters on one group):
+** that group is dp, its calls param_allgather and grad_reduce_scatter. */
+static void real_fsdp(char *file) {
+  ovl_job job;
+  ovl_analysis_ctx ctx;
+  if (analyse_real(&file, 1, &job, &ctx)) {
+    CHECK(!"HTA trace analysed");
+    return;
+  }
+  int found = 0;
+  for (size_t g = 0; g < job.npgroups; g++) {
+    const ovl_pgroup *pg = &job.pgroups[g];
+    if (!pg->ops[OVL_OP_ALLGATHER] || !pg->ops[OVL_OP_REDUCESCATTER]) continue;
+    found++;
+    CHECK_I64(pg->dim, OVL_DIM_DP);
+  }
+  CHECK(found >= 1);
+  long ag = 0, rs = 0;
+  for (size_t i = 0; i < job.nranks; i++)
+    for (size_t s = 0; s < job.ranks[i].nsteps; s++)
+      for (size_t c = 0; c < job.ranks[i].steps[s].ncolls; c++) {
+        const ovl_coll_result *cr = &job.ranks[i].steps[s].colls[c];
+        ag += cr->op == OVL_OP_ALLGATHER && cr->pdim.role == OVL_PROLE_PARAM_GATHER;
+        rs += cr->op == OVL_OP_REDUCESCATTER && cr->pdim.role == OVL_PROLE_GRAD_REDUCE_SCATTER;
+      }
+  CHECK(ag > 0 && rs > 0);
+  ovl_job_free(&job);
+  ovl_analysis_ctx_free(&ctx);
+}
+
+static void real_traces(const char *repo_data, const char *shared) {
+  char a[4200], b[4200];
+  snprintf(a, sizeof a, "%s/kineto-param-dlrm8/worker0_step_12.json.gz", repo_data);
+  snprintf(b, sizeof b, "%s/kineto-param-dlrm8/worker1_step_12.json.gz", repo_data);
+  char *two[] = {a, b};
+  real_dlrm(two, 2, 0);
+  snprintf(a, sizeof a, "%s/kineto-param-dlrm8", shared);
+  if (access(a, R_OK) == 0) {
+    char *all[] = {a};
+    real_dlrm(all, 1, 1);
+  } else {
+    printf("SKIP: %s absent: the 8-rank DLRM job is not checked\n", a);
+  }
+  snprintf(b, sizeof b, "%s/kineto-hta/negative_queue_length_values_check__rank0.json.gz", shared);
+  if (access(b, R_OK) == 0) real_fsdp(b);
+  else printf("SKIP: %s absent: the all-gather/reduce-scatter trace is not checked\n", b);
+}
+
 int main(int argc, char **argv) {
   const char *t = getenv("TMPDIR");
   snprintf(tmpdir_buf, sizeof tmpdir_buf, "%s", t && *t ? t : "/tmp");
@@ -388,7 +520,11 @@ int main(int argc, char **argv) {
   }
   closed_forms();
   tp_by_fsdp();
-  if (argc > 1) cli(argv[1]);
-  else CHECK(!"usage: test_parallel_dims OVL_BINARY");
+  if (argc > 3) {
+    cli(argv[1]);
+    real_traces(argv[2], argv[3]);
+  } else {
+    CHECK(!"usage: test_parallel_dims OVL_BINARY REPO_TRACES SHARED_TRACES");
+  }
   return check_summary();
 }

@@ -73,7 +73,8 @@ static void apply_override(void *ctx, int64_t comm, ovl_pdim d) {
   groups *g = ctx;
   int64_t i;
   if (!ovl_i64map_get(&g->by_comm, comm, &i)) return;
-  g->v.items[i].dim = d;
+  g->v.items[i].dim = g->v.items[i].dense_dim = d;
+  g->v.items[i].overridden = 1;
   snprintf(g->v.items[i].why, sizeof g->v.items[i].why, "override (--dim)");
 }
 
@@ -86,6 +87,11 @@ static int on_compute_stream(const ovl_rank_result *r, int64_t stream) {
     if (r->streams[i].stream == stream) return strcmp(ovl_stream_role_name(&r->streams[i]), "compute") == 0;
   return 0;
 }
+
+/* NCCL's send/recv kernels (SendRecv, inferred from kernel names) also carry all-to-all:
+** counted with all-to-all when the group has any (classify_by_ops). */
+static int is_a2a(ovl_op op) { return op == OVL_OP_ALLTOALL; }
+static int is_p2p(ovl_op op) { return op == OVL_OP_SEND || op == OVL_OP_RECV || op == OVL_OP_SENDRECV; }
 
 static int add_member(ovl_pgroup *g, int64_t rank) {
   for (size_t i = 0; i < g->nmembers; i++)
@@ -115,7 +121,12 @@ static int note_coll(groups *gs, const ovl_rank_result *r, const ovl_coll_result
   if (c->nranks != OVL_NONE && c->nranks > g->nranks) g->nranks = c->nranks;
   g->ops[(unsigned)c->op < OVL_OP_COUNT ? c->op : OVL_OP_UNKNOWN]++;
   g->colls++;
-  if (c->stream != OVL_NONE && on_compute_stream(r, c->stream)) g->on_compute_stream++;
+  int on_compute = c->stream != OVL_NONE && on_compute_stream(r, c->stream);
+  g->on_compute_stream += on_compute;
+  if (!is_a2a(c->op) && !is_p2p(c->op)) {
+    g->dense++;
+    g->dense_on_compute += on_compute;
+  }
   if (r->rank != OVL_NONE && add_member(g, r->rank)) return ovl_oom(err, "process groups");
   return OVL_OK;
 }
@@ -131,38 +142,58 @@ static void set_stride(ovl_pgroup *g) {
 
 /* Rules 2, 3 and 5 of job_dims.h; rule 4 needs every group (classify_by_stride). */
 static void classify_by_ops(ovl_pgroup *g) {
-  long p2p = g->ops[OVL_OP_SEND] + g->ops[OVL_OP_RECV] + g->ops[OVL_OP_SENDRECV];
+  long a2a = g->ops[OVL_OP_ALLTOALL] + (g->ops[OVL_OP_ALLTOALL] ? g->ops[OVL_OP_SENDRECV] : 0);
+  long p2p = g->ops[OVL_OP_SEND] + g->ops[OVL_OP_RECV] + (g->ops[OVL_OP_ALLTOALL] ? 0 : g->ops[OVL_OP_SENDRECV]);
+  char dense_why[128];
+  if (g->dense == 0) {
+    g->dense_dim = OVL_DIM_UNKNOWN;
+    dense_why[0] = 0;
+  } else if (2 * g->dense_on_compute > g->dense) {
+    g->dense_dim = OVL_DIM_TP;
+    snprintf(dense_why, sizeof dense_why, "%ld of %ld dense calls run on a compute stream (compute waits for them)",
+             g->dense_on_compute, g->dense);
+  } else {
+    g->dense_dim = OVL_DIM_DP;
+    snprintf(dense_why, sizeof dense_why, "dense calls on their own stream (%ld all-reduce, %ld all-gather, %ld "
+             "reduce-scatter)", g->ops[OVL_OP_ALLREDUCE], g->ops[OVL_OP_ALLGATHER], g->ops[OVL_OP_REDUCESCATTER]);
+  }
   if (g->nranks == 1) {
-    g->dim = OVL_DIM_UNKNOWN;
+    g->dim = g->dense_dim = OVL_DIM_UNKNOWN;
     snprintf(g->why, sizeof g->why, "a one-rank communicator");
   } else if (2 * p2p >= g->colls) {
     g->dim = OVL_DIM_PP;
-    snprintf(g->why, sizeof g->why, "op mix: %ld of %ld calls are send/recv", p2p, g->colls);
-  } else if (2 * g->ops[OVL_OP_ALLTOALL] >= g->colls) {
+    snprintf(g->why, sizeof g->why, "op mix: %ld of %ld calls are send/recv%s%s", p2p, g->colls,
+             dense_why[0] ? "; " : "", dense_why);
+  } else if (2 * a2a >= g->colls) {
     g->dim = OVL_DIM_EP;
-    snprintf(g->why, sizeof g->why, "op mix: %ld of %ld calls are all-to-all", g->ops[OVL_OP_ALLTOALL], g->colls);
-  } else if (2 * g->on_compute_stream > g->colls) {
-    g->dim = OVL_DIM_TP;
-    snprintf(g->why, sizeof g->why, "%ld of %ld calls run on a compute stream (compute waits for them)",
-             g->on_compute_stream, g->colls);
+    snprintf(g->why, sizeof g->why, "op mix: %ld of %ld calls are all-to-all%s%s", a2a, g->colls,
+             dense_why[0] ? "; " : "", dense_why);
   } else {
-    g->dim = OVL_DIM_DP;
-    snprintf(g->why, sizeof g->why, "collectives on their own stream (%ld all-reduce, %ld all-gather, %ld reduce-scatter)",
-             g->ops[OVL_OP_ALLREDUCE], g->ops[OVL_OP_ALLGATHER], g->ops[OVL_OP_REDUCESCATTER]);
+    g->dim = g->dense_dim;
+    snprintf(g->why, sizeof g->why, "%s", dense_why);
   }
 }
 
 static void classify_by_stride(groups *gs) {
   int64_t max_stride = 0;
   for (size_t i = 0; i < gs->v.len; i++)
-    if (gs->v.items[i].dim == OVL_DIM_DP && gs->v.items[i].stride > max_stride) max_stride = gs->v.items[i].stride;
+    if (gs->v.items[i].dense_dim == OVL_DIM_DP && gs->v.items[i].stride > max_stride) max_stride = gs->v.items[i].stride;
   for (size_t i = 0; i < gs->v.len; i++) {
     ovl_pgroup *g = &gs->v.items[i];
-    if (g->dim != OVL_DIM_DP || g->stride <= 0 || g->stride >= max_stride) continue;
-    g->dim = OVL_DIM_TP;
+    if (g->dense_dim != OVL_DIM_DP || g->stride <= 0 || g->stride >= max_stride) continue;
+    g->dense_dim = OVL_DIM_TP;
+    if (g->dim == OVL_DIM_DP) g->dim = OVL_DIM_TP;
     snprintf(g->why, sizeof g->why, "members %lld apart, closer than another data-parallel-looking group's %lld",
              (long long)g->stride, (long long)max_stride);
   }
+}
+
+/* A collective's dimension in group g (job_dims.h). */
+static ovl_pdim coll_dim(const ovl_pgroup *g, ovl_op op) {
+  if (g->overridden || g->nranks == 1) return g->dim;
+  if (is_a2a(op) || (op == OVL_OP_SENDRECV && g->ops[OVL_OP_ALLTOALL])) return OVL_DIM_EP;
+  if (is_p2p(op)) return OVL_DIM_PP;
+  return g->dense_dim;
 }
 
 static ovl_prole role_of(ovl_pdim d, ovl_op op, long *a2a_seen) {
@@ -359,7 +390,7 @@ static void assign_roles(ovl_rank_result *r, const groups *gs) {
       int64_t g, seen = 0;
       c->pdim = (ovl_coll_dim){0, 0};
       if (c->comm == OVL_NONE || !ovl_i64map_get(&gs->by_comm, c->comm, &g)) continue;
-      ovl_pdim d = gs->v.items[g].dim;
+      ovl_pdim d = coll_dim(&gs->v.items[g], c->op);
       if (d == OVL_DIM_EP) ovl_i64map_get(&a2a, c->comm, &seen);
       long k = (long)seen;
       c->pdim.dim = (unsigned char)d;

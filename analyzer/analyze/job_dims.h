@@ -5,14 +5,19 @@
 ** rank, measures pipeline bubbles, and adds the dimension findings (diagnose_dims.c).
 **
 ** A group's dimension, first rule that applies:
-**   1. an override (--dim COMM=DIM);
+**   1. an override (--dim COMM=DIM): every call of the group gets DIM;
 **   2. mostly Send/Recv: pp;  mostly AlltoAll: ep;
-**   3. its calls mostly run on a stream that mostly runs compute (the compute waits for them,
-**      as Megatron's tensor-parallel collectives do): tp;
+**   3. its dense calls (all-reduce, all-gather, reduce-scatter, broadcast...) mostly run on a
+**      stream that mostly runs compute (the compute waits for them, as Megatron's
+**      tensor-parallel collectives do): tp;
 **   4. two or more remaining groups with evenly spaced members: the one with the smallest
 **      stride (ranks next to each other, as TP is laid out inside a node) is tp when another
 **      has a larger stride;
 **   5. otherwise dp (DDP all-reduces, ZeRO/FSDP all-gathers and reduce-scatters).
+** Without an override a collective's dimension follows its op inside its group: all-to-all
+** is ep and send/recv pp wherever they run, dense calls take the group's dense dimension
+** (rules 3-5): one default process group carrying DDP's all-reduces and an embedding
+** all-to-all (DLRM) gives dp and ep collectives.
 */
 #ifndef OVL_JOB_DIMS_H
 #define OVL_JOB_DIMS_H

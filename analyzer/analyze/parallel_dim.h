@@ -67,8 +67,12 @@ typedef struct ovl_pgroup {
   int64_t stride;          /* spacing of evenly spaced members; 0 when unknown or uneven */
   long ops[16];            /* calls by ovl_op (all ranks) */
   long colls, on_compute_stream;  /* calls, and those on a stream that mostly runs compute */
-  ovl_pdim dim;
-  char why[120];           /* how the dimension was decided */
+  long dense, dense_on_compute;   /* its all-reduces, all-gathers, reduce-scatters, ... (neither
+                                  ** all-to-all nor send/recv), and those on a compute stream */
+  ovl_pdim dim;            /* the dimension of most of its calls */
+  ovl_pdim dense_dim;      /* the dimension of its dense calls (unknown without any) */
+  int overridden;          /* --dim named it: every call gets dim */
+  char why[160];           /* how the dimension was decided */
 } ovl_pgroup;
 
 /* "dp", "tp", "pp", "ep", "unknown". */

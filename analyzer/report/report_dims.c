@@ -52,6 +52,7 @@ void ovl_report_dims_groups_json(ovl_json *j, const ovl_job *job) {
     ovl_json_object_begin(j, NULL);
     ovl_json_int(j, "comm", pg->comm);
     ovl_json_string(j, "dim", ovl_pdim_name(pg->dim));
+    ovl_json_string(j, "dense_dim", ovl_pdim_name(pg->dense_dim));
     ovl_json_string(j, "why", pg->why);
     if (pg->nranks != OVL_NONE) ovl_json_int(j, "nranks", pg->nranks);
     else ovl_json_null(j, "nranks");
