@@ -20,6 +20,7 @@
 #include "run_cmd.h"
 #include "simulate/sim_strategy.h"
 
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -378,6 +379,59 @@ static void cli(const char *ovl) {
   }
 }
 
+/* `dim <d>` NVTX ranges name a group's dimension; --dim wins over them. */
+static void nvtx_dim(void) {
+  ovl_pm_params p;
+  ovl_pm_defaults(OVL_PM_ZERO3, &p);
+  p.dp = 2;
+  p.tp = 2;
+  ovl_pm_job model;
+  ovl_err err;
+  ovl_err_clear(&err);
+  char dir[4200], path[4300];
+  snprintf(dir, sizeof dir, "%s/nvtx-dim", tmpdir_buf);
+  CHECK_I64(ovl_pm_build(&p, &model), 0);
+  CHECK_I64(ovl_sim_emit_strategy(dir, &model, STEPS, "test", &err), 0);
+  /* rank 0 wraps every call of group 0 (an FSDP group) in an `ovl:dim ep` range */
+  snprintf(path, sizeof path, "%s/rank0.sqlite", dir);
+  sqlite3 *db = NULL;
+  CHECK_I64(sqlite3_open(path, &db), SQLITE_OK);
+  char sql[256];
+  snprintf(sql, sizeof sql,
+           "INSERT INTO nvtx (start, end, tid, domain, name) SELECT host_start, host_end, tid, NULL, 'ovl:dim ep' "
+           "FROM collectives WHERE comm = %d", OVL_SIM_GROUP_COMM(0));
+  CHECK_I64(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+  CHECK(sqlite3_changes(db) > 0);
+  sqlite3_close(db);
+  for (int pass = 0; pass < 2; pass++) {
+    char spec[64];
+    snprintf(spec, sizeof spec, "%d=pp", OVL_SIM_GROUP_COMM(0));
+    ovl_analysis_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.dim_overrides = pass ? spec : NULL;
+    ovl_analysis_ctx ctx;
+    ovl_job job;
+    char *args[] = {dir};
+    if (ovl_analysis_ctx_init(&ctx, &opt, &err) || ovl_analyze_job(&ctx, args, 1, NULL, NULL, &job, &err)) {
+      CHECK(!"nvtx job analysed");
+      break;
+    }
+    const ovl_pgroup *pg = group_of(&job, OVL_SIM_GROUP_COMM(0));
+    CHECK(pg && pg->dim == (pass ? OVL_DIM_PP : OVL_DIM_EP));
+    if (pg && !pass) CHECK(strstr(pg->why, "NVTX") != NULL);
+    pg = group_of(&job, OVL_SIM_GROUP_COMM(1));
+    CHECK(pg && pg->dim == OVL_DIM_DP);
+    ovl_job_free(&job);
+    ovl_analysis_ctx_free(&ctx);
+  }
+  for (int r = 0; r < model.nranks; r++) {
+    snprintf(path, sizeof path, "%s/rank%d.sqlite", dir, r);
+    unlink(path);
+  }
+  rmdir(dir);
+  ovl_pm_free(&model);
+}
+
 /* Analyses the trace files or directories args[0..n) as one job; 0 on success. */
 static int analyse_real(char **args, size_t n, ovl_job *job, ovl_analysis_ctx *ctx) {
   ovl_err err;
@@ -428,7 +482,7 @@ static void real_dlrm(char **files, size_t nfiles, int all_ranks) {
         } else if (cr->op == OVL_OP_ALLREDUCE) {
           ar++;
           CHECK_I64(cr->pdim.dim, OVL_DIM_DP);
-          CHECK_I64(cr->pdim.role, OVL_PROLE_GRAD_ALLREDUCE);
+          CHECK_I64(cr->pdim.role, OVL_PROLE_GRAD_REDUCE);
         }
       }
       for (int d = 1; d < OVL_DIM_COUNT; d++) {
@@ -520,6 +574,7 @@ int main(int argc, char **argv) {
   }
   closed_forms();
   tp_by_fsdp();
+  nvtx_dim();
   if (argc > 3) {
     cli(argv[1]);
     real_traces(argv[2], argv[3]);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 _Static_assert(OVL_OP_COUNT <= 16, "ovl_pgroup.ops holds every ovl_op");
+_Static_assert(OVL_DIM_COUNT <= 8, "ovl_pgroup.nvtx_votes holds every ovl_pdim");
 
 static const char *const dim_names[OVL_DIM_COUNT] = {"unknown", "dp", "tp", "pp", "ep"};
 static const char *const role_names[OVL_PROLE_COUNT] = {
@@ -120,6 +121,7 @@ static int note_coll(groups *gs, const ovl_rank_result *r, const ovl_coll_result
   ovl_pgroup *g = &gs->v.items[i];
   if (c->nranks != OVL_NONE && c->nranks > g->nranks) g->nranks = c->nranks;
   g->ops[(unsigned)c->op < OVL_OP_COUNT ? c->op : OVL_OP_UNKNOWN]++;
+  if (c->pdim.nvtx > 0 && c->pdim.nvtx < OVL_DIM_COUNT) g->nvtx_votes[c->pdim.nvtx]++;
   g->colls++;
   int on_compute = c->stream != OVL_NONE && on_compute_stream(r, c->stream);
   g->on_compute_stream += on_compute;
@@ -196,15 +198,28 @@ static ovl_pdim coll_dim(const ovl_pgroup *g, ovl_op op) {
   return g->dense_dim;
 }
 
+/* `dim <d>` NVTX ranges around a group's calls name its dimension (the most named one);
+** --dim, applied after, wins over them. */
+static void nvtx_override(ovl_pgroup *g) {
+  int best = 0;
+  for (int d = 1; d < OVL_DIM_COUNT; d++)
+    if (g->nvtx_votes[d] > g->nvtx_votes[best]) best = d;
+  if (best == 0) return;
+  g->dim = g->dense_dim = (ovl_pdim)best;
+  g->overridden = 1;
+  snprintf(g->why, sizeof g->why, "NVTX: 'dim %s' ranges around %ld of its %ld calls", ovl_pdim_name((ovl_pdim)best),
+           g->nvtx_votes[best], g->colls);
+}
+
 static ovl_prole role_of(ovl_pdim d, ovl_op op, long *a2a_seen) {
   switch (d) {
     case OVL_DIM_DP:
-      if (op == OVL_OP_ALLREDUCE) return OVL_PROLE_GRAD_ALLREDUCE;
+      if (op == OVL_OP_ALLREDUCE) return OVL_PROLE_GRAD_REDUCE;
       if (op == OVL_OP_ALLGATHER) return OVL_PROLE_PARAM_GATHER;
       if (op == OVL_OP_REDUCESCATTER) return OVL_PROLE_GRAD_REDUCE_SCATTER;
       return OVL_PROLE_OTHER;
     case OVL_DIM_TP:
-      if (op == OVL_OP_ALLREDUCE) return OVL_PROLE_TP_ALLREDUCE;
+      if (op == OVL_OP_ALLREDUCE) return OVL_PROLE_TP_REDUCE;
       if (op == OVL_OP_ALLGATHER) return OVL_PROLE_TP_ALLGATHER;
       if (op == OVL_OP_REDUCESCATTER) return OVL_PROLE_TP_REDUCE_SCATTER;
       return OVL_PROLE_OTHER;
@@ -388,7 +403,7 @@ static void assign_roles(ovl_rank_result *r, const groups *gs) {
     for (size_t i = 0; i < n; i++) {
       ovl_coll_result *c = &colls[i];
       int64_t g, seen = 0;
-      c->pdim = (ovl_coll_dim){0, 0};
+      c->pdim.dim = c->pdim.role = 0;  /* nvtx (the NVTX hint) is kept */
       if (c->comm == OVL_NONE || !ovl_i64map_get(&gs->by_comm, c->comm, &g)) continue;
       ovl_pdim d = coll_dim(&gs->v.items[g], c->op);
       if (d == OVL_DIM_EP) ovl_i64map_get(&a2a, c->comm, &seen);
@@ -423,6 +438,7 @@ int ovl_job_dims_classify(ovl_job *job, const char *overrides, ovl_err *err) {
     classify_by_ops(&gs.v.items[i]);
   }
   if (!rc) classify_by_stride(&gs);
+  for (size_t i = 0; !rc && i < gs.v.len; i++) nvtx_override(&gs.v.items[i]);
   if (!rc) rc = each_override(overrides, apply_override, &gs, err);
   for (size_t i = 0; !rc && i < job->nranks; i++) {
     assign_roles(&job->ranks[i], &gs);

@@ -21,10 +21,10 @@ typedef enum ovl_pdim {
 
 typedef enum ovl_prole {
   OVL_PROLE_NONE = 0,
-  OVL_PROLE_GRAD_ALLREDUCE,      /* DP: gradient all-reduce (DDP, ZeRO-1) */
+  OVL_PROLE_GRAD_REDUCE,      /* DP: gradient all-reduce (DDP, ZeRO-1) */
   OVL_PROLE_PARAM_GATHER,        /* DP: parameter all-gather (ZeRO-3/FSDP; ZeRO-1/2 after the step) */
   OVL_PROLE_GRAD_REDUCE_SCATTER, /* DP: gradient reduce-scatter (ZeRO-2/3, FSDP) */
-  OVL_PROLE_TP_ALLREDUCE,
+  OVL_PROLE_TP_REDUCE,
   OVL_PROLE_TP_ALLGATHER,        /* sequence parallel */
   OVL_PROLE_TP_REDUCE_SCATTER,   /* sequence parallel */
   OVL_PROLE_PP_SEND,
@@ -39,6 +39,7 @@ typedef enum ovl_prole {
 typedef struct ovl_coll_dim {
   unsigned char dim;       /* ovl_pdim */
   unsigned char role;      /* ovl_prole */
+  unsigned char nvtx;      /* ovl_pdim named by a `dim <d>` NVTX range around its call; 0: none */
 } ovl_coll_dim;
 
 /* One dimension's communication in a step or over a rank: comm is the length of the union of
@@ -71,7 +72,8 @@ typedef struct ovl_pgroup {
                                   ** all-to-all nor send/recv), and those on a compute stream */
   ovl_pdim dim;            /* the dimension of most of its calls */
   ovl_pdim dense_dim;      /* the dimension of its dense calls (unknown without any) */
-  int overridden;          /* --dim named it: every call gets dim */
+  long nvtx_votes[8];      /* calls inside a `dim <d>` NVTX range, by ovl_pdim */
+  int overridden;          /* --dim or NVTX named it: every call gets dim */
   char why[160];           /* how the dimension was decided */
 } ovl_pgroup;
 

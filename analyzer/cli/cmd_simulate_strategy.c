@@ -77,7 +77,7 @@ static void print_json(const ovl_pm_job *job, int steps) {
       ovl_json_object_begin(&j, dim_names[d]);
       ovl_json_double(&j, "t_comm_per_step_ns", rk->comm_ns[d]);
       ovl_json_double(&j, "t_exposed_per_step_ns", rk->exposed_ns[d]);
-      ovl_json_double(&j, "overlap_efficiency", 1.0 - rk->exposed_ns[d] / rk->comm_ns[d]);
+      ovl_json_double(&j, "efficiency", 1.0 - rk->exposed_ns[d] / rk->comm_ns[d]);
       ovl_json_object_end(&j);
     }
     ovl_json_object_end(&j);

@@ -17,7 +17,7 @@ void ovl_report_dims_totals_json(ovl_json *j, const ovl_dim_totals *t, long nste
     ovl_json_object_begin(j, ovl_pdim_name((ovl_pdim)d));
     ovl_json_int(j, "t_comm_ns", t[d].comm);
     ovl_json_int(j, "t_exposed_ns", t[d].exposed);
-    ovl_json_double(j, "overlap_efficiency", ovl_dim_efficiency(&t[d]));
+    ovl_json_double(j, "efficiency", ovl_dim_efficiency(&t[d]));
     ovl_json_int(j, "collectives", t[d].colls);
     if (nsteps > 0) {
       ovl_json_int(j, "t_comm_per_step_ns", t[d].comm / nsteps);
