@@ -106,7 +106,9 @@ static int add_member(ovl_pgroup *g, int64_t rank) {
   return 0;
 }
 
-static int note_coll(groups *gs, const ovl_rank_result *r, const ovl_coll_result *c, ovl_err *err) {
+/* Notes collective c of rank r in its group; seen holds the comms r was already added to (a
+** rank joins each group once: membership costs nothing per call). */
+static int note_coll(groups *gs, const ovl_rank_result *r, const ovl_coll_result *c, ovl_i64map *seen, ovl_err *err) {
   if (c->comm == OVL_NONE) return OVL_OK;
   int64_t i;
   if (!ovl_i64map_get(&gs->by_comm, c->comm, &i)) {
@@ -129,7 +131,9 @@ static int note_coll(groups *gs, const ovl_rank_result *r, const ovl_coll_result
     g->dense++;
     g->dense_on_compute += on_compute;
   }
-  if (r->rank != OVL_NONE && add_member(g, r->rank)) return ovl_oom(err, "process groups");
+  int64_t dummy;
+  if (r->rank == OVL_NONE || ovl_i64map_get(seen, c->comm, &dummy)) return OVL_OK;
+  if (add_member(g, r->rank) || ovl_i64map_put(seen, c->comm, 1)) return ovl_oom(err, "process groups");
   return OVL_OK;
 }
 
@@ -429,9 +433,13 @@ int ovl_job_dims_classify(ovl_job *job, const char *overrides, ovl_err *err) {
   int rc = OVL_OK;
   for (size_t i = 0; !rc && i < job->nranks; i++) {
     const ovl_rank_result *r = &job->ranks[i];
+    ovl_i64map seen;
+    memset(&seen, 0, sizeof seen);
     for (size_t s = 0; !rc && s < r->nsteps; s++)
-      for (size_t k = 0; !rc && k < r->steps[s].ncolls; k++) rc = note_coll(&gs, r, &r->steps[s].colls[k], err);
-    for (size_t k = 0; !rc && k < r->nunstepped; k++) rc = note_coll(&gs, r, &r->unstepped[k], err);
+      for (size_t k = 0; !rc && k < r->steps[s].ncolls; k++)
+        rc = note_coll(&gs, r, &r->steps[s].colls[k], &seen, err);
+    for (size_t k = 0; !rc && k < r->nunstepped; k++) rc = note_coll(&gs, r, &r->unstepped[k], &seen, err);
+    ovl_i64map_free(&seen);
   }
   for (size_t i = 0; !rc && i < gs.v.len; i++) {
     set_stride(&gs.v.items[i]);
