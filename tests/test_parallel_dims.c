@@ -573,6 +573,24 @@ int main(int argc, char **argv) {
     strategy_case(&p, ovl_pm_strategy_name(all[i]));
   }
   closed_forms();
+  /* a pipeline whose stage 2 computes 1.5x longer: every stage's finding names it */
+  {
+    ovl_pm_params p;
+    ovl_pm_defaults(OVL_PM_PP, &p);
+    p.slow_stage = 2;
+    strategy_case(&p, "pp-slow-stage");
+    ovl_pm_job model;
+    ovl_job job;
+    ovl_analysis_ctx ctx;
+    char dir[4200];
+    if (!run_job(&p, &model, &job, &ctx, NULL, dir, sizeof dir)) {
+      for (size_t i = 0; i < job.nranks; i++) {
+        const ovl_finding *f = find(job.ranks[i].findings, job.ranks[i].nfindings, "pipeline_bubble");
+        CHECK(f && strstr(f->message, "The bottleneck is stage 2 ") != NULL);
+      }
+      cleanup(&model, &job, &ctx, dir);
+    }
+  }
   tp_by_fsdp();
   nvtx_dim();
   if (argc > 3) {

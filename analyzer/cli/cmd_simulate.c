@@ -53,7 +53,9 @@ static const char help[] =
     "  --stages N              pp: pipeline stages (ranks) [4]\n"
     "  --microbatches N        pp: micro-batches per step [8]\n"
     "  --experts N             moe: expert-parallel ranks [4]\n"
-    "  --hot-factor F          moe: rank 0's expert compute is F times the others' [1.5]\n"
+    "  --hot-factor F          moe: rank 0's expert compute is F times the others' [1.5];\n"
+    "                          pp: --slow-stage's compute is F times the others'\n"
+    "  --slow-stage K          pp: stage K is the bottleneck (its compute x --hot-factor)\n"
     "  --act-bytes SIZE        activations per TP/PP/EP collective [4MB]\n"
     "  --no-prefetch           zero3: gather each layer's parameters only when it is needed\n"
     "  --json                  print the answers as JSON\n"
@@ -61,7 +63,7 @@ static const char help[] =
 
 enum { OPT_LAYERS = 256, OPT_LAYER_BYTES, OPT_LAYER_COMPUTE, OPT_ALPHA, OPT_BETA, OPT_BUCKETS, OPT_BEST, OPT_EMIT,
        OPT_STEPS, OPT_RANKS, OPT_MISORDERED, OPT_LATE, OPT_UNUSED, OPT_FIRST_SINGLE, OPT_BLOCKING, OPT_SLOWDOWN,
-       OPT_STRATEGY, OPT_DP, OPT_TP, OPT_STAGES, OPT_MICRO, OPT_EXPERTS, OPT_HOT, OPT_ACT, OPT_NO_PREFETCH, OPT_JSON };
+       OPT_STRATEGY, OPT_DP, OPT_TP, OPT_STAGES, OPT_MICRO, OPT_EXPERTS, OPT_HOT, OPT_ACT, OPT_NO_PREFETCH, OPT_JSON, OPT_SLOW };
 
 #define MAX_BUCKET_SIZES 64
 
@@ -109,6 +111,7 @@ int ovl_cmd_simulate(int argc, char **argv) {
     {"hot-factor", required_argument, NULL, OPT_HOT},
     {"act-bytes", required_argument, NULL, OPT_ACT},
     {"no-prefetch", no_argument, NULL, OPT_NO_PREFETCH},
+    {"slow-stage", required_argument, NULL, OPT_SLOW},
     {"json", no_argument, NULL, OPT_JSON},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -125,7 +128,7 @@ int ovl_cmd_simulate(int argc, char **argv) {
       set_buckets = 0, any_strategy_opt = 0;
   ovl_pm_params pm;
   ovl_pm_defaults(OVL_PM_DDP, &pm);
-  long dp = -1, tp = -1, stages = -1, micro = -1, experts = -1;
+  long dp = -1, tp = -1, stages = -1, micro = -1, experts = -1, slow = -1;
   double hot = -1, act = -1;
   int no_prefetch = 0;
   optind = 1;
@@ -231,6 +234,10 @@ int ovl_cmd_simulate(int argc, char **argv) {
         any_strategy_opt = 1;
         break;
       case OPT_NO_PREFETCH: no_prefetch = any_strategy_opt = 1; break;
+      case OPT_SLOW:
+        if (ovl_cli_int("simulate", "--slow-stage", optarg, 0, 63, &slow)) return 1;
+        any_strategy_opt = 1;
+        break;
       case OPT_JSON: json = any_strategy_opt = 1; break;
       case 'h': fputs(help, stdout); return 0;
       default: return ovl_cli_bad_option("simulate", argv);
@@ -238,7 +245,8 @@ int ovl_cmd_simulate(int argc, char **argv) {
   }
   if (optind < argc) return ovl_cli_usage("simulate", "unexpected argument '%s'", argv[optind]);
   if (any_strategy_opt && !strategy) return ovl_cli_usage("simulate", "--dp, --tp, --stages, --microbatches, --experts, "
-                                                          "--hot-factor, --act-bytes, --no-prefetch and --json need --strategy");
+                                                          "--hot-factor, --act-bytes, --slow-stage, --no-prefetch and --json "
+                                                          "need --strategy");
   if (strategy) {
     if (any_fault) return ovl_cli_usage("simulate", "faults do not apply to --strategy");
     if (set_buckets && nsizes != 1) return ovl_cli_usage("simulate", "--strategy takes one --bucket-layers value");
@@ -256,6 +264,7 @@ int ovl_cmd_simulate(int argc, char **argv) {
     if (hot > 0) pm.hot_factor = hot;
     if (act > 0) pm.act_bytes = act;
     if (no_prefetch) pm.prefetch = 0;
+    if (slow >= 0) pm.slow_stage = (int)slow;
     return ovl_simulate_strategy(&pm, emit, steps, json);
   }
   if (emit && nsizes != 1)

@@ -34,6 +34,7 @@ void ovl_pm_defaults(ovl_pm_strategy s, ovl_pm_params *p) {
   p->hot_factor = 1.5;
   p->bucket_layers = 2;
   p->prefetch = 1;
+  p->slow_stage = -1;
 }
 
 int ovl_pm_nranks(const ovl_pm_params *p) {
@@ -198,10 +199,10 @@ static int build_pipeline(const ovl_pm_params *p, ovl_pm_job *job) {
   }
   int rc = 0;
   for (int phase = 0; !rc && phase < 2; phase++) {
-    const double c = phase ? 2 * f : f;
     for (int j = 0; !rc && j < M; j++)
       for (int s = 0; !rc && s < P; s++) {
         int k = phase ? P - 1 - s : s;        /* this stage */
+        const double c = (phase ? 2 * f : f) * (k == p->slow_stage ? p->hot_factor : 1.0);
         int from = phase ? k + 1 : k - 1;     /* the stage it receives from */
         double start = freet[k];
         if (s > 0) {
@@ -364,7 +365,8 @@ int ovl_pm_build(const ovl_pm_params *p, ovl_pm_job *job) {
   if (p->layers < 1 || !(p->layer_compute_ns > 0) || !(p->beta_bytes_per_s > 0) || p->alpha_ns < 0 || n < 1 ||
       n > 64 || p->dp < 1 || p->tp < 1 || p->bucket_layers < 1 || p->microbatches < 1 || p->stages < 1 ||
       !(p->hot_factor >= 1.0) || (p->strategy == OVL_PM_PP && p->stages < 2) ||
-      (p->strategy == OVL_PM_MOE && p->experts < 2) || (p->strategy == OVL_PM_TP && p->tp < 2))
+      (p->strategy == OVL_PM_MOE && p->experts < 2) || (p->strategy == OVL_PM_TP && p->tp < 2) ||
+      p->slow_stage >= p->stages)
     return -1;
   job->nranks = n;
   job->ranks = calloc((size_t)n, sizeof *job->ranks);

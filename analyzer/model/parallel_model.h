@@ -40,7 +40,9 @@ typedef struct ovl_pm_params {
   int dp, tp;                /* data-parallel and tensor-parallel degrees (ranks = dp * tp) */
   int stages, microbatches;  /* pp: ranks = stages */
   int experts;               /* moe: ranks = experts (one per rank) */
-  double hot_factor;         /* moe: rank 0's expert compute is this many times the others' */
+  double hot_factor;         /* moe: rank 0's expert compute is this many times the others';
+                             ** pp: slow_stage's compute */
+  int slow_stage;            /* pp: this stage computes hot_factor times longer; -1: none */
   int bucket_layers;         /* ddp/zero1/zero2: layers per gradient bucket */
   int prefetch;              /* zero3: issue the next layer's all-gather when this one starts (1) or when it is needed (0) */
 } ovl_pm_params;
