@@ -310,6 +310,9 @@ static void tp_by_fsdp(void) {
   snprintf(want, sizeof want, "\"tp_comm_ns\":%lld", (long long)job.ranks[0].steps[0].dims[OVL_DIM_TP].comm);
   CHECK(strstr(text, want) != NULL);
   CHECK(strstr(text, "\"dp_exposed_ns\":") != NULL);
+  CHECK(strstr(text, "\"name\":\"exposed tp communication\"") != NULL);  /* per-dimension counters */
+  CHECK(strstr(text, "\"name\":\"exposed dp communication\"") != NULL);
+  CHECK(strstr(text, "\"name\":\"exposed ep communication\"") == NULL);
   cleanup(&model, &job, &ctx, dir);
 
   /* an override wins over the rules: the FSDP group of rank 0 declared tp */
