@@ -576,6 +576,14 @@ int main(int argc, char **argv) {
     strategy_case(&p, ovl_pm_strategy_name(all[i]));
   }
   closed_forms();
+  /* a pipeline whose neighbouring stages share two-rank communicators (PyTorch's send/recv):
+  ** the stages come from membership, not from the position in one group */
+  {
+    ovl_pm_params p;
+    ovl_pm_defaults(OVL_PM_PP, &p);
+    p.pair_comms = 1;
+    strategy_case(&p, "pp-pair-comms");
+  }
   /* a pipeline whose stage 2 computes 1.5x longer: every stage's finding names it */
   {
     ovl_pm_params p;

@@ -342,11 +342,63 @@ static double step_microbatches(const ovl_step_result *st, int stage, int stages
   return (stage > 0 && stage < stages - 1) ? per / 2.0 : (double)per;
 }
 
+static int has_member(const ovl_pgroup *g, int64_t rank) {
+  for (size_t i = 0; i < g->nmembers; i++)
+    if (g->members[i] == rank) return 1;
+  return 0;
+}
+
+static int is_pp_group(const ovl_pgroup *g) {
+  return g->overridden ? g->dim == OVL_DIM_PP
+                       : (g->ops[OVL_OP_SEND] + g->ops[OVL_OP_RECV] > 0 && g->ops[OVL_OP_ALLTOALL] == 0);
+}
+
+/* A rank's pipeline from membership: the ranks its send/recv groups connect it to, directly or
+** through other stages (PyTorch gives each pair of stages its own two-rank communicator).
+** Stages are in rank order. Sets *stage and *stages; 0 when membership is incomplete (a group
+** with untraced members) or the rank has no such group. */
+static int stage_by_membership(const ovl_job *job, int64_t rank, int *stage, int *stages) {
+  int64_t *set = NULL;
+  size_t n = 0;
+  int ok = rank != OVL_NONE, grew = 1;
+  if (ok && !(set = malloc(sizeof *set))) return 0;
+  if (ok) set[n++] = rank;
+  while (ok && grew) {
+    grew = 0;
+    for (size_t g = 0; ok && g < job->npgroups; g++) {
+      const ovl_pgroup *pg = &job->pgroups[g];
+      if (!is_pp_group(pg)) continue;
+      int touches = 0;
+      for (size_t i = 0; i < n && !touches; i++) touches = has_member(pg, set[i]);
+      if (!touches) continue;
+      if (pg->nranks == OVL_NONE || (int64_t)pg->nmembers != pg->nranks) ok = 0;
+      for (size_t i = 0; ok && i < pg->nmembers; i++) {
+        int known = 0;
+        for (size_t k = 0; k < n && !known; k++) known = set[k] == pg->members[i];
+        if (known) continue;
+        int64_t *grown = realloc(set, (n + 1) * sizeof *set);
+        if (!grown) ok = 0;
+        else (set = grown)[n++] = pg->members[i], grew = 1;
+      }
+    }
+  }
+  if (ok && n >= 2) {
+    int below = 0;
+    for (size_t i = 0; i < n; i++) below += set[i] < rank;
+    *stage = below;
+    *stages = (int)n;
+  }
+  free(set);
+  return ok && n >= 2;
+}
+
 static int pipeline_stats(ovl_job *job, ovl_err *err) {
   for (size_t i = 0; i < job->nranks; i++) {
     ovl_rank_result *r = &job->ranks[i];
     memset(&r->pipeline, 0, sizeof r->pipeline);
     r->pipeline.stage = -1;
+    if (r->dims[OVL_DIM_PP].colls > 0 && stage_by_membership(job, r->rank, &r->pipeline.stage, &r->pipeline.stages))
+      continue;
     for (size_t s = 0; s < r->nsteps && r->pipeline.stage < 0; s++)
       for (size_t k = 0; k < r->steps[s].ncolls; k++) {
         const ovl_coll_result *c = &r->steps[s].colls[k];

@@ -56,6 +56,7 @@ static const char help[] =
     "  --hot-factor F          moe: rank 0's expert compute is F times the others' [1.5];\n"
     "                          pp: --slow-stage's compute is F times the others'\n"
     "  --slow-stage K          pp: stage K is the bottleneck (its compute x --hot-factor)\n"
+    "  --pp-pair-comms         pp: a two-rank communicator per pair of neighbouring stages\n"
     "  --act-bytes SIZE        activations per TP/PP/EP collective [4MB]\n"
     "  --no-prefetch           zero3: gather each layer's parameters only when it is needed\n"
     "  --json                  print the answers as JSON\n"
@@ -63,7 +64,7 @@ static const char help[] =
 
 enum { OPT_LAYERS = 256, OPT_LAYER_BYTES, OPT_LAYER_COMPUTE, OPT_ALPHA, OPT_BETA, OPT_BUCKETS, OPT_BEST, OPT_EMIT,
        OPT_STEPS, OPT_RANKS, OPT_MISORDERED, OPT_LATE, OPT_UNUSED, OPT_FIRST_SINGLE, OPT_BLOCKING, OPT_SLOWDOWN,
-       OPT_STRATEGY, OPT_DP, OPT_TP, OPT_STAGES, OPT_MICRO, OPT_EXPERTS, OPT_HOT, OPT_ACT, OPT_NO_PREFETCH, OPT_JSON, OPT_SLOW };
+       OPT_STRATEGY, OPT_DP, OPT_TP, OPT_STAGES, OPT_MICRO, OPT_EXPERTS, OPT_HOT, OPT_ACT, OPT_NO_PREFETCH, OPT_JSON, OPT_SLOW, OPT_PAIRS };
 
 #define MAX_BUCKET_SIZES 64
 
@@ -112,6 +113,7 @@ int ovl_cmd_simulate(int argc, char **argv) {
     {"act-bytes", required_argument, NULL, OPT_ACT},
     {"no-prefetch", no_argument, NULL, OPT_NO_PREFETCH},
     {"slow-stage", required_argument, NULL, OPT_SLOW},
+    {"pp-pair-comms", no_argument, NULL, OPT_PAIRS},
     {"json", no_argument, NULL, OPT_JSON},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -130,7 +132,7 @@ int ovl_cmd_simulate(int argc, char **argv) {
   ovl_pm_defaults(OVL_PM_DDP, &pm);
   long dp = -1, tp = -1, stages = -1, micro = -1, experts = -1, slow = -1;
   double hot = -1, act = -1;
-  int no_prefetch = 0;
+  int no_prefetch = 0, pairs = 0;
   optind = 1;
   opterr = 0;
   int c;
@@ -234,6 +236,7 @@ int ovl_cmd_simulate(int argc, char **argv) {
         any_strategy_opt = 1;
         break;
       case OPT_NO_PREFETCH: no_prefetch = any_strategy_opt = 1; break;
+      case OPT_PAIRS: pairs = any_strategy_opt = 1; break;
       case OPT_SLOW:
         if (ovl_cli_int("simulate", "--slow-stage", optarg, 0, 63, &slow)) return 1;
         any_strategy_opt = 1;
@@ -265,6 +268,7 @@ int ovl_cmd_simulate(int argc, char **argv) {
     if (act > 0) pm.act_bytes = act;
     if (no_prefetch) pm.prefetch = 0;
     if (slow >= 0) pm.slow_stage = (int)slow;
+    pm.pair_comms = pairs;
     return ovl_simulate_strategy(&pm, emit, steps, json);
   }
   if (emit && nsizes != 1)

@@ -207,16 +207,20 @@ static int build_pipeline(const ovl_pm_params *p, ovl_pm_job *job) {
         double start = freet[k];
         if (s > 0) {
           double posted = freet[k], ready = done[from], tx = max2(posted, ready);
-          ovl_pm_event *rv = coll(&job->ranks[k], "Recv", K_P2P, 0, OVL_PM_RECV_STREAM, posted, posted, tx + hop,
+          int grp = p->pair_comms ? (k < from ? k : from) : 0;  /* pair groups: by the lower stage */
+          ovl_pm_event *rv = coll(&job->ranks[k], "Recv", K_P2P, grp, OVL_PM_RECV_STREAM, posted, posted, tx + hop,
                                   p->act_bytes);
-          ovl_pm_event *sd = rv ? coll(&job->ranks[from], "Send", K_P2P, 0, OVL_PM_SEND_STREAM, ready, ready,
+          ovl_pm_event *sd = rv ? coll(&job->ranks[from], "Send", K_P2P, grp, OVL_PM_SEND_STREAM, ready, ready,
                                        tx + hop, p->act_bytes) : NULL;
           if (!sd) {
             rc = -1;
             break;
           }
-          rv->peer = from;
-          sd->peer = k;
+          const ovl_pm_group *gg = &job->groups[grp];
+          for (int i = 0; i < gg->nmembers; i++) {  /* peers as positions in the group */
+            if (gg->members[i] == from) rv->peer = i;
+            if (gg->members[i] == k) sd->peer = i;
+          }
           start = tx + hop;
         }
         rc = compute(&job->ranks[k], phase ? K_BWD : K_FWD, start, c);
@@ -377,7 +381,10 @@ int ovl_pm_build(const ovl_pm_params *p, ovl_pm_job *job) {
   }
   int rc = 0;
   if (p->strategy == OVL_PM_PP) {
-    add_group(job, OVL_PM_DIM_PP, 0, 1, n);
+    if (p->pair_comms)
+      for (int k = 0; k + 1 < n; k++) add_group(job, OVL_PM_DIM_PP, k, 1, 2);
+    else
+      add_group(job, OVL_PM_DIM_PP, 0, 1, n);
     rc = build_pipeline(p, job);
   } else if (p->strategy == OVL_PM_MOE) {
     add_group(job, OVL_PM_DIM_EP, 0, 1, n);

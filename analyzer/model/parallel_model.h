@@ -43,6 +43,8 @@ typedef struct ovl_pm_params {
   double hot_factor;         /* moe: rank 0's expert compute is this many times the others';
                              ** pp: slow_stage's compute */
   int slow_stage;            /* pp: this stage computes hot_factor times longer; -1: none */
+  int pair_comms;            /* pp: one two-rank group per pair of neighbouring stages (as
+                             ** PyTorch's send/recv communicators), else one group of all */
   int bucket_layers;         /* ddp/zero1/zero2: layers per gradient bucket */
   int prefetch;              /* zero3: issue the next layer's all-gather when this one starts (1) or when it is needed (0) */
 } ovl_pm_params;
