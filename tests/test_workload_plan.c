@@ -9,6 +9,8 @@
 #include "model.h"
 #include "plan_json.h"
 #include "run_cmd.h"
+#include "ddp_options.h"
+#include "zero3_plan.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -347,6 +349,70 @@ static void check_binary(const char *ovl_ddp) {
   cmd_free(&r);
 }
 
+/* --mode zero3: one reduce-scatter unit per layer after its weight gradient, the gathers with
+** the next layer prefetched, the padded shards, the --plan JSON, and no training yet. */
+static void check_zero3(const ovl_model *m) {
+  ovl_plan plan;
+  build(m, OVL_MODE_ZERO3, MiB, 25 * MiB, 0, &plan);
+  check_common(&plan);
+  int L = m->nlayers;
+  CHECK_I64(plan.nbuckets, L);
+  CHECK(!plan.packed);
+  for (int k = 0; k < plan.nbuckets; k++) {
+    const ovl_bucket *b = &plan.buckets[k];
+    int layer = L - 1 - k;
+    CHECK_I64(b->nmembers, 2);
+    CHECK_I64(plan.members[b->first_member], 2 * layer + 1);  /* bias, ready first */
+    CHECK_I64(plan.members[b->first_member + 1], 2 * layer);  /* then weight */
+    CHECK_I64(b->launch_pos, 2 * k + 1);                      /* right after the weight */
+    CHECK_I64(b->floats, ovl_z3_layer_floats(m, layer));
+    /* the layer's slice is contiguous: reduced in place */
+    CHECK_I64(plan.params[2 * layer + 1].offset, plan.params[2 * layer].offset + plan.params[2 * layer].count);
+  }
+  ovl_z3_gather g[2 * OVL_MODEL_MAX_LAYERS];
+  int n = ovl_z3_gathers(m, g);
+  CHECK_I64(n, 2 * L);
+  int fwd_seen[OVL_MODEL_MAX_LAYERS] = {0}, bwd_seen[OVL_MODEL_MAX_LAYERS] = {0};
+  for (int i = 0; i < n; i++) {
+    if (g[i].backward) bwd_seen[g[i].layer]++;
+    else fwd_seen[g[i].layer]++;
+    if (i < L) {  /* forward, in layer order; layer l+1 prefetched while fc(l) computes */
+      CHECK_I64(g[i].backward, 0);
+      CHECK_I64(g[i].layer, i);
+      CHECK_I64(g[i].trigger, i == 0 ? OVL_Z3_STEP_START : OVL_Z3_FORWARD_OF);
+      if (i > 0) CHECK_I64(g[i].with, i - 1);
+    } else {      /* backward, last layer first; layer l-1 prefetched while fc(l) computes */
+      CHECK_I64(g[i].backward, 1);
+      CHECK_I64(g[i].layer, 2 * L - 1 - i);
+      CHECK_I64(g[i].trigger, i == L ? OVL_Z3_LOSS : OVL_Z3_BACKWARD_OF);
+      if (i > L) CHECK_I64(g[i].with, g[i].layer + 1);
+    }
+  }
+  for (int l = 0; l < L; l++) CHECK(fwd_seen[l] == 1 && bwd_seen[l] == 1);
+  for (int nr = 1; nr <= 8; nr++)
+    for (int l = 0; l < L; l++) {
+      int64_t pf = ovl_z3_padded_floats(m, l, nr), f = ovl_z3_layer_floats(m, l);
+      CHECK(pf % nr == 0 && pf >= f && pf - f < nr);
+    }
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  ovl_plan_write_json(&plan, f, 0);
+  fclose(f);
+  CHECK(strstr(text, "\"mode\":\"zero3\"") != NULL);
+  CHECK(strstr(text, "\"all_gathers\":[{\"layer\":0,\"phase\":\"forward\",\"issued_with\":\"step start\"") != NULL);
+  CHECK(strstr(text, "{\"layer\":1,\"phase\":\"forward\",\"issued_with\":\"forward fc0\"") != NULL);
+  free(text);
+  ovl_plan_free(&plan);
+  /* training zero3 is refused with one clear error */
+  ovl_ddp_options o;
+  ovl_err err;
+  char *argv[] = {"ovl-ddp", "--mode", "zero3", NULL};
+  CHECK_I64(ovl_ddp_parse_options(3, argv, &o, &err), OVL_OK);
+  CHECK_I64(ovl_ddp_check_world(&o, 2, &err), OVL_EUSER);
+  CHECK(strstr(err.msg, "zero3") != NULL);
+}
+
 int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
     check_model((int)i);
@@ -360,6 +426,12 @@ int main(int argc, char **argv) {
   check_default_counts();
   check_caps_and_errors();
   check_json();
+  for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+    ovl_err err;
+    ovl_model m;
+    ovl_model_lookup(models[i].name, &m, &err);
+    check_zero3(&m);
+  }
   if (argc > 1) check_binary(argv[1]);
   else fprintf(stderr, "ovl-ddp not built (no CUDA toolkit): its --plan output is not checked\n");
   return check_summary();

@@ -1,5 +1,5 @@
 """The PyTorch workloads (workloads/pytorch) without PyTorch: every script compiles, --help
-and argument checks work, and --describe lists the same parameters (names, sizes, order) as
+and argument checks work (fsdp_train.py: its prefetch knobs and prefetch lists too), and --describe lists the same parameters (names, sizes, order) as
 ovl-ddp's --plan for every model, so traces of both trainers describe the same networks.
 
 usage: python3 test_workload_pytorch.py SCRIPTS_DIR PLAN_TOOL
@@ -37,7 +37,9 @@ def main():
 
     trainers = {"manual_train.py": ["--mode"],
                 "ddp_train.py": ["--bucket-cap-mb", "--find-unused-parameters", "--static-graph",
-                                 "--gradient-as-bucket-view", "--misorder", "--ovl-nvtx"]}
+                                 "--gradient-as-bucket-view", "--misorder", "--ovl-nvtx"],
+                "fsdp_train.py": ["--forward-prefetch", "--backward-prefetch", "--no-reshard-after-forward",
+                                  "--reduce-bf16", "--ovl-nvtx"]}
     for script, flags in trainers.items():
         path = os.path.join(scripts_dir, script)
         r = run([sys.executable, path, "--help"])
@@ -61,6 +63,22 @@ def main():
     check(r.returncode == 2, "manual_train.py has no bucketed mode (that is ddp_train.py)")
     r = run([sys.executable, os.path.join(scripts_dir, "ddp_train.py"), "--bucket-cap-mb", "0"])
     check(r.returncode == 2 and "--bucket-cap-mb" in r.stderr, "ddp_train.py rejects a zero bucket cap")
+    for flag in ("--forward-prefetch", "--backward-prefetch"):
+        r = run([sys.executable, os.path.join(scripts_dir, "fsdp_train.py"), flag, "-1"])
+        check(r.returncode == 2 and flag in r.stderr, "fsdp_train.py rejects %s -1" % flag)
+        r = run([sys.executable, os.path.join(scripts_dir, "fsdp_train.py"), flag, "x"])
+        check(r.returncode == 2 and flag in r.stderr, "fsdp_train.py rejects %s x" % flag)
+    # the prefetch lists: each layer prefetches the next N in execution order
+    sys.dont_write_bytecode = True  # leave no __pycache__ in the source tree
+    sys.path.insert(0, scripts_dir)
+    import fsdp_train
+    check(fsdp_train.prefetch_lists(4, 1, False) == [[1], [2], [3], []], "forward prefetch depth 1")
+    check(fsdp_train.prefetch_lists(4, 2, False) == [[1, 2], [2, 3], [3], []], "forward prefetch depth 2")
+    check(fsdp_train.prefetch_lists(4, 1, True) == [[], [0], [1], [2]], "backward prefetch depth 1")
+    check(fsdp_train.prefetch_lists(4, 3, True) == [[], [0], [1, 0], [2, 1, 0]], "backward prefetch depth 3")
+    parser, args = fsdp_train.parse_args(["--forward-prefetch", "2", "--no-reshard-after-forward"])
+    check(args.forward_prefetch == 2 and args.backward_prefetch == 1 and args.no_reshard_after_forward
+          and not args.reduce_bf16, "fsdp_train.py parses its knobs")
     try:
         import torch  # noqa: F401
     except ImportError:
@@ -68,6 +86,9 @@ def main():
         r = run([sys.executable, os.path.join(scripts_dir, "ddp_train.py"), "--steps", "1"])
         check(r.returncode == 1 and r.stderr.strip() == "ddp_train.py: PyTorch is not installed (pip install torch)",
               "ddp_train.py without PyTorch: one line, exit 1 (got %r)" % r.stderr)
+        r = run([sys.executable, os.path.join(scripts_dir, "fsdp_train.py"), "--steps", "1"])
+        check(r.returncode == 1 and r.stderr.strip() == "fsdp_train.py: PyTorch is not installed (pip install torch)",
+              "fsdp_train.py without PyTorch: one line, exit 1 (got %r)" % r.stderr)
 
     sys.stderr.write("%d failed\n" % len(failures))
     return 1 if failures else 0

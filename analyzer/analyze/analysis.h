@@ -18,6 +18,7 @@
 #include "../load/import_options.h"
 #include "../load/trace_reader.h"
 #include "classify.h"
+#include "parallel_dim.h"
 #include "sweep.h"
 
 #include <regex.h>
@@ -97,6 +98,7 @@ typedef struct ovl_coll_result {
   const ovl_exposed_pieces *exposed_pieces;
   ovl_coll_diag diag;      /* {OVL_ROLE_OTHER, -1} until the diagnosis */
   ovl_coll_cross *cross;   /* NULL unless matched on every rank of its job */
+  ovl_coll_dim pdim;       /* parallelism dimension and role (job_dims.c); zero until then */
 } ovl_coll_result;
 
 /* A `grad_ready` mark (host time). */
@@ -123,6 +125,7 @@ typedef struct ovl_step_result {
   size_t ncolls;
   ovl_finding *findings;
   size_t nfindings;
+  ovl_dim_totals dims[OVL_DIM_COUNT];  /* per parallelism dimension (job_dims.c) */
 } ovl_step_result;
 
 /* Time per CUDA stream of a device, by class of work (sums of durations). */
@@ -201,6 +204,8 @@ typedef struct ovl_rank_result {
   ovl_rank_cross cross;
   ovl_finding *findings;
   size_t nfindings;
+  ovl_dim_totals dims[OVL_DIM_COUNT];  /* per parallelism dimension, over its steps (job_dims.c) */
+  ovl_pipeline_stats pipeline;         /* stage < 0 unless it is a pipeline stage */
 } ovl_rank_result;
 
 typedef struct ovl_analysis_options {
@@ -209,6 +214,7 @@ typedef struct ovl_analysis_options {
   size_t reorder_window;      /* 0: OVL_DEFAULT_REORDER_WINDOW */
   int launch_dims;            /* read kernel grid/block sizes */
   ovl_import_options import;  /* how foreign traces (Kineto, Nsight) are converted */
+  const char *dim_overrides;  /* "COMM=DIM,..." (job_dims.h), or NULL */
 } ovl_analysis_options;
 
 /* Compiled options, shared read-only by concurrent analyses. */

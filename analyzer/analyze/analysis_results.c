@@ -65,17 +65,18 @@ static long coll_window(const ovl_run *r, const ovl_device_pass *d, size_t c) {
   return -1;
 }
 
-/* Innermost `bucket <k>` range around a host launch (same thread when both are known). */
-static long bucket_of(const ovl_host_markers *hm, int64_t host_start, int64_t tid) {
+/* Innermost range of `ranges` (sorted by start: `bucket <k>` or `dim <d>` ranges) around a
+** host launch (same thread when both are known): its value, or -1. */
+static long range_value(const ovl_host_range *ranges, size_t n, int64_t host_start, int64_t tid) {
   if (host_start == OVL_NONE) return -1;
-  size_t lo = 0, hi = hm->buckets.len;
+  size_t lo = 0, hi = n;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
-    if (hm->buckets.items[mid].start <= host_start) lo = mid + 1;
+    if (ranges[mid].start <= host_start) lo = mid + 1;
     else hi = mid;
   }
   for (size_t i = lo, checked = 0; i-- > 0 && checked < 256; checked++) {
-    const ovl_host_range *b = &hm->buckets.items[i];
+    const ovl_host_range *b = &ranges[i];
     if (host_start <= b->end && (tid == OVL_NONE || b->tid == OVL_NONE || tid == b->tid)) return b->bucket;
   }
   return -1;
@@ -105,7 +106,9 @@ static void fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *ou
   out->gpu_end = t->gpu_end;
   out->exposed = r->cstate.exposed[c];
   out->correlation = t->correlation;
-  out->bucket = bucket_of(&r->hm, rec->host_start, rec->tid);
+  out->bucket = range_value(r->hm.buckets.items, r->hm.buckets.len, rec->host_start, rec->tid);
+  long dim = range_value(r->hm.dims.items, r->hm.dims.len, rec->host_start, rec->tid);
+  out->pdim.nvtx = dim > 0 ? (unsigned char)dim : 0;
   out->ready = out->stall = OVL_NONE;
   /* Work cannot start before its launch: when the trace says it did (clocks that disagree, a
   ** broken link), the queueing is unknown rather than negative. */

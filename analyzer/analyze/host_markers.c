@@ -36,6 +36,9 @@ static int on_nvtx(void *p, const ovl_nvtx_row *row) {
     case OVL_NVTX_BUCKET:
       fail = OVL_VEC_PUSH(&c->hm->buckets, ((ovl_host_range){row->start, row->end, row->tid, m.bucket, -1}));
       break;
+    case OVL_NVTX_DIM:
+      fail = OVL_VEC_PUSH(&c->hm->dims, ((ovl_host_range){row->start, row->end, row->tid, m.bucket, -1}));
+      break;
     case OVL_NVTX_GRAD_READY:
       if (m.bucket >= 0)
         fail = OVL_VEC_PUSH(&c->hm->marks, ((ovl_grad_mark){row->start, m.bucket, m.bytes, row->tid, -1}));
@@ -53,6 +56,7 @@ int ovl_host_markers_collect(ovl_trace *t, const ovl_analysis_ctx *ctx, ovl_host
   if (rc) return rc;
   ovl_qsort(hm->steps.items, hm->steps.len, sizeof *hm->steps.items, cmp_range);
   ovl_qsort(hm->buckets.items, hm->buckets.len, sizeof *hm->buckets.items, cmp_range);
+  ovl_qsort(hm->dims.items, hm->dims.len, sizeof *hm->dims.items, cmp_range);
   ovl_qsort(hm->marks.items, hm->marks.len, sizeof *hm->marks.items, cmp_mark);
   /* Keep outermost, non-overlapping step ranges (nested ranges or a second thread's copy). */
   size_t kept = 0;
@@ -165,6 +169,7 @@ long ovl_launch_step(const ovl_host_markers *hm, int64_t correlation) {
 void ovl_host_markers_free(ovl_host_markers *hm) {
   OVL_VEC_FREE(&hm->steps);
   OVL_VEC_FREE(&hm->buckets);
+  OVL_VEC_FREE(&hm->dims);
   OVL_VEC_FREE(&hm->marks);
   free(hm->corr_min);
   free(hm->corr_max);

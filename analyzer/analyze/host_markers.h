@@ -11,13 +11,14 @@
 
 typedef struct ovl_host_range {
   int64_t start, end, tid;
-  long bucket;   /* bucket ranges: k */
+  long bucket;   /* bucket ranges: k; dim ranges: the ovl_pdim */
   long number;   /* step ranges: N of ProfilerStep#N, else -1 */
 } ovl_host_range;
 
 typedef struct ovl_host_markers {
   OVL_VEC(ovl_host_range) steps;    /* sorted by start, disjoint (nested/overlapping ones dropped) */
   OVL_VEC(ovl_host_range) buckets;  /* sorted by start */
+  OVL_VEC(ovl_host_range) dims;     /* `dim <d>` ranges, sorted by start */
   OVL_VEC(ovl_grad_mark) marks;     /* sorted by time */
   /* Correlation projection: the api correlation ids launched inside each step range, for
   ** the steps that launched anything, in step order (ids grow with launch time). */

@@ -1,5 +1,6 @@
 /* Job analysis: see job.h. */
 #include "job.h"
+#include "job_dims.h"
 
 #include "base/vec.h"
 #include "../load/trace_files.h"
@@ -224,7 +225,9 @@ int ovl_analyze_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs
     return rc;
   }
   ovl_qsort(job->ranks, job->nranks, sizeof *job->ranks, cmp_rank);
-  rc = ovl_job_cross_rank(job, err);
+  rc = ovl_job_dims_classify(job, ctx->opt.dim_overrides, err);
+  if (!rc) rc = ovl_job_cross_rank(job, err);
+  if (!rc) rc = ovl_job_dims_finish(job, err);
   if (rc) ovl_job_free(job);
   return rc;
 }
@@ -234,6 +237,8 @@ void ovl_job_free(ovl_job *job) {
   free(job->ranks);
   ovl_free_findings(job->findings, job->nfindings);
   free(job->cross.members);
+  for (size_t i = 0; i < job->npgroups; i++) free(job->pgroups[i].members);
+  free(job->pgroups);
   for (size_t i = 0; i < job->nwarnings; i++) free(job->warnings[i]);
   free(job->warnings);
   for (size_t i = 0; i < job->nsources; i++) ovl_trace_source_close(&job->sources[i]);

@@ -37,6 +37,8 @@ typedef struct ovl_job {
   ovl_trace_source *sources;
   size_t nsources;
   ovl_job_cross cross;
+  ovl_pgroup *pgroups;       /* its process groups and their parallelism dimension (job_dims.c) */
+  size_t npgroups;
   ovl_finding *findings;     /* job-level findings */
   size_t nfindings;
   char **warnings;           /* "<file>: warning: ..." lines */

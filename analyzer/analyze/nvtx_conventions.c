@@ -1,6 +1,8 @@
 /* NVTX conventions: see nvtx_conventions.h. */
 #include "nvtx_conventions.h"
 
+#include "parallel_dim.h"
+
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +65,12 @@ void ovl_nvtx_interpret(const char *domain, const char *name, int is_range, cons
     if (strncmp(body, "grad_ready", 10) == 0 && (body[10] == 0 || body[10] == ' ')) {
       out->kind = OVL_NVTX_GRAD_READY;
       parse_grad_ready(body + 10, out);
+      return;
+    }
+    ovl_pdim d;
+    if (is_range && strncmp(body, "dim ", 4) == 0 && ovl_pdim_parse(body + 4, &d) == 0) {
+      out->kind = OVL_NVTX_DIM;
+      out->bucket = (long)d;
       return;
     }
     if (is_range && strncmp(body, "bucket ", 7) == 0) {

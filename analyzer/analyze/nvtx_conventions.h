@@ -4,6 +4,8 @@
 **   step                               a range around one training step
 **   grad_ready bucket=<k> bytes=<n>    a mark when a gradient is ready (optional param=<name>)
 **   bucket <k>                         a range around the collective call reducing bucket k
+**   dim <d>                            a range around collective calls of parallelism
+**                                      dimension d (dp, fsdp, tp, pp, ep: job_dims.h)
 ** Ranges named ProfilerStep#<n> (PyTorch profiler) and ranges matching the user's
 ** --step-pattern are steps too, in any domain.
 */
@@ -17,12 +19,13 @@ typedef enum ovl_nvtx_kind {
   OVL_NVTX_OTHER = 0,
   OVL_NVTX_STEP,
   OVL_NVTX_GRAD_READY,
-  OVL_NVTX_BUCKET
+  OVL_NVTX_BUCKET,
+  OVL_NVTX_DIM
 } ovl_nvtx_kind;
 
 typedef struct ovl_nvtx_meaning {
   ovl_nvtx_kind kind;
-  long bucket;        /* GRAD_READY, BUCKET: bucket index, -1 when absent */
+  long bucket;        /* GRAD_READY, BUCKET: bucket index, -1 when absent; DIM: the ovl_pdim */
   int64_t bytes;      /* GRAD_READY: bytes, -1 when absent */
   char param[128];    /* GRAD_READY: parameter name, "" when absent */
   long step_number;   /* STEP: N of `ProfilerStep#N`, -1 otherwise */

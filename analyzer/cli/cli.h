@@ -32,6 +32,10 @@ int ovl_cli_fail(const ovl_err *err);
 int ovl_cli_usage(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Reports the option getopt_long rejected (call on '?' or ':'). Returns 1. */
 int ovl_cli_bad_option(const char *verb, char **argv);
+struct ovl_pm_params;
+/* `ovl simulate --strategy` (cmd_simulate_strategy.c): prints the answers (JSON with json) and
+** with emit writes one trace per rank into that directory. Returns the exit status. */
+int ovl_simulate_strategy(const struct ovl_pm_params *p, const char *emit, long steps, int json);
 struct ovl_job;
 /* Progress for ovl_analyze_job: "analysed 3/8 traces" on stderr, only when it is a terminal
 ** and there is more than one trace. */

@@ -23,6 +23,7 @@ int ovl_cli_job_option(int c, const char *arg, ovl_cli_job_opts *o) {
     case OVL_OPT_COMM_PATTERN: o->analysis.comm_pattern = arg; return 1;
     case OVL_OPT_STEP_PATTERN: o->analysis.step_pattern = arg; return 1;
     case OVL_OPT_HTA_COMPAT: o->analysis.import.hta_compat = 1; return 1;
+    case OVL_OPT_DIM: o->analysis.dim_overrides = arg; return 1;
     default: return 0;
   }
 }

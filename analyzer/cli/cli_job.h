@@ -11,14 +11,14 @@
 #include <stdio.h>
 
 /* The options every analysing verb takes: --json, --compact, -o/--output FILE,
-** --comm-pattern RE, --step-pattern RE, --hta-compat. Put OVL_CLI_JOB_LONGOPTS in the verb's
+** --comm-pattern RE, --step-pattern RE, --hta-compat, --dim COMM=DIM,... Put OVL_CLI_JOB_LONGOPTS in the verb's
 ** option table and hand each option to ovl_cli_job_option first. */
-enum { OVL_OPT_JSON = 200, OVL_OPT_COMPACT, OVL_OPT_COMM_PATTERN, OVL_OPT_STEP_PATTERN, OVL_OPT_HTA_COMPAT };
+enum { OVL_OPT_JSON = 200, OVL_OPT_COMPACT, OVL_OPT_COMM_PATTERN, OVL_OPT_STEP_PATTERN, OVL_OPT_HTA_COMPAT, OVL_OPT_DIM };
 #define OVL_CLI_JOB_LONGOPTS                                                                            \
   {"json", no_argument, NULL, OVL_OPT_JSON}, {"compact", no_argument, NULL, OVL_OPT_COMPACT},          \
       {"output", required_argument, NULL, 'o'}, {"comm-pattern", required_argument, NULL, OVL_OPT_COMM_PATTERN}, \
       {"step-pattern", required_argument, NULL, OVL_OPT_STEP_PATTERN},                                 \
-      {"hta-compat", no_argument, NULL, OVL_OPT_HTA_COMPAT}
+      {"hta-compat", no_argument, NULL, OVL_OPT_HTA_COMPAT}, {"dim", required_argument, NULL, OVL_OPT_DIM}
 
 typedef struct ovl_cli_job_opts {
   int json, pretty;

@@ -36,6 +36,8 @@ static const char help[] =
     "  --step-pattern RE    also treat NVTX ranges whose name matches RE as training steps\n"
     "  --hta-compat         Kineto traces: analyse what Holistic Trace Analysis does (last\n"
     "                       ProfilerStep dropped, times rounded to whole us; docs/import.md)\n"
+    "  --dim COMM=DIM,...   give process group COMM (a comm id from the report) the parallelism\n"
+    "                       dimension DIM: dp (also fsdp), tp, pp or ep (docs/report.md)\n"
     "  --top N              text: show the N most exposed steps (default 10) and the\n"
     "                       buckets and collectives of the worst 3\n"
     "  --detail N           text: show buckets and collectives of the N most exposed steps\n"

@@ -5,6 +5,7 @@
 
 #include "base/units.h"
 #include "../model/bucket_model.h"
+#include "../model/parallel_model.h"
 #include "../simulate/sim_scenario.h"
 #include "../simulate/sim_trace.h"
 
@@ -44,10 +45,28 @@ static const char help[] =
     "  --first-step-single-bucket  step 0 reduces all gradients in one bucket (DDP's first step)\n"
     "  --blocking-allreduce SIZE   a stray all-reduce of SIZE on the compute stream mid-backward\n"
     "  --overlap-slowdown F    compute runs F times slower while an all-reduce runs (F >= 1)\n"
+    "\n"
+    "Strategies beyond DDP (docs/simulate.md \"Strategies\"): print the answers ovl report must find\n"
+    "(per rank and dimension: communication, exposed time, efficiency; pipeline bubbles; findings)\n"
+    "and, with --emit-trace DIR, write one trace per rank (DIR/rank<r>.sqlite):\n"
+    "  --strategy S            ddp, zero1, zero2, zero3, tp, pp or moe (defaults: --layers 8\n"
+    "                          --layer-bytes 25MB --layer-compute 1ms, 2-layer buckets)\n"
+    "  --dp N, --tp N          data- and tensor-parallel degrees; ranks = dp x tp [2, 1; tp: 1, 2]\n"
+    "  --stages N              pp: pipeline stages (ranks) [4]\n"
+    "  --microbatches N        pp: micro-batches per step [8]\n"
+    "  --experts N             moe: expert-parallel ranks [4]\n"
+    "  --hot-factor F          moe: rank 0's expert compute is F times the others' [1.5];\n"
+    "                          pp: --slow-stage's compute is F times the others'\n"
+    "  --slow-stage K          pp: stage K is the bottleneck (its compute x --hot-factor)\n"
+    "  --pp-pair-comms         pp: a two-rank communicator per pair of neighbouring stages\n"
+    "  --act-bytes SIZE        activations per TP/PP/EP collective [4MB]\n"
+    "  --no-prefetch           zero3: gather each layer's parameters only when it is needed\n"
+    "  --json                  print the answers as JSON\n"
     "  -h, --help              this help\n";
 
 enum { OPT_LAYERS = 256, OPT_LAYER_BYTES, OPT_LAYER_COMPUTE, OPT_ALPHA, OPT_BETA, OPT_BUCKETS, OPT_BEST, OPT_EMIT,
-       OPT_STEPS, OPT_RANKS, OPT_MISORDERED, OPT_LATE, OPT_UNUSED, OPT_FIRST_SINGLE, OPT_BLOCKING, OPT_SLOWDOWN };
+       OPT_STEPS, OPT_RANKS, OPT_MISORDERED, OPT_LATE, OPT_UNUSED, OPT_FIRST_SINGLE, OPT_BLOCKING, OPT_SLOWDOWN,
+       OPT_STRATEGY, OPT_DP, OPT_TP, OPT_STAGES, OPT_MICRO, OPT_EXPERTS, OPT_HOT, OPT_ACT, OPT_NO_PREFETCH, OPT_JSON, OPT_SLOW, OPT_PAIRS };
 
 #define MAX_BUCKET_SIZES 64
 
@@ -86,6 +105,18 @@ int ovl_cmd_simulate(int argc, char **argv) {
     {"first-step-single-bucket", no_argument, NULL, OPT_FIRST_SINGLE},
     {"blocking-allreduce", required_argument, NULL, OPT_BLOCKING},
     {"overlap-slowdown", required_argument, NULL, OPT_SLOWDOWN},
+    {"strategy", required_argument, NULL, OPT_STRATEGY},
+    {"dp", required_argument, NULL, OPT_DP},
+    {"tp", required_argument, NULL, OPT_TP},
+    {"stages", required_argument, NULL, OPT_STAGES},
+    {"microbatches", required_argument, NULL, OPT_MICRO},
+    {"experts", required_argument, NULL, OPT_EXPERTS},
+    {"hot-factor", required_argument, NULL, OPT_HOT},
+    {"act-bytes", required_argument, NULL, OPT_ACT},
+    {"no-prefetch", no_argument, NULL, OPT_NO_PREFETCH},
+    {"slow-stage", required_argument, NULL, OPT_SLOW},
+    {"pp-pair-comms", no_argument, NULL, OPT_PAIRS},
+    {"json", no_argument, NULL, OPT_JSON},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
@@ -96,6 +127,14 @@ int ovl_cmd_simulate(int argc, char **argv) {
   const char *emit = NULL;
   ovl_sim_faults faults = {0, 0, 0, 0, 0, 1.0};
   int any_fault = 0;
+  /* --strategy: the strategy model's parameters; the shared ones only where given */
+  int strategy = 0, json = 0, set_layers = 0, set_bytes = 0, set_compute = 0, set_alpha = 0, set_beta = 0,
+      set_buckets = 0, any_strategy_opt = 0;
+  ovl_pm_params pm;
+  ovl_pm_defaults(OVL_PM_DDP, &pm);
+  long dp = -1, tp = -1, stages = -1, micro = -1, experts = -1, slow = -1;
+  double hot = -1, act = -1;
+  int no_prefetch = 0, pairs = 0;
   optind = 1;
   opterr = 0;
   int c;
@@ -104,25 +143,31 @@ int ovl_cmd_simulate(int argc, char **argv) {
       case OPT_LAYERS:
         if (ovl_cli_int("simulate", "--layers", optarg, 1, 1000000, &layers)) return 1;
         p.layers = (int)layers;
+        set_layers = 1;
         break;
       case OPT_LAYER_BYTES:
         if (ovl_parse_bytes(optarg, &p.layer_bytes))
           return ovl_cli_usage("simulate", "--layer-bytes '%s': expected a size such as 25MB", optarg);
+        set_bytes = 1;
         break;
       case OPT_LAYER_COMPUTE:
         if (ovl_parse_time_ns(optarg, &p.layer_compute_ns))
           return ovl_cli_usage("simulate", "--layer-compute '%s': expected a time such as 3ms", optarg);
+        set_compute = 1;
         break;
       case OPT_ALPHA:
         if (ovl_parse_time_ns(optarg, &p.alpha_ns))
           return ovl_cli_usage("simulate", "--alpha '%s': expected a time such as 200us", optarg);
+        set_alpha = 1;
         break;
       case OPT_BETA:
         if (ovl_parse_rate(optarg, &p.beta_bytes_per_s))
           return ovl_cli_usage("simulate", "--beta '%s': expected a rate such as 12GB/s", optarg);
+        set_beta = 1;
         break;
       case OPT_BUCKETS:
         if (parse_list(optarg, sizes, &nsizes)) return 1;
+        set_buckets = 1;
         break;
       case OPT_BEST:
         if (ovl_cli_int("simulate", "--best", optarg, 1, 1000000, &best)) return 1;
@@ -151,11 +196,83 @@ int ovl_cmd_simulate(int argc, char **argv) {
         any_fault = 1;
         break;
       }
+      case OPT_STRATEGY: {
+        ovl_pm_strategy st;
+        if (ovl_pm_strategy_parse(optarg, &st))
+          return ovl_cli_usage("simulate", "--strategy '%s': expected ddp, zero1, zero2, zero3, tp, pp or moe", optarg);
+        ovl_pm_defaults(st, &pm);
+        strategy = 1;
+        break;
+      }
+      case OPT_DP:
+        if (ovl_cli_int("simulate", "--dp", optarg, 1, 64, &dp)) return 1;
+        any_strategy_opt = 1;
+        break;
+      case OPT_TP:
+        if (ovl_cli_int("simulate", "--tp", optarg, 1, 64, &tp)) return 1;
+        any_strategy_opt = 1;
+        break;
+      case OPT_STAGES:
+        if (ovl_cli_int("simulate", "--stages", optarg, 2, 64, &stages)) return 1;
+        any_strategy_opt = 1;
+        break;
+      case OPT_MICRO:
+        if (ovl_cli_int("simulate", "--microbatches", optarg, 1, 10000, &micro)) return 1;
+        any_strategy_opt = 1;
+        break;
+      case OPT_EXPERTS:
+        if (ovl_cli_int("simulate", "--experts", optarg, 2, 64, &experts)) return 1;
+        any_strategy_opt = 1;
+        break;
+      case OPT_HOT: {
+        char *end = NULL;
+        hot = strtod(optarg, &end);
+        if (end == optarg || *end || !(hot >= 1.0) || hot > 100.0)
+          return ovl_cli_usage("simulate", "--hot-factor '%s': expected a factor from 1 to 100", optarg);
+        any_strategy_opt = 1;
+        break;
+      }
+      case OPT_ACT:
+        if (ovl_parse_bytes(optarg, &act) || act <= 0)
+          return ovl_cli_usage("simulate", "--act-bytes '%s': expected a size such as 4MB", optarg);
+        any_strategy_opt = 1;
+        break;
+      case OPT_NO_PREFETCH: no_prefetch = any_strategy_opt = 1; break;
+      case OPT_PAIRS: pairs = any_strategy_opt = 1; break;
+      case OPT_SLOW:
+        if (ovl_cli_int("simulate", "--slow-stage", optarg, 0, 63, &slow)) return 1;
+        any_strategy_opt = 1;
+        break;
+      case OPT_JSON: json = any_strategy_opt = 1; break;
       case 'h': fputs(help, stdout); return 0;
       default: return ovl_cli_bad_option("simulate", argv);
     }
   }
   if (optind < argc) return ovl_cli_usage("simulate", "unexpected argument '%s'", argv[optind]);
+  if (any_strategy_opt && !strategy) return ovl_cli_usage("simulate", "--dp, --tp, --stages, --microbatches, --experts, "
+                                                          "--hot-factor, --act-bytes, --slow-stage, --no-prefetch and --json "
+                                                          "need --strategy");
+  if (strategy) {
+    if (any_fault) return ovl_cli_usage("simulate", "faults do not apply to --strategy");
+    if (set_buckets && nsizes != 1) return ovl_cli_usage("simulate", "--strategy takes one --bucket-layers value");
+    if (set_layers) pm.layers = p.layers;
+    if (set_bytes) pm.layer_bytes = p.layer_bytes;
+    if (set_compute) pm.layer_compute_ns = p.layer_compute_ns;
+    if (set_alpha) pm.alpha_ns = p.alpha_ns;
+    if (set_beta) pm.beta_bytes_per_s = p.beta_bytes_per_s;
+    if (set_buckets) pm.bucket_layers = (int)sizes[0];
+    if (dp > 0) pm.dp = (int)dp;
+    if (tp > 0) pm.tp = (int)tp;
+    if (stages > 0) pm.stages = (int)stages;
+    if (micro > 0) pm.microbatches = (int)micro;
+    if (experts > 0) pm.experts = (int)experts;
+    if (hot > 0) pm.hot_factor = hot;
+    if (act > 0) pm.act_bytes = act;
+    if (no_prefetch) pm.prefetch = 0;
+    if (slow >= 0) pm.slow_stage = (int)slow;
+    pm.pair_comms = pairs;
+    return ovl_simulate_strategy(&pm, emit, steps, json);
+  }
   if (emit && nsizes != 1)
     return ovl_cli_usage("simulate", "--emit-trace needs exactly one --bucket-layers value (got %d)", nsizes);
   if (any_fault && !emit) return ovl_cli_usage("simulate", "faults only change the emitted trace: add --emit-trace FILE");

@@ -164,7 +164,19 @@ static void on_segment(void *ctx, const ovl_sweep *s, int64_t a, int64_t b) {
     if (by > 0) bytes += by;
   }
   int exposed = s->running[OVL_CLASS_COMM] > 0 && s->running[OVL_CLASS_COMPUTE] == 0;
+  int first = !c->written_any;
   c->rc = write_values(c->file->ex, c, a, exposed, bytes, &c->err);
+  /* per dimension: exposed while a collective of that dimension runs with no compute */
+  int dim_exposed[OVL_DIM_COUNT] = {0};
+  for (size_t i = 0; exposed && i < s->nactive; i++) {
+    const ovl_coll_result *res = c->file->coll_result[s->active_colls[i]];
+    if (res && res->pdim.dim < OVL_DIM_COUNT) dim_exposed[res->pdim.dim] = 1;
+  }
+  for (int d = 1; !c->rc && d < OVL_DIM_COUNT; d++) {
+    if (!c->has_dim[d] || (!first && dim_exposed[d] == c->last_dim_exposed[d])) continue;
+    c->rc = xcounter(c->file->ex, c->proc, c->dim_track[d], a, dim_exposed[d], &c->err);
+    c->last_dim_exposed[d] = dim_exposed[d];
+  }
 }
 
 static int counters_add(xfile *f, uint32_t proc, const ovl_classified_work *cw, ovl_err *err) {
@@ -183,7 +195,11 @@ static int counters_finish(xfile *f, uint32_t proc, ovl_err *err) {
     *err = c->err;
     return c->rc;
   }
-  return c->sweep.started ? write_values(f->ex, c, c->sweep.now, 0, 0, err) : OVL_OK;
+  if (!c->sweep.started) return OVL_OK;
+  int rc = write_values(f->ex, c, c->sweep.now, 0, 0, err);
+  for (int d = 1; !rc && d < OVL_DIM_COUNT; d++)
+    if (c->has_dim[d] && c->last_dim_exposed[d]) rc = xcounter(f->ex, c->proc, c->dim_track[d], c->sweep.now, 0, err);
+  return rc;
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -256,6 +272,10 @@ static size_t coll_args(const ovl_coll_result *c, const ovl_coll_rec *rec, size_
     if (isfinite(c->busbw_gbps)) a[n++] = (ovl_xarg){"busbw_gbps", OVL_XARG_DOUBLE, 0, c->busbw_gbps, NULL};
     if (isfinite(c->algbw_gbps)) a[n++] = (ovl_xarg){"algbw_gbps", OVL_XARG_DOUBLE, 0, c->algbw_gbps, NULL};
     a[n++] = (ovl_xarg){"step", OVL_XARG_INT, c->step, 0, NULL};
+    if (c->pdim.dim != OVL_DIM_UNKNOWN) {  /* its parallelism dimension (job_dims.h) */
+      a[n++] = (ovl_xarg){"dim", OVL_XARG_STRING, 0, 0, ovl_pdim_name((ovl_pdim)c->pdim.dim)};
+      a[n++] = (ovl_xarg){"dim_role", OVL_XARG_STRING, 0, 0, ovl_prole_name((ovl_prole)c->pdim.role)};
+    }
   }
   int64_t seq = c ? c->seq : rec->seq;
   if (seq != OVL_NONE) a[n++] = (ovl_xarg){"seq", OVL_XARG_INT, seq, 0, NULL};
@@ -326,7 +346,7 @@ static int gpu_one(xfile *f, xstreams *s, const ovl_classified_work *cw, void *c
   sl.flows_in = g->flows.items;
   sl.nflows_in = g->flows.len;
 
-  ovl_xarg args[12];
+  ovl_xarg args[14];
   if (nlinks) {
     sl.nargs = coll_args(res, &f->recs[cw->colls[0]], nlinks, args);
   } else if (cls == OVL_CLASS_COMM && !w->is_memop && (res = match_inferred(f, g, w))) {
@@ -358,6 +378,14 @@ int xgpu_export(xfile *f, xstreams *s, ovl_err *err) {
     if (!rc)
       rc = xtrack(ex, f->procs[p], OVL_XTRACK_COUNTER_BYTES, "communication bytes in flight", 2, -1, &c->bytes_track,
                   err);
+    const ovl_rank_result *r = ex->procs[f->procs[p]].r;
+    for (int d = 1; !rc && d < OVL_DIM_COUNT; d++) {
+      c->has_dim[d] = r && r->dims[d].colls > 0;
+      c->last_dim_exposed[d] = 0;
+      char name[64];
+      snprintf(name, sizeof name, "exposed %s communication", ovl_pdim_name((ovl_pdim)d));
+      if (c->has_dim[d]) rc = xtrack(ex, f->procs[p], OVL_XTRACK_COUNTER, name, 2 + d, -1, &c->dim_track[d], err);
+    }
   }
   if (!rc) rc = for_each_work(f, s, gpu_one, &g, err);
   for (size_t p = 0; !rc && p < f->nprocs; p++) rc = counters_finish(f, f->procs[p], err);
@@ -365,6 +393,8 @@ int xgpu_export(xfile *f, xstreams *s, ovl_err *err) {
     xcounters *c = &ex->procs[f->procs[p]].counters;
     if (!rc) rc = ex->sink.close_track(ex->sink.self, c->exposed_track, err);
     if (!rc) rc = ex->sink.close_track(ex->sink.self, c->bytes_track, err);
+    for (int d = 1; d < OVL_DIM_COUNT; d++)
+      if (!rc && c->has_dim[d]) rc = ex->sink.close_track(ex->sink.self, c->dim_track[d], err);
     if (c->has_sweep) ovl_sweep_free(&c->sweep);
     c->has_sweep = 0;
   }

@@ -38,6 +38,10 @@ typedef struct xcounters {
   int written_any;
   int last_exposed;
   int64_t last_bytes;
+  /* per parallelism dimension the rank has collectives of: an exposed counter (job_dims.h) */
+  int has_dim[OVL_DIM_COUNT];
+  uint32_t dim_track[OVL_DIM_COUNT];
+  int last_dim_exposed[OVL_DIM_COUNT];
   int rc;                  /* first failure while writing from the sweep's callback */
   ovl_err err;
 } xcounters;

@@ -45,7 +45,18 @@ static int draw_step(ovl_exporter *ex, xgroup *g, const ovl_step_result *st, ovl
                    {"t_exposed_ns", OVL_XARG_INT, st->totals.exposed, 0, NULL},
                    {"overlap_efficiency", OVL_XARG_DOUBLE, 0, eff, NULL}};
   size_t nargs = isfinite(eff) ? 4 : 3;  /* no communication: no efficiency, rather than NaN */
-  ovl_xslice sl = {st->start, st->end, xname(ex, name), name, "step", a, nargs, NULL, 0, NULL, 0};
+  /* per parallelism dimension with collectives in the step (job_dims.h): its comm and exposed time */
+  static const char *const comm_keys[OVL_DIM_COUNT] = {NULL, "dp_comm_ns", "tp_comm_ns", "pp_comm_ns", "ep_comm_ns"};
+  static const char *const exposed_keys[OVL_DIM_COUNT] = {NULL, "dp_exposed_ns", "tp_exposed_ns", "pp_exposed_ns",
+                                                          "ep_exposed_ns"};
+  ovl_xarg all[4 + 2 * OVL_DIM_COUNT];
+  memcpy(all, a, nargs * sizeof *a);
+  for (int d = 1; d < OVL_DIM_COUNT; d++) {
+    if (st->dims[d].colls == 0) continue;
+    all[nargs++] = (ovl_xarg){comm_keys[d], OVL_XARG_INT, st->dims[d].comm, 0, NULL};
+    all[nargs++] = (ovl_xarg){exposed_keys[d], OVL_XARG_INT, st->dims[d].exposed, 0, NULL};
+  }
+  ovl_xslice sl = {st->start, st->end, xname(ex, name), name, "step", all, nargs, NULL, 0, NULL, 0};
   if (!sl.name_iid) return ovl_oom(err, "names");
   return xgroup_slice(ex, g, &sl, 0, err);
 }

@@ -2,6 +2,7 @@
 #include "report_json.h"
 
 #include "base/json_out.h"
+#include "report_dims.h"
 
 #include <math.h>
 
@@ -89,6 +90,7 @@ static void collective(ovl_json *j, const ovl_coll_result *c, int64_t offset) {
     ovl_json_bool(j, "arrived_last", c->cross->arrived_last);
     ovl_json_double(j, "transfer_busbw_gbps", c->cross->transfer_busbw_gbps);
   }
+  ovl_report_dims_coll_json(j, c);
   ovl_json_object_end(j);
 }
 
@@ -214,10 +216,13 @@ static void rank_object(ovl_json *j, const ovl_rank_result *r) {
     for (size_t i = 0; i < st->ncolls; i++) collective(j, &st->colls[i], off);
     ovl_json_array_end(j);
     expected_order(j, st);
+    ovl_report_dims_totals_json(j, st->dims, 0);
     findings_array(j, st->findings, st->nfindings, off);
     ovl_json_object_end(j);
   }
   ovl_json_array_end(j);
+  ovl_report_dims_totals_json(j, r->dims, (long)r->nsteps);
+  ovl_report_dims_pipeline_json(j, r);
   findings_array(j, r->findings, r->nfindings, off);
   ovl_json_object_end(j);
 }
@@ -305,6 +310,7 @@ void ovl_report_json(FILE *out, const ovl_job *job, int pretty) {
   without_gpu(&j, job);
   findings_array(&j, job->findings, job->nfindings, 0);
   job_cross(&j, job);
+  ovl_report_dims_groups_json(&j, job);
   ovl_json_object_end(&j);
   ovl_json_finish(&j);
 }

@@ -5,6 +5,7 @@
 #include "base/units.h"
 #include "base/vec.h"
 #include "bucket_view.h"
+#include "report_dims.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -369,7 +370,8 @@ static void print_job(FILE *out, const ovl_job *job, const ovl_text_options *opt
 
 void ovl_report_text(FILE *out, const ovl_job *job, const ovl_text_options *opt) {
   /* The ranks of one job repeat one another: grouped unless everything is asked for (--all). */
-  if (one_job(job) && opt->max_steps != OVL_TEXT_ALL) {
+  int grouped = one_job(job) && opt->max_steps != OVL_TEXT_ALL;
+  if (grouped) {
     print_job_ranks(out, job, opt);
   } else {
     for (size_t i = 0; i < job->nranks; i++) {
@@ -390,6 +392,7 @@ void ovl_report_text(FILE *out, const ovl_job *job, const ovl_text_options *opt)
     }
   }
   if (job->cross.present) print_job(out, job, opt);
+  if (ovl_report_dims_beyond_ddp(job)) ovl_report_dims_text(out, job, !grouped);
   if (job->nfindings) {
     fprintf(out, "\nJob");
     print_findings(out, job->findings, job->nfindings);

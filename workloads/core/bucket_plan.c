@@ -4,7 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const ovl_mode_names[OVL_MODE_COUNT] = {"single", "naive", "interleaved", "bucketed", "misordered"};
+const char *const ovl_mode_names[OVL_MODE_COUNT] = {"single",     "naive",      "interleaved",
+                                                            "bucketed",   "misordered", "zero3"};
 
 int ovl_mode_lookup(const char *text, ovl_mode *mode, ovl_err *err) {
   for (int i = 0; i < OVL_MODE_COUNT; i++) {
@@ -13,7 +14,7 @@ int ovl_mode_lookup(const char *text, ovl_mode *mode, ovl_err *err) {
       return OVL_OK;
     }
   }
-  return ovl_fail(err, OVL_EUSER, "mode '%s': expected single, naive, interleaved, bucketed or misordered", text);
+  return ovl_fail(err, OVL_EUSER, "mode '%s': expected single, naive, interleaved, bucketed, misordered or zero3", text);
 }
 
 int ovl_plan_ready_pos(const ovl_plan *plan, int p) { return plan->nparams - 1 - p; }
@@ -28,8 +29,9 @@ static ovl_bucket *open_bucket(ovl_plan *plan, int nmembers_so_far) {
 }
 
 /* Assigns the parameters, visited in `walk` order, to buckets: one per parameter when
-** caps is NULL, else by the size rule with caps[0] for bucket 0 and caps[1] after. */
-static void assign(ovl_plan *plan, const int *walk, const int64_t *caps) {
+** caps is NULL, else by the size rule with caps[0] for bucket 0 and caps[1] after; per_layer:
+** one bucket per layer (closed at its weight, the layer's last gradient to be ready). */
+static void assign(ovl_plan *plan, const int *walk, const int64_t *caps, int per_layer) {
   ovl_bucket *b = NULL;
   for (int i = 0; i < plan->nparams; i++) {
     int p = walk[i];
@@ -42,7 +44,7 @@ static void assign(ovl_plan *plan, const int *walk, const int64_t *caps) {
     int pos = ovl_plan_ready_pos(plan, p);
     if (pos > b->ready_pos) b->ready_pos = pos;
     int64_t cap = caps ? caps[plan->nbuckets > 1] : 0;
-    if (!caps || b->bytes >= cap) b = NULL;
+    if (per_layer ? !plan->params[p].is_bias : (!caps || b->bytes >= cap)) b = NULL;
   }
 }
 
@@ -83,9 +85,10 @@ int ovl_plan_build(const ovl_model *m, const ovl_plan_options *opt, ovl_plan *pl
   switch (opt->mode) {
     case OVL_MODE_SINGLE: break;
     case OVL_MODE_NAIVE:
-    case OVL_MODE_INTERLEAVED: assign(plan, plan->ready_order, NULL); break;
-    case OVL_MODE_BUCKETED: assign(plan, plan->ready_order, caps); break;
-    case OVL_MODE_MISORDERED: assign(plan, registration, caps); break;
+    case OVL_MODE_INTERLEAVED: assign(plan, plan->ready_order, NULL, 0); break;
+    case OVL_MODE_BUCKETED: assign(plan, plan->ready_order, caps, 0); break;
+    case OVL_MODE_MISORDERED: assign(plan, registration, caps, 0); break;
+    case OVL_MODE_ZERO3: assign(plan, plan->ready_order, NULL, 1); break;
     case OVL_MODE_COUNT: break;
   }
   free(registration);

@@ -15,6 +15,11 @@
 **   misordered   the same, but the gradients are walked in registration order, as DDP does
 **                when it cannot rebuild its buckets: bucket 0 holds the first layer's weight,
 **                the last gradient to be ready.
+**   zero3        ZeRO-3 / FSDP: parameters sharded over the ranks, one unit per layer (its
+**                weight and bias, contiguous in the flat buffer). Each "bucket" is a layer's
+**                gradient reduce-scatter, launched once the layer's weight gradient is ready
+**                (not packed: the layer's slice is reduced in place); the parameter
+**                all-gathers are the schedule of zero3_plan.h.
 ** Invariant for every mode: buckets launch strictly in index order (DDP reduces in index
 ** order), bucket k right after the gradient at ready position launch_pos, which is the later
 ** of its own last gradient and bucket k-1's launch.
@@ -31,6 +36,7 @@ typedef enum ovl_mode {
   OVL_MODE_INTERLEAVED,
   OVL_MODE_BUCKETED,
   OVL_MODE_MISORDERED,
+  OVL_MODE_ZERO3,
   OVL_MODE_COUNT
 } ovl_mode;
 

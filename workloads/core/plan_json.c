@@ -2,6 +2,7 @@
 #include "plan_json.h"
 
 #include "base/json_out.h"
+#include "zero3_plan.h"
 
 int ovl_plan_write_json(const ovl_plan *plan, FILE *out, int pretty) {
   ovl_json j;
@@ -61,6 +62,35 @@ int ovl_plan_write_json(const ovl_plan *plan, FILE *out, int pretty) {
     ovl_json_object_end(&j);
   } else {
     ovl_json_null(&j, "find_unused");
+  }
+  if (plan->opt.mode == OVL_MODE_ZERO3) {
+    /* the parameter all-gathers, in issue order (zero3_plan.h); the buckets are the layers'
+    ** gradient reduce-scatters */
+    ovl_z3_gather g[2 * OVL_MODEL_MAX_LAYERS];
+    int n = ovl_z3_gathers(&plan->model, g);
+    ovl_json_object_begin(&j, "zero3");
+    ovl_json_array_begin(&j, "layers");
+    for (int l = 0; l < plan->model.nlayers; l++) {
+      ovl_json_object_begin(&j, NULL);
+      ovl_json_int(&j, "layer", l);
+      ovl_json_int(&j, "floats", ovl_z3_layer_floats(&plan->model, l));
+      ovl_json_int(&j, "bytes", 4 * ovl_z3_layer_floats(&plan->model, l));
+      ovl_json_object_end(&j);
+    }
+    ovl_json_array_end(&j);
+    ovl_json_array_begin(&j, "all_gathers");
+    for (int i = 0; i < n; i++) {
+      char text[48];
+      ovl_json_object_begin(&j, NULL);
+      ovl_json_int(&j, "layer", g[i].layer);
+      ovl_json_string(&j, "phase", g[i].backward ? "backward" : "forward");
+      ovl_json_string(&j, "issued_with", ovl_z3_trigger_text(&g[i], text, sizeof text));
+      ovl_json_string(&j, "stream", "communication");
+      ovl_json_object_end(&j);
+    }
+    ovl_json_array_end(&j);
+    ovl_json_string(&j, "reduce_scatter", "buckets: one per layer, after its weight gradient");
+    ovl_json_object_end(&j);
   }
   ovl_json_object_end(&j);
   ovl_json_finish(&j);
