@@ -10,6 +10,7 @@
 #include "capture.h"
 
 #include "capture_writer.h"
+#include "cupti_session.h"
 #include "host_buffer.h"
 #include "log.h"
 
@@ -119,6 +120,11 @@ __attribute__((constructor)) static void ovl_load(void) {
 
 static void at_exit(void) {
   if (ovl_capture_state() != OVL_CAPTURE_ACTIVE) return;
+  if (!ovl_cupti_attached()) {  /* NCCL calls were captured, GPU work not: say why (OVL_LOG=debug) */
+    char why[256];
+    ovl_cupti_status(why, sizeof why);
+    ovl_debug("no GPU work captured: CUPTI %s", why);
+  }
   if (!ovl_writer_sync(1, EXIT_FLUSH_MS)) ovl_warn(NULL, "the trace writer did not finish within %.1f s", EXIT_FLUSH_MS / 1000.0);
   ovl_capture_stop();
 }
