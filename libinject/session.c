@@ -114,6 +114,13 @@ __attribute__((constructor)) static void ovl_load(void) {
   atomic_store(&state, OVL_CAPTURE_IDLE);
 }
 
+/* A process that ends with nothing captured says why, for OVL_LOG=debug: e.g. a CUDA
+** program on a machine without a GPU or driver, where the driver never calls the injection. */
+__attribute__((destructor)) static void ovl_unload(void) {
+  if (ovl_capture_state() == OVL_CAPTURE_IDLE)
+    ovl_debug("nothing captured: this process made no NCCL call and CUDA never started the injection");
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* Exit and signals                                                                   */
 /* ---------------------------------------------------------------------------------- */

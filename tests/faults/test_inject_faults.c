@@ -11,6 +11,8 @@
 **                           PyTorch loads NCCL, on a machine with no GPU: output, status and
 **                           time unchanged (+1 s at most), and with OVL_LOG=debug a line
 **                           saying why no GPU work was captured
+**   a CUDA program, no GPU  fails as it does alone; with OVL_LOG=debug libovl says it
+**                           captured nothing
 */
 #include "check.h"
 #include "inject_harness.h"
@@ -146,6 +148,36 @@ static void real_nccl_without_gpu(void) {
   cmd_free(&with);
 }
 
+/* A CUDA program (tests/gpu/gpu_workload.c) where there is no GPU or driver: it fails the
+** same way with libovl, which says (OVL_LOG=debug) that it captured nothing. Where a GPU is
+** present the program runs and test_gpu_capture covers it. */
+static void cuda_program_without_gpu(void) {
+  const char *dir = ih_fresh_dir("cuda-no-gpu");
+  char plain_cmd[2048], with_cmd[4096];
+  snprintf(plain_cmd, sizeof plain_cmd, "'%s'", OVL_TEST_GPU_WORKLOAD);
+  snprintf(with_cmd, sizeof with_cmd, "env LD_PRELOAD='%s' OVL_OUTPUT='%s' OVL_LOG=debug '%s'", ih_preload(), dir,
+           OVL_TEST_GPU_WORKLOAD);
+  double t0 = now_s();
+  cmd_result plain = run_cmd(plain_cmd);
+  double t1 = now_s();
+  if (plain.status == 0) {
+    printf("SKIP part: a GPU is present (the CUDA program ran): test_gpu_capture covers it\n");
+    cmd_free(&plain);
+    return;
+  }
+  cmd_result with = run_cmd(with_cmd);
+  double t2 = now_s();
+  printf("CUDA program, no GPU: exit %d, %.3f s alone, %.3f s with libovl\n", plain.status, t1 - t0, t2 - t1);
+  CHECK_I64(with.status, plain.status);
+  CHECK(strcmp(plain.out, with.out) == 0);
+  CHECK(strstr(with.err, plain.err) != NULL);  /* its own message, unchanged */
+  CHECK(strstr(with.err, "ovl: nothing captured:") != NULL);
+  CHECK(t2 - t1 < t1 - t0 + 1.0);
+  CHECK_I64(ih_count_traces(dir), 0);
+  cmd_free(&plain);
+  cmd_free(&with);
+}
+
 int main(void) {
   vfork_exec();
   exit_from_thread();
@@ -157,5 +189,6 @@ int main(void) {
   remove(file);
   output_not_a_directory("OVL_OUTPUT read-only", "/proc", NULL);
   real_nccl_without_gpu();
+  cuda_program_without_gpu();
   return check_summary();
 }
