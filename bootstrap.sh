@@ -3,8 +3,9 @@
 #
 #   ./bootstrap.sh demo   build, then simulate a data-parallel job and report on its trace
 #                         (text, and the HTML page ovl-trace/demo.html)
-#   ./bootstrap.sh test   build, then run every test, normally and under ASan + UBSan, and
-#                         build the optimised Release configuration (-O3)
+#   ./bootstrap.sh test   build, then run every test, normally and under ASan + UBSan, build
+#                         the optimised Release configuration (-O3), and run each libFuzzer
+#                         target of tests/fuzz for 60 s under ASan + UBSan (clang)
 #
 # Installing Debian packages needs root: run as root, or have sudo. With the CUDA toolkit
 # (under /usr/local/cuda or $CUDA_HOME) the capture library and workloads are built too.
@@ -20,8 +21,9 @@ esac
 
 # Debian packages the build and tests need.
 packages="build-essential cmake pkg-config libsqlite3-dev sqlite3 protobuf-c-compiler libprotobuf-c-dev protobuf-compiler zlib1g-dev"
-# The tests also open the HTML report in a real browser (headless); python3 runs the checkers.
-if [ "$mode" = test ]; then packages="$packages python3 chromium"; fi
+# The tests also open the HTML report in a real browser (headless); python3 runs the checkers;
+# the fuzz step builds with clang (libFuzzer ships with clang's runtime libraries).
+if [ "$mode" = test ]; then packages="$packages python3 chromium clang"; fi
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"
@@ -69,4 +71,14 @@ else
   # too, warnings as errors (the tests ran above; only the build is checked here).
   echo "bootstrap: Release build (-O3, warnings as errors)"
   build build-release -DCMAKE_BUILD_TYPE=Release -DOVL_BUILD_TESTS=OFF
+  # Fuzzing (tests/fuzz): only the fuzz targets are built with clang, then each runs 60 s.
+  if command -v clang >/dev/null 2>&1; then
+    echo "bootstrap: fuzz targets (clang, ASan + UBSan), 60 s each"
+    cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOVL_WERROR=ON \
+      -DOVL_SANITIZE=ON -DOVL_FUZZ=ON -DOVL_WITH_CUDA=OFF >/dev/null
+    cmake --build build-fuzz -j "$jobs" --target ovl_fuzzers
+    (cd build-fuzz && ctest -L fuzz --output-on-failure -j "$jobs")
+  else
+    echo "bootstrap: SKIP fuzz targets: clang not found"
+  fi
 fi

@@ -10,6 +10,7 @@
 #include "capture.h"
 
 #include "capture_writer.h"
+#include "cupti_session.h"
 #include "host_buffer.h"
 #include "log.h"
 
@@ -113,12 +114,24 @@ __attribute__((constructor)) static void ovl_load(void) {
   atomic_store(&state, OVL_CAPTURE_IDLE);
 }
 
+/* A process that ends with nothing captured says why, for OVL_LOG=debug: e.g. a CUDA
+** program on a machine without a GPU or driver, where the driver never calls the injection. */
+__attribute__((destructor)) static void ovl_unload(void) {
+  if (ovl_capture_state() == OVL_CAPTURE_IDLE)
+    ovl_debug("nothing captured: this process made no NCCL call and CUDA never started the injection");
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* Exit and signals                                                                   */
 /* ---------------------------------------------------------------------------------- */
 
 static void at_exit(void) {
   if (ovl_capture_state() != OVL_CAPTURE_ACTIVE) return;
+  if (!ovl_cupti_attached()) {  /* NCCL calls were captured, GPU work not: say why (OVL_LOG=debug) */
+    char why[256];
+    ovl_cupti_status(why, sizeof why);
+    ovl_debug("no GPU work captured: CUPTI %s", why);
+  }
   if (!ovl_writer_sync(1, EXIT_FLUSH_MS)) ovl_warn(NULL, "the trace writer did not finish within %.1f s", EXIT_FLUSH_MS / 1000.0);
   ovl_capture_stop();
 }

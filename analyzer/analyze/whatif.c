@@ -174,7 +174,9 @@ int ovl_whatif_run(const ovl_rank_result *ranks, size_t nranks, const ovl_whatif
         continue;
       }
       double obs_tail = ovl_observed_tail(st);
-      if (obs_tail < 0) continue;
+      /* A tail longer than its step (damaged times: a step ending before its collectives)
+      ** would replay to a negative step time: such a step cannot be replayed. */
+      if (obs_tail < 0 || obs_tail > (double)st->end - (double)st->start) continue;
       const ovl_grad_mark *m = sm.marks + sm.offset[si];
       size_t nm = sm.offset[si + 1] - sm.offset[si];
       ovl_bm_grad *g = NULL;

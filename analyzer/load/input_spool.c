@@ -2,6 +2,7 @@
 #include "input_spool.h"
 
 #include "base/temp_files.h"
+#include "trace_detect.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +46,8 @@ static int copy_stream(const char *path, int in, char **copy, ovl_err *err) {
   enum { CHUNK = 1 << 20 };
   char *buf = malloc(CHUNK);
   int rc = buf ? OVL_OK : ovl_oom(err, "input copy");
+  unsigned char head[OVL_HEAD_BYTES];
+  size_t nhead = 0;
   while (!rc) {
     ssize_t n = read(in, buf, CHUNK);
     if (n < 0 && errno == EINTR) continue;
@@ -53,6 +56,17 @@ static int copy_stream(const char *path, int in, char **copy, ovl_err *err) {
       break;
     }
     if (n == 0) break;
+    /* What is not a trace from its first bytes on is not read to its end (/dev/zero has none). */
+    if (nhead < sizeof head) {
+      size_t take = (size_t)n < sizeof head - nhead ? (size_t)n : sizeof head - nhead;
+      memcpy(head + nhead, buf, take);
+      nhead += take;
+      if (nhead == sizeof head && ovl_detect_head(head, nhead) == OVL_HEAD_NONE) {
+        rc = ovl_fail(err, OVL_EUSER, "%s: not a trace (neither an ovl/Nsight SQLite database nor Kineto JSON)",
+                      path);
+        break;
+      }
+    }
     for (ssize_t done = 0; !rc && done < n;) {
       ssize_t w = write(out, buf + done, (size_t)(n - done));
       if (w < 0 && errno == EINTR) continue;

@@ -44,26 +44,29 @@ static int detect_sqlite(const char *path, ovl_trace_format *format, ovl_err *er
   return rc;
 }
 
+ovl_head_kind ovl_detect_head(const unsigned char *head, size_t n) {
+  if (n >= 16 && memcmp(head, "SQLite format 3", 16) == 0) return OVL_HEAD_SQLITE;
+  if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b) return OVL_HEAD_GZIP;
+  size_t i = n >= 3 && memcmp(head, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;  /* a UTF-8 byte order mark */
+  while (i < n && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) i++;
+  return i < n && head[i] == '{' ? OVL_HEAD_JSON : OVL_HEAD_NONE;
+}
+
 int ovl_detect_format(const char *path, ovl_trace_format *format, ovl_err *err) {
   struct stat sb;
   if (stat(path, &sb) != 0) return ovl_fail(err, OVL_EUSER, "%s: %s", path, strerror(errno));
   if (S_ISDIR(sb.st_mode)) return ovl_fail(err, OVL_EUSER, "%s: is a directory", path);
   FILE *f = fopen(path, "rb");
   if (!f) return ovl_fail(err, OVL_EUSER, "%s: %s", path, strerror(errno));
-  unsigned char head[64];
+  unsigned char head[OVL_HEAD_BYTES];
   size_t n = fread(head, 1, sizeof head, f);
   fclose(f);
   if (n == 0) return ovl_fail(err, OVL_EUSER, "%s: empty file", path);
-  if (n >= 16 && memcmp(head, "SQLite format 3", 16) == 0) return detect_sqlite(path, format, err);
-  if (n >= 2 && head[0] == 0x1f && head[1] == 0x8b) {
-    *format = OVL_FORMAT_KINETO_JSON;
-    return OVL_OK;
-  }
-  size_t i = n >= 3 && memcmp(head, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0;  /* a UTF-8 byte order mark */
-  while (i < n && (head[i] == ' ' || head[i] == '\n' || head[i] == '\r' || head[i] == '\t')) i++;
-  if (i < n && head[i] == '{') {
-    *format = OVL_FORMAT_KINETO_JSON;
-    return OVL_OK;
+  switch (ovl_detect_head(head, n)) {
+    case OVL_HEAD_SQLITE: return detect_sqlite(path, format, err);
+    case OVL_HEAD_GZIP:
+    case OVL_HEAD_JSON: *format = OVL_FORMAT_KINETO_JSON; return OVL_OK;
+    case OVL_HEAD_NONE: break;
   }
   return ovl_fail(err, OVL_EUSER, "%s: not a trace (neither an ovl/Nsight SQLite database nor Kineto JSON)", path);
 }

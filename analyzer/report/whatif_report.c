@@ -34,15 +34,17 @@ void ovl_whatif_text(FILE *out, const ovl_whatif_result *w, double first_cap_byt
     char label[48], buckets[16];
     snprintf(label, sizeof label, "%sbucket %g MiB", i == w->best ? "* " : "  ", k->cap_bytes / MIB);
     snprintf(buckets, sizeof buckets, "%.1f", k->buckets);
-    snprintf(d, sizeof d, "%+.1f%%", 100.0 * (k->step_ns - w->current_step_ns) / w->current_step_ns);
+    if (w->current_step_ns > 0) snprintf(d, sizeof d, "%+.1f%%", 100.0 * (k->step_ns - w->current_step_ns) / w->current_step_ns);
+    else snprintf(d, sizeof d, "n/a");  /* no relative change from a zero-length step */
     fprintf(out, "%-22s %12s %12s %9s %12s\n", label, ns_text(k->step_ns, a), ns_text(k->exposed_ns, b), buckets, d);
   }
   if (w->ncands) {
     const ovl_whatif_candidate *best = &w->cands[w->best];
     double gain = w->current_step_ns - best->step_ns;
-    fprintf(out, "\nbest: bucket_cap_mb=%g: %s per step, %s %s than the trace (%.1f%%)\n", best->cap_bytes / MIB,
-            ns_text(best->step_ns, a), ns_text(fabs(gain), c), gain >= 0 ? "faster" : "slower",
-            100.0 * fabs(gain) / w->current_step_ns);
+    fprintf(out, "\nbest: bucket_cap_mb=%g: %s per step, %s %s than the trace", best->cap_bytes / MIB,
+            ns_text(best->step_ns, a), ns_text(fabs(gain), c), gain >= 0 ? "faster" : "slower");
+    if (w->current_step_ns > 0) fprintf(out, " (%.1f%%)", 100.0 * fabs(gain) / w->current_step_ns);
+    fprintf(out, "\n");
   }
 }
 
