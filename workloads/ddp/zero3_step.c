@@ -11,6 +11,10 @@
 
 struct ovl_z3_state {
   ovl_z3_shard shard[OVL_MODEL_MAX_LAYERS];
+  ovl_z3_gather gathers[2 * OVL_MODEL_MAX_LAYERS];  /* the plan's all-gathers, in issue order */
+  int ngathers;
+  int64_t phase;                               /* counts forward and backward passes */
+  int64_t gathered_in[OVL_MODEL_MAX_LAYERS];   /* the phase of each layer's latest gather */
   int nranks;
   int64_t local_floats;
   float *d_pshard, *d_gshard;  /* this rank's parameter and gradient shards, layer after layer */
@@ -26,6 +30,7 @@ int ovl_z3_init(ovl_trainer *t, ovl_err *err) {
   z->nranks = t->comm->nranks;
   ovl_z3_shard_layout(m, z->nranks, t->comm->rank, z->shard);
   z->local_floats = ovl_z3_local_floats(m, z->nranks);
+  z->ngathers = ovl_z3_gathers(m, z->gathers);
   int64_t staged = ovl_z3_staging_floats(m, z->nranks);
   CUDA_TRY(cudaMalloc((void **)&z->d_pshard, (size_t)z->local_floats * sizeof(float)));
   CUDA_TRY(cudaMalloc((void **)&z->d_gshard, (size_t)z->local_floats * sizeof(float)));
@@ -79,11 +84,26 @@ static int gather(ovl_trainer *t, int l, ovl_err *err) {
   CUDA_TRY(cudaMemcpyAsync(t->mlp->d_params + s->layer_offset, stage, (size_t)s->floats * sizeof(float),
                            cudaMemcpyDeviceToDevice, t->comm_stream));
   CUDA_TRY(cudaEventRecord(z->ev_gathered[l], t->comm_stream));
+  z->gathered_in[l] = z->phase;
+  return OVL_OK;
+}
+
+/* Issues the plan's gathers that go out at this moment (trigger, and the layer it names). */
+static int issue_gathers(ovl_trainer *t, ovl_z3_trigger trigger, int with, ovl_err *err) {
+  const struct ovl_z3_state *z = t->z3;
+  for (int i = 0; i < z->ngathers; i++) {
+    const ovl_z3_gather *g = &z->gathers[i];
+    if (g->trigger != trigger || g->with != with) continue;
+    int rc = gather(t, g->layer, err);
+    if (rc) return rc;
+  }
   return OVL_OK;
 }
 
 /* The compute stream waits for layer l's latest gather. */
 static int await_gather(ovl_trainer *t, int l, ovl_err *err) {
+  if (t->z3->gathered_in[l] != t->z3->phase)  /* the schedule must gather a layer before it computes */
+    return ovl_fail(err, OVL_EINTERNAL, "zero3: fc%d computes before its parameters are gathered", l);
   CUDA_TRY(cudaStreamWaitEvent(t->compute, t->z3->ev_gathered[l], 0));
   return OVL_OK;
 }
@@ -127,12 +147,16 @@ static int on_grad_ready(void *ctx, int p, ovl_err *err) {
   return OVL_OK;
 }
 
+/* Forward and backward issue the gathers where the plan puts them (zero3_plan.h: layer l+1's
+** with forward of fc(l), layer l-1's with backward of fc(l): the prefetch), and each layer's
+** compute waits for its own gather. */
 static int forward(ovl_trainer *t, int64_t step, ovl_err *err) {
   int L = t->plan->model.nlayers;
-  int rc = gather(t, 0, err);
+  t->z3->phase++;
+  int rc = issue_gathers(t, OVL_Z3_STEP_START, -1, err);
   for (int l = 0; !rc && l < L; l++) {
     rc = await_gather(t, l, err);
-    if (!rc && l + 1 < L) rc = gather(t, l + 1, err);  /* prefetch, overlapping fc(l) */
+    if (!rc) rc = issue_gathers(t, OVL_Z3_FORWARD_OF, l, err);
     if (!rc) rc = ovl_gpu_mlp_forward_layer(t->mlp, step, l, err);
   }
   return rc;
@@ -140,11 +164,12 @@ static int forward(ovl_trainer *t, int64_t step, ovl_err *err) {
 
 static int backward(ovl_trainer *t, ovl_err *err) {
   int L = t->plan->model.nlayers;
+  t->z3->phase++;
   int rc = comm_waits_for_compute(t, t->z3->ev_forward_done, err);
-  if (!rc) rc = gather(t, L - 1, err);
+  if (!rc) rc = issue_gathers(t, OVL_Z3_LOSS, -1, err);
   for (int l = L - 1; !rc && l >= 0; l--) {
     rc = await_gather(t, l, err);
-    if (!rc && l > 0) rc = gather(t, l - 1, err);  /* prefetch, overlapping fc(l)'s backward */
+    if (!rc) rc = issue_gathers(t, OVL_Z3_BACKWARD_OF, l, err);
     if (!rc) rc = ovl_gpu_mlp_backward_layer(t->mlp, l, on_grad_ready, t, err);
   }
   return rc;

@@ -1,7 +1,7 @@
 /*
 ** The training step of --mode zero3 (ZeRO-3 / FSDP, one unit per layer), run by the trainer
-** (trainer.h) in place of its DDP step. Layout: core/zero3_plan.h's shards; the order of the
-** gathers: its ovl_z3_gathers; the reduce-scatters: the plan's zero3 buckets.
+** (trainer.h) in place of its DDP step. Layout: core/zero3_plan.h's shards; the gathers are
+** issued where its ovl_z3_gathers puts them; the reduce-scatters are the plan's zero3 buckets.
 **
 ** Each rank owns a shard of every layer (d_pshard) and its gradient shard (d_gshard); the
 ** model's full parameter buffer (the MLP's d_params) is only a landing place that every
