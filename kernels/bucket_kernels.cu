@@ -1,4 +1,4 @@
-/* Gradient bucket kernels: packing into a bucket, unpacking, and the emulated all-reduce.
+/* Gradient bucket kernels: packing into a bucket, unpacking, and the emulated collectives.
 ** See kernels.h (math in kernel_ref.h). */
 #include "kernels.h"
 
@@ -36,9 +36,9 @@ extern "C" __global__ void ovl_unpack(const float *bucket, float *flat, const ov
     flat[s.flat_offset + i] = bucket[s.bucket_offset + i];
 }
 
-// One block, like a collective that occupies a few SMs: touch the whole bucket (volatile, so
+// One block, like a collective that occupies a few SMs: touch the whole buffer (volatile, so
 // the compiler keeps the load and the store), then hold the stream until the wait is over.
-extern "C" __global__ void ovl_emulated_allreduce(float *data, int64_t n, int64_t wait_ns) {
+__device__ void emulate_collective(float *data, int64_t n, int64_t wait_ns) {
   __shared__ unsigned long long start;
   if (threadIdx.x == 0) start = global_time_ns();
   __syncthreads();
@@ -49,6 +49,19 @@ extern "C" __global__ void ovl_emulated_allreduce(float *data, int64_t n, int64_
     while ((int64_t)(global_time_ns() - start) < wait_ns) {
     }
   __syncthreads();
+}
+
+// One kernel per collective kind: ovl reads the operation from the kernel's name.
+extern "C" __global__ void ovl_emulated_allreduce(float *data, int64_t n, int64_t wait_ns) {
+  emulate_collective(data, n, wait_ns);
+}
+
+extern "C" __global__ void ovl_emulated_allgather(float *data, int64_t n, int64_t wait_ns) {
+  emulate_collective(data, n, wait_ns);
+}
+
+extern "C" __global__ void ovl_emulated_reducescatter(float *data, int64_t n, int64_t wait_ns) {
+  emulate_collective(data, n, wait_ns);
 }
 
 int ovl_k_pack(const float *flat, float *bucket, const ovl_segment *segs, int nsegs, int64_t max_count,
@@ -67,5 +80,15 @@ int ovl_k_unpack(const float *bucket, float *flat, const ovl_segment *segs, int 
 
 int ovl_k_emulated_allreduce(float *data, int64_t n, int64_t wait_ns, cudaStream_t stream) {
   ovl_emulated_allreduce<<<1, 1024, 0, stream>>>(data, n, wait_ns);
+  return (int)cudaGetLastError();
+}
+
+int ovl_k_emulated_allgather(float *data, int64_t n, int64_t wait_ns, cudaStream_t stream) {
+  ovl_emulated_allgather<<<1, 1024, 0, stream>>>(data, n, wait_ns);
+  return (int)cudaGetLastError();
+}
+
+int ovl_k_emulated_reducescatter(float *data, int64_t n, int64_t wait_ns, cudaStream_t stream) {
+  ovl_emulated_reducescatter<<<1, 1024, 0, stream>>>(data, n, wait_ns);
   return (int)cudaGetLastError();
 }

@@ -96,3 +96,8 @@ double ovl_emulated_allreduce_ns(double alpha_ns, double beta_bytes_per_s, int n
   if (nranks < 1 || beta_bytes_per_s <= 0) return alpha_ns;
   return alpha_ns + 2.0 * (nranks - 1) / nranks * bytes / beta_bytes_per_s * 1e9;
 }
+
+double ovl_emulated_allgather_ns(double alpha_ns, double beta_bytes_per_s, int nranks, double bytes) {
+  if (nranks < 1 || beta_bytes_per_s <= 0) return alpha_ns;
+  return alpha_ns + (double)(nranks - 1) / nranks * bytes / beta_bytes_per_s * 1e9;
+}

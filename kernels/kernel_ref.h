@@ -43,5 +43,8 @@ void ovl_ref_linear_input_grad(const float *dz, const float *w, int rows, int in
 /* How long the emulated all-reduce of `bytes` waits (ns): the ring all-reduce cost
 ** alpha + 2(n-1)/n * bytes / beta, for n emulated ranks (0 wait beyond alpha when n = 1). */
 double ovl_emulated_allreduce_ns(double alpha_ns, double beta_bytes_per_s, int nranks, double bytes);
+/* The same for a ring all-gather or reduce-scatter of a buffer of `bytes` (the gathered
+** output, or the input to scatter): alpha + (n-1)/n * bytes / beta. */
+double ovl_emulated_allgather_ns(double alpha_ns, double beta_bytes_per_s, int nranks, double bytes);
 
 #endif

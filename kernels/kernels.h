@@ -5,8 +5,9 @@
 ** tests compare the two.
 **
 ** Kernel names seen in traces: ovl_bias_act, ovl_relu_backward, ovl_bias_grad,
-** ovl_softmax_xent, ovl_sgd, ovl_scale, ovl_pack, ovl_unpack and ovl_emulated_allreduce
-** (the only one ovl counts as communication, by its `ovl_emulated_` prefix).
+** ovl_softmax_xent, ovl_sgd, ovl_scale, ovl_pack, ovl_unpack, and ovl_emulated_allreduce,
+** ovl_emulated_allgather and ovl_emulated_reducescatter (the only ones ovl counts as
+** communication, by their `ovl_emulated_` prefix).
 */
 #ifndef OVL_KERNELS_H
 #define OVL_KERNELS_H
@@ -38,6 +39,10 @@ int ovl_k_unpack(const float *bucket, float *flat, const ovl_segment *segs, int 
 ** the GPU's %globaltimer until `wait_ns` have passed since it started. The values are left
 ** unchanged. An emulation of a collective's duration, not a reduction. */
 int ovl_k_emulated_allreduce(float *data, int64_t n, int64_t wait_ns, cudaStream_t stream);
+/* The same emulation for --mode zero3's all-gathers and reduce-scatters (`data`: the gathered
+** layer, or the layer's gradients before the scatter), named so that ovl reads their kind. */
+int ovl_k_emulated_allgather(float *data, int64_t n, int64_t wait_ns, cudaStream_t stream);
+int ovl_k_emulated_reducescatter(float *data, int64_t n, int64_t wait_ns, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -189,6 +189,10 @@ static void check_emulated_time(void) {
   CHECK_NEAR(ovl_emulated_allreduce_ns(50e3, 25e9, 2, 25e6), 50e3 + 1e6, 1e-3);  /* 25 MB at 25 GB/s */
   CHECK_NEAR(ovl_emulated_allreduce_ns(0, 10e9, 8, 10e6), 1.75e6, 1e-3);
   CHECK(ovl_emulated_allreduce_ns(50e3, 25e9, 8, 2e6) < ovl_emulated_allreduce_ns(50e3, 25e9, 8, 4e6));
+  /* all-gather and reduce-scatter: half an all-reduce's transfer (one ring pass) */
+  CHECK_NEAR(ovl_emulated_allgather_ns(50e3, 25e9, 1, 1e9), 50e3, 1e-6);
+  CHECK_NEAR(ovl_emulated_allgather_ns(50e3, 25e9, 2, 25e6), 50e3 + 0.5e6, 1e-3);
+  CHECK_NEAR(ovl_emulated_allgather_ns(0, 10e9, 8, 10e6), 0.875e6, 1e-3);
 }
 
 /* One training step composed from the references exactly as ovl-ddp composes the kernels

@@ -350,7 +350,7 @@ static void check_binary(const char *ovl_ddp) {
 }
 
 /* --mode zero3: one reduce-scatter unit per layer after its weight gradient, the gathers with
-** the next layer prefetched, the padded shards, the --plan JSON, and no training yet. */
+** the next layer prefetched, the padded shards, the --plan JSON, and the world sizes it trains on. */
 static void check_zero3(const ovl_model *m) {
   ovl_plan plan;
   build(m, OVL_MODE_ZERO3, MiB, 25 * MiB, 0, &plan);
@@ -404,13 +404,73 @@ static void check_zero3(const ovl_model *m) {
   CHECK(strstr(text, "{\"layer\":1,\"phase\":\"forward\",\"issued_with\":\"forward fc0\"") != NULL);
   free(text);
   ovl_plan_free(&plan);
-  /* training zero3 is refused with one clear error */
+  /* zero3 trains on any world size the batch splits over, NCCL or emulated */
   ovl_ddp_options o;
   ovl_err err;
   char *argv[] = {"ovl-ddp", "--mode", "zero3", NULL};
   CHECK_I64(ovl_ddp_parse_options(3, argv, &o, &err), OVL_OK);
-  CHECK_I64(ovl_ddp_check_world(&o, 2, &err), OVL_EUSER);
-  CHECK(strstr(err.msg, "zero3") != NULL);
+  CHECK_I64(ovl_ddp_check_world(&o, 2, &err), OVL_OK);
+  CHECK_I64(ovl_ddp_check_world(&o, 3, &err), OVL_EUSER);  /* 1024 samples over 3 ranks */
+  char *emu[] = {"ovl-ddp", "--mode", "zero3", "--comm", "emulated", NULL};
+  CHECK_I64(ovl_ddp_parse_options(5, emu, &o, &err), OVL_OK);
+  CHECK_I64(ovl_ddp_check_world(&o, 1, &err), OVL_OK);
+}
+
+/* The shard layout the zero3 trainer allocates and communicates with: for every world size
+** and rank, each layer's shards tile the layer exactly once (padding only at its end, less than
+** one float per rank), shards and staging buffers are back to back. */
+static void check_zero3_shards(const ovl_model *m) {
+  ovl_param ps[2 * OVL_MODEL_MAX_LAYERS];
+  ovl_model_params(m, ps);
+  for (int nr = 1; nr <= 8; nr++) {
+    int64_t covered[OVL_MODEL_MAX_LAYERS] = {0};
+    for (int r = 0; r < nr; r++) {
+      ovl_z3_shard sh[OVL_MODEL_MAX_LAYERS];
+      ovl_z3_shard_layout(m, nr, r, sh);
+      int64_t local = 0, staged = 0;
+      for (int l = 0; l < m->nlayers; l++) {
+        const ovl_z3_shard *s = &sh[l];
+        CHECK_I64(s->layer_offset, ps[2 * l].offset);
+        CHECK_I64(s->floats, ps[2 * l].count + ps[2 * l + 1].count);
+        CHECK_I64(s->shard_floats * nr, s->padded);
+        CHECK(s->padded >= s->floats && s->padded - s->floats < nr);
+        CHECK_I64(s->begin, covered[l]);  /* rank r starts where rank r-1 ended */
+        CHECK(s->valid >= 0 && s->valid <= s->shard_floats);
+        if (s->valid < s->shard_floats) CHECK_I64(s->begin + s->valid, s->floats > s->begin ? s->floats : s->begin);
+        covered[l] += s->shard_floats;
+        CHECK_I64(s->local_offset, local);
+        CHECK_I64(s->padded_offset, staged);
+        local += s->shard_floats;
+        staged += s->padded;
+      }
+      CHECK_I64(local, ovl_z3_local_floats(m, nr));
+      CHECK_I64(staged, ovl_z3_staging_floats(m, nr));
+    }
+    for (int l = 0; l < m->nlayers; l++) CHECK_I64(covered[l], ovl_z3_padded_floats(m, l, nr));
+  }
+}
+
+/* Worked by hand: 784-1-1 has fc0 785 floats and fc1 2; over 4 ranks fc0 pads to 788 (197 a
+** rank, the last holding 194 real floats) and fc1 to 4 (ranks 2 and 3 hold only padding). */
+static void check_zero3_shard_example(void) {
+  ovl_model m;
+  ovl_err err;
+  CHECK_I64(ovl_model_lookup("784-1-1", &m, &err), OVL_OK);
+  ovl_z3_shard sh[2];
+  ovl_z3_shard_layout(&m, 4, 3, sh);
+  CHECK_I64(sh[0].padded, 788);
+  CHECK_I64(sh[0].shard_floats, 197);
+  CHECK_I64(sh[0].begin, 591);
+  CHECK_I64(sh[0].valid, 194);
+  CHECK_I64(sh[1].layer_offset, 785);
+  CHECK_I64(sh[1].begin, 3);
+  CHECK_I64(sh[1].valid, 0);
+  CHECK_I64(sh[1].local_offset, 197);
+  CHECK_I64(sh[1].padded_offset, 788);
+  ovl_z3_shard_layout(&m, 4, 1, sh);
+  CHECK_I64(sh[1].valid, 1);
+  CHECK_I64(ovl_z3_local_floats(&m, 4), 198);
+  CHECK_I64(ovl_z3_staging_floats(&m, 4), 792);
 }
 
 int main(int argc, char **argv) {
@@ -431,7 +491,9 @@ int main(int argc, char **argv) {
     ovl_model m;
     ovl_model_lookup(models[i].name, &m, &err);
     check_zero3(&m);
+    check_zero3_shards(&m);
   }
+  check_zero3_shard_example();
   if (argc > 1) check_binary(argv[1]);
   else fprintf(stderr, "ovl-ddp not built (no CUDA toolkit): its --plan output is not checked\n");
   return check_summary();

@@ -13,8 +13,7 @@ const char ovl_ddp_help[] =
     "usage: ovl-ddp [options]\n"
     "\n"
     "Reference data-parallel trainer: an MLP (ReLU, softmax cross-entropy, fp32, SGD) on random\n"
-    "data, trained single-GPU or data-parallel over NCCL in one of five modes (a sixth, zero3,\n"
-    "is planned: --plan prints it). Launch it alone,\n"
+    "data, trained single-GPU or data-parallel over NCCL in one of six modes. Launch it alone,\n"
     "under torchrun, or under mpirun; each rank uses GPU LOCAL_RANK. Prints one line\n"
     "RESULTS_JSON {...} (rank 0).\n"
     "\n"
@@ -23,7 +22,7 @@ const char ovl_ddp_help[] =
     "  --mode MODE             single, naive, interleaved, bucketed, misordered, zero3 [bucketed]\n"
     "                          (zero3: sharded parameters, per-layer all-gather with the next\n"
     "                          layer prefetched on the communication stream, reduce-scatter of\n"
-    "                          gradients; --plan only in this version)\n"
+    "                          gradients on it; the optimizer updates the shard)\n"
     "  --epochs N              timed epochs (a pass over the samples) [5]\n"
     "  --steps N               timed steps instead of epochs\n"
     "  --warmup N              untimed steps first [5]\n"
@@ -220,8 +219,6 @@ int ovl_ddp_data_ranks(const ovl_ddp_options *o, int world_size) {
 }
 
 int ovl_ddp_check_world(const ovl_ddp_options *o, int world_size, ovl_err *err) {
-  if (o->plan.mode == OVL_MODE_ZERO3)
-    return ovl_fail(err, OVL_EUSER, "--mode zero3: only --plan is available (the sharded trainer is not implemented)");
   if (o->plan.mode == OVL_MODE_SINGLE && world_size > 1)
     return ovl_fail(err, OVL_EUSER, "--mode single runs on one rank, not %d (launch it alone)", world_size);
   if (o->emulated && world_size > 1)

@@ -1,6 +1,7 @@
 /* The all-gathers of --mode zero3: see zero3_plan.h. */
 #include "zero3_plan.h"
 
+#include <assert.h>
 #include <stdio.h>
 
 int ovl_z3_gathers(const ovl_model *m, ovl_z3_gather *out) {
@@ -19,6 +20,38 @@ int64_t ovl_z3_layer_floats(const ovl_model *m, int layer) {
 int64_t ovl_z3_padded_floats(const ovl_model *m, int layer, int nranks) {
   int64_t f = ovl_z3_layer_floats(m, layer);
   return nranks > 0 ? (f + nranks - 1) / nranks * nranks : f;
+}
+
+void ovl_z3_shard_layout(const ovl_model *m, int nranks, int rank, ovl_z3_shard *out) {
+  assert(nranks >= 1 && rank >= 0 && rank < nranks);
+  int64_t flat = 0, local = 0, staged = 0;
+  for (int l = 0; l < m->nlayers; l++) {
+    ovl_z3_shard *s = &out[l];
+    s->layer_offset = flat;
+    s->floats = ovl_z3_layer_floats(m, l);
+    s->padded = ovl_z3_padded_floats(m, l, nranks);
+    s->shard_floats = s->padded / nranks;
+    s->begin = (int64_t)rank * s->shard_floats;
+    int64_t left = s->floats - s->begin;
+    s->valid = left <= 0 ? 0 : left < s->shard_floats ? left : s->shard_floats;
+    s->local_offset = local;
+    s->padded_offset = staged;
+    flat += s->floats;
+    local += s->shard_floats;
+    staged += s->padded;
+  }
+}
+
+int64_t ovl_z3_local_floats(const ovl_model *m, int nranks) {
+  int64_t n = 0;
+  for (int l = 0; l < m->nlayers; l++) n += ovl_z3_padded_floats(m, l, nranks) / nranks;
+  return n;
+}
+
+int64_t ovl_z3_staging_floats(const ovl_model *m, int nranks) {
+  int64_t n = 0;
+  for (int l = 0; l < m->nlayers; l++) n += ovl_z3_padded_floats(m, l, nranks);
+  return n;
 }
 
 const char *ovl_z3_trigger_text(const ovl_z3_gather *g, char *buf, int size) {

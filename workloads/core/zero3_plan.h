@@ -38,6 +38,25 @@ int ovl_z3_gathers(const ovl_model *m, ovl_z3_gather *out);
 /* A layer's parameter floats (weight and bias), padded up to a multiple of nranks. */
 int64_t ovl_z3_layer_floats(const ovl_model *m, int layer);
 int64_t ovl_z3_padded_floats(const ovl_model *m, int layer, int nranks);
+/* Where a layer's parameters live for one rank of nranks (what the trainer allocates and what
+** each collective moves). The layer's `floats` are padded to `padded` (a multiple of nranks);
+** rank r owns floats [begin, begin + shard_floats) of the padded layer, of which the first
+** `valid` lie inside the layer (the rest is padding, kept zero). The all-gather's per-rank
+** count and the reduce-scatter's output are shard_floats; a rank's shards of every layer are
+** back to back in its shard buffer (local_offset), the layers' gather buffers back to back,
+** each padded, in a staging buffer (padded_offset). */
+typedef struct ovl_z3_shard {
+  int64_t layer_offset;   /* the layer's first float in the flat (unsharded) parameter buffer */
+  int64_t floats, padded, shard_floats;
+  int64_t begin, valid;
+  int64_t local_offset, padded_offset;
+} ovl_z3_shard;
+
+/* Fills out[m->nlayers] for rank `rank` of nranks (nranks >= 1, 0 <= rank < nranks). */
+void ovl_z3_shard_layout(const ovl_model *m, int nranks, int rank, ovl_z3_shard *out);
+/* Floats of one rank's shard buffer (every layer's shard), and of the padded staging buffer. */
+int64_t ovl_z3_local_floats(const ovl_model *m, int nranks);
+int64_t ovl_z3_staging_floats(const ovl_model *m, int nranks);
 /* "step start", "loss", "forward fc3", "backward fc3" into buf. */
 const char *ovl_z3_trigger_text(const ovl_z3_gather *g, char *buf, int size);
 

@@ -76,6 +76,7 @@ int ovl_comm_init(ovl_comm *c, const ovl_ddp_options *o, const ovl_launch *l, cu
   c->beta_bytes_per_s = o->beta_bytes_per_s;
   c->emulate_ranks = o->emulate_ranks;
   c->nranks = l->world_size;
+  c->rank = l->world_size > 1 ? l->rank : 0;
   if (c->emulated) {
     c->id_source = "none (emulated)";
     return OVL_OK;
@@ -95,6 +96,31 @@ int ovl_comm_allreduce_f32(ovl_comm *c, float *buf, int64_t n, ovl_err *err) {
     return OVL_OK;
   }
   NCCL_TRY(ncclAllReduce(buf, buf, (size_t)n, ncclFloat32, ncclSum, c->nccl, c->stream));
+  return OVL_OK;
+}
+
+int ovl_comm_allgather_f32(ovl_comm *c, const float *send, float *recv, int64_t count, ovl_err *err) {
+  if (c->emulated) {
+    double ns = ovl_emulated_allgather_ns(c->alpha_ns, c->beta_bytes_per_s, c->emulate_ranks, (double)count * sizeof(float));
+    if (send != recv)
+      CUDA_TRY(cudaMemcpyAsync(recv, send, (size_t)count * sizeof(float), cudaMemcpyDeviceToDevice, c->stream));
+    CUDA_TRY(ovl_k_emulated_allgather(recv, count, (int64_t)ns, c->stream));
+    return OVL_OK;
+  }
+  NCCL_TRY(ncclAllGather(send, recv, (size_t)count, ncclFloat32, c->nccl, c->stream));
+  return OVL_OK;
+}
+
+int ovl_comm_reduce_scatter_f32(ovl_comm *c, const float *send, float *recv, int64_t count, ovl_err *err) {
+  if (c->emulated) {
+    /* one real rank: its part is the whole buffer, "reduced" over itself */
+    double ns = ovl_emulated_allgather_ns(c->alpha_ns, c->beta_bytes_per_s, c->emulate_ranks, (double)count * sizeof(float));
+    if (send != recv)
+      CUDA_TRY(cudaMemcpyAsync(recv, send, (size_t)count * sizeof(float), cudaMemcpyDeviceToDevice, c->stream));
+    CUDA_TRY(ovl_k_emulated_reducescatter(recv, count, (int64_t)ns, c->stream));
+    return OVL_OK;
+  }
+  NCCL_TRY(ncclReduceScatter(send, recv, (size_t)count, ncclFloat32, ncclSum, c->nccl, c->stream));
   return OVL_OK;
 }
 

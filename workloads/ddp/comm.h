@@ -1,6 +1,6 @@
 /*
-** The communication backend of ovl-ddp: NCCL all-reduces (sum) on the communication
-** stream, or their emulation on one GPU (--comm emulated: one ovl_emulated_allreduce kernel
+** The communication backend of ovl-ddp: NCCL all-reduces (sum), and for --mode zero3
+** all-gathers and reduce-scatters, on the communication stream, or their emulation on one GPU (--comm emulated: one ovl_emulated_allreduce kernel
 ** per all-reduce that waits alpha + 2(n-1)/n * bytes / beta and leaves the data unchanged).
 **
 ** NCCL id exchange, in order of preference: MPI_Bcast (MPI build, launched by mpirun);
@@ -19,6 +19,7 @@
 typedef struct ovl_comm {
   int emulated;
   int nranks;            /* ranks that really exist (1 when emulated) */
+  int rank;              /* this process's rank among them */
   double alpha_ns, beta_bytes_per_s;
   int emulate_ranks;
   ncclComm_t nccl;       /* NULL when emulated */
@@ -31,6 +32,13 @@ typedef struct ovl_comm {
 int ovl_comm_init(ovl_comm *c, const ovl_ddp_options *o, const ovl_launch *l, cudaStream_t stream, ovl_err *err);
 /* In-place sum of n floats over the ranks. */
 int ovl_comm_allreduce_f32(ovl_comm *c, float *buf, int64_t n, ovl_err *err);
+/* --mode zero3: every rank's `count` floats of send gathered, rank after rank, into recv
+** (count * nranks floats); and the sum over the ranks of send (count * nranks floats), rank
+** r's `count` of them into recv. Emulated (one real rank): send is copied to recv, then an
+** ovl_emulated_allgather / ovl_emulated_reducescatter kernel on recv lasts
+** alpha + (n-1)/n * bytes / beta for the emulated n and the whole buffer's bytes. */
+int ovl_comm_allgather_f32(ovl_comm *c, const float *send, float *recv, int64_t count, ovl_err *err);
+int ovl_comm_reduce_scatter_f32(ovl_comm *c, const float *send, float *recv, int64_t count, ovl_err *err);
 /* Out-of-place sum of n int32 (the used-parameter map of --find-unused). */
 int ovl_comm_allreduce_i32(ovl_comm *c, const int32_t *send, int32_t *recv, int64_t n, ovl_err *err);
 void ovl_comm_destroy(ovl_comm *c);

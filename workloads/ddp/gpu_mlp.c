@@ -85,13 +85,19 @@ void ovl_gpu_mlp_free(ovl_gpu_mlp *g) {
 
 static int64_t slot_of(const ovl_gpu_mlp *g, int64_t step) { return step % g->slots; }
 
-int ovl_gpu_mlp_forward(ovl_gpu_mlp *g, int64_t step, ovl_err *err) {
+int ovl_gpu_mlp_forward_layer(ovl_gpu_mlp *g, int64_t step, int l, ovl_err *err) {
   const ovl_model *m = &g->model;
-  g->d_act[0] = g->d_x + slot_of(g, step) * g->rows * m->width[0];
-  for (int l = 0; l < m->nlayers; l++) {
-    const float *w = g->d_params + g->params[2 * l].offset, *b = g->d_params + g->params[2 * l + 1].offset;
-    CUBLAS_TRY(ovl_linear_forward(g->blas, g->d_act[l], w, g->rows, m->width[l], m->width[l + 1], g->d_act[l + 1]));
-    CUDA_TRY(ovl_k_bias_act(g->d_act[l + 1], b, g->rows, m->width[l + 1], l < m->nlayers - 1, g->stream));
+  if (l == 0) g->d_act[0] = g->d_x + slot_of(g, step) * g->rows * m->width[0];
+  const float *w = g->d_params + g->params[2 * l].offset, *b = g->d_params + g->params[2 * l + 1].offset;
+  CUBLAS_TRY(ovl_linear_forward(g->blas, g->d_act[l], w, g->rows, m->width[l], m->width[l + 1], g->d_act[l + 1]));
+  CUDA_TRY(ovl_k_bias_act(g->d_act[l + 1], b, g->rows, m->width[l + 1], l < m->nlayers - 1, g->stream));
+  return OVL_OK;
+}
+
+int ovl_gpu_mlp_forward(ovl_gpu_mlp *g, int64_t step, ovl_err *err) {
+  for (int l = 0; l < g->model.nlayers; l++) {
+    int rc = ovl_gpu_mlp_forward_layer(g, step, l, err);
+    if (rc) return rc;
   }
   return OVL_OK;
 }
@@ -104,24 +110,30 @@ int ovl_gpu_mlp_loss(ovl_gpu_mlp *g, int64_t step, ovl_err *err) {
   return OVL_OK;
 }
 
-int ovl_gpu_mlp_backward(ovl_gpu_mlp *g, ovl_grad_ready_fn ready, void *ctx, ovl_err *err) {
+int ovl_gpu_mlp_backward_layer(ovl_gpu_mlp *g, int l, ovl_grad_ready_fn ready, void *ctx, ovl_err *err) {
   const ovl_model *m = &g->model;
-  for (int l = m->nlayers - 1; l >= 0; l--) {
-    int in = m->width[l], out = m->width[l + 1];
-    const ovl_param *wp = &g->params[2 * l], *bp = &g->params[2 * l + 1];
-    /* Bias first: the reverse of registration order (weight, bias). */
-    CUDA_TRY(ovl_k_bias_grad(g->d_dz, g->rows, out, g->d_grads + bp->offset, g->stream));
-    int rc = ready(ctx, 2 * l + 1, err);
+  int in = m->width[l], out = m->width[l + 1];
+  const ovl_param *wp = &g->params[2 * l], *bp = &g->params[2 * l + 1];
+  /* Bias first: the reverse of registration order (weight, bias). */
+  CUDA_TRY(ovl_k_bias_grad(g->d_dz, g->rows, out, g->d_grads + bp->offset, g->stream));
+  int rc = ready(ctx, 2 * l + 1, err);
+  if (rc) return rc;
+  CUBLAS_TRY(ovl_linear_weight_grad(g->blas, g->d_dz, g->d_act[l], g->rows, in, out, g->d_grads + wp->offset));
+  rc = ready(ctx, 2 * l, err);
+  if (rc) return rc;
+  if (l == 0) return OVL_OK;
+  CUBLAS_TRY(ovl_linear_input_grad(g->blas, g->d_dz, g->d_params + wp->offset, g->rows, in, out, g->d_dz_next));
+  CUDA_TRY(ovl_k_relu_backward(g->d_dz_next, g->d_act[l], (int64_t)g->rows * in, g->stream));
+  float *t = g->d_dz;
+  g->d_dz = g->d_dz_next;
+  g->d_dz_next = t;
+  return OVL_OK;
+}
+
+int ovl_gpu_mlp_backward(ovl_gpu_mlp *g, ovl_grad_ready_fn ready, void *ctx, ovl_err *err) {
+  for (int l = g->model.nlayers - 1; l >= 0; l--) {
+    int rc = ovl_gpu_mlp_backward_layer(g, l, ready, ctx, err);
     if (rc) return rc;
-    CUBLAS_TRY(ovl_linear_weight_grad(g->blas, g->d_dz, g->d_act[l], g->rows, in, out, g->d_grads + wp->offset));
-    rc = ready(ctx, 2 * l, err);
-    if (rc) return rc;
-    if (l == 0) break;
-    CUBLAS_TRY(ovl_linear_input_grad(g->blas, g->d_dz, g->d_params + wp->offset, g->rows, in, out, g->d_dz_next));
-    CUDA_TRY(ovl_k_relu_backward(g->d_dz_next, g->d_act[l], (int64_t)g->rows * in, g->stream));
-    float *t = g->d_dz;
-    g->d_dz = g->d_dz_next;
-    g->d_dz_next = t;
   }
   return OVL_OK;
 }

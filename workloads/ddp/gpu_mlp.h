@@ -39,11 +39,16 @@ void ovl_gpu_mlp_free(ovl_gpu_mlp *g);
 
 /* Forward pass of global step `step` up to the logits (no loss yet). */
 int ovl_gpu_mlp_forward(ovl_gpu_mlp *g, int64_t step, ovl_err *err);
+/* The same, one layer at a time (layer 0 first): --mode zero3 gathers each layer's
+** parameters in between. */
+int ovl_gpu_mlp_forward_layer(ovl_gpu_mlp *g, int64_t step, int layer, ovl_err *err);
 /* Softmax cross-entropy of the logits: per-row losses and the logits' gradient. */
 int ovl_gpu_mlp_loss(ovl_gpu_mlp *g, int64_t step, ovl_err *err);
 typedef int (*ovl_grad_ready_fn)(void *ctx, int param, ovl_err *err);
 /* Backward pass; ready(ctx, p) after each gradient p is enqueued. */
 int ovl_gpu_mlp_backward(ovl_gpu_mlp *g, ovl_grad_ready_fn ready, void *ctx, ovl_err *err);
+/* Backward of one layer (the last layer first), with its two ready calls. */
+int ovl_gpu_mlp_backward_layer(ovl_gpu_mlp *g, int layer, ovl_grad_ready_fn ready, void *ctx, ovl_err *err);
 /* params -= lr * grads. */
 int ovl_gpu_mlp_sgd(ovl_gpu_mlp *g, float lr, ovl_err *err);
 /* Mean of the last step's per-row losses (synchronises the stream). */

@@ -139,6 +139,8 @@ static int train(job *j, ovl_err *err) {
   r->comm_s = timed.comm_s / r->epochs;
   r->throughput = (double)timed.steps * o->global_batch / timed.wall_s;
   if ((rc = ovl_gpu_mlp_last_loss(&j->mlp, &r->final_loss, err))) return rc;
+  /* zero3: the weights live in shards; every rank joins the gathers before rank 0 compares */
+  if (o->verify && (rc = ovl_trainer_gather_params(&j->trainer, err))) return rc;
   if (o->verify && j->launch.rank == 0)
     return verify(o, &j->data, &j->sh, j->init, &j->mlp, o->warmup + steps, r, err);
   return OVL_OK;

@@ -53,3 +53,14 @@ void ovl_nvtx_bucket_begin(int bucket) {
 void ovl_nvtx_bucket_end(void) {
   if (nvtx_on) nvtxDomainRangePop(ovl_domain);
 }
+
+void ovl_nvtx_dim_begin(const char *dim) {
+  if (!nvtx_on) return;
+  char text[32];
+  snprintf(text, sizeof text, "dim %s", dim);
+  push(text);
+}
+
+void ovl_nvtx_dim_end(void) {
+  if (nvtx_on) nvtxDomainRangePop(ovl_domain);
+}

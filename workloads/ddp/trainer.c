@@ -4,6 +4,7 @@
 #include "gpu_status.h"
 #include "kernels.h"
 #include "nvtx_marks.h"
+#include "zero3_step.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -73,11 +74,18 @@ int ovl_trainer_init(ovl_trainer *t, const ovl_ddp_options *o, const ovl_plan *p
     CUDA_TRY(cudaMalloc((void **)&t->d_used_map, bytes));
     CUDA_TRY(cudaMallocHost((void **)&t->h_used_map, bytes));
   }
+  if (plan->opt.mode == OVL_MODE_ZERO3) {
+    if (!comm) return ovl_fail(err, OVL_EINTERNAL, "zero3 without a communicator");
+    return ovl_z3_init(t, err);
+  }
   return OVL_OK;
 }
 
+int ovl_trainer_gather_params(ovl_trainer *t, ovl_err *err) { return t->z3 ? ovl_z3_gather_all(t, err) : OVL_OK; }
+
 void ovl_trainer_free(ovl_trainer *t) {
   if (!t->plan) return;  /* never initialised */
+  ovl_z3_free(t);
   for (int k = 0; t->ev_ready && k < t->plan->nbuckets; k++)
     if (t->ev_ready[k]) cudaEventDestroy(t->ev_ready[k]);
   for (int64_t i = 0; i < t->nevents; i++) {
@@ -167,6 +175,7 @@ static int finish_step(ovl_trainer *t, ovl_err *err) {
 }
 
 static int run_step(ovl_trainer *t, int64_t step, ovl_err *err) {
+  if (t->z3) return ovl_z3_step(t, step, err);
   t->pos = 0;
   t->next_bucket = 0;
   ovl_nvtx_step_begin();

@@ -10,6 +10,7 @@
 **   After backward: (--find-unused: int32 all-reduce of the used-parameter map and a
 **   blocking device-to-host copy); scale all gradients by 1/N (unpacked modes); the compute
 **   stream waits for the communication stream; SGD; the step range ends.
+** --mode zero3 runs its own step instead (zero3_step.h) with the same timing.
 ** Timing: each epoch (a chunk of steps_per_epoch steps) is bracketed by device
 ** synchronisations; communication not hidden behind backward is measured per step with
 ** events, from the end of backward on the compute stream to the end of communication.
@@ -39,6 +40,7 @@ typedef struct ovl_trainer {
   int32_t *d_used_ones, *d_used_map, *h_used_map;
   int pos, next_bucket;       /* progress through the current backward pass */
   int64_t timing_slot;        /* -1: this step is not timed */
+  struct ovl_z3_state *z3;    /* --mode zero3: its shards and step (zero3_step.h); else NULL */
 } ovl_trainer;
 
 typedef struct ovl_run_stats {
@@ -51,6 +53,9 @@ int ovl_trainer_init(ovl_trainer *t, const ovl_ddp_options *o, const ovl_plan *p
                      cudaStream_t compute, cudaStream_t comm_stream, ovl_err *err);
 /* Runs steps first_step .. first_step+nsteps-1; accumulates timing into *stats when timed. */
 int ovl_trainer_run(ovl_trainer *t, int64_t first_step, int64_t nsteps, int timed, ovl_run_stats *stats, ovl_err *err);
+/* Makes the MLP's d_params hold the trained weights: in zero3 mode, gathers every layer's
+** shards (a collective: every rank calls it); in the other modes nothing to do. */
+int ovl_trainer_gather_params(ovl_trainer *t, ovl_err *err);
 void ovl_trainer_free(ovl_trainer *t);
 
 #endif
