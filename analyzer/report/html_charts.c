@@ -29,6 +29,17 @@ static void label(FILE *out, double x, double y, const char *anchor, const char 
   fputs("</text>\n", out);
 }
 
+/* Grid lines and ticks at 0, 25, 50, 75 and 100% of a plot ph high whose top is at top. */
+static void percent_axis(FILE *out, double top, double ph) {
+  for (int i = 0; i <= 4; i++) {
+    double y = top + ph - ph * i / 4;
+    char t[16];
+    snprintf(t, sizeof t, "%d%%", i * 25);
+    fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>\n", LEFT, y, LEFT + PLOT, y);
+    label(out, LEFT - 6, y + 4, "end", "tick", t);
+  }
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* Section 2: the timeline                                                               */
 /* ------------------------------------------------------------------------------------ */
@@ -462,13 +473,7 @@ void ovl_html_job(FILE *out, const ovl_job *job) {
   /* Per-rank overlap efficiency: a bar per rank (a dot per rank for large jobs). */
   const double top = 16, ph = 160, h = top + ph + 30;
   svg_open(out, h, "overlap efficiency per rank");
-  for (int i = 0; i <= 4; i++) {
-    double y = top + ph - ph * i / 4;
-    char t[16];
-    snprintf(t, sizeof t, "%d%%", i * 25);
-    fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>\n", LEFT, y, LEFT + PLOT, y);
-    label(out, LEFT - 6, y + 4, "end", "tick", t);
-  }
+  percent_axis(out, top, ph);
   label(out, LEFT + PLOT / 2, h - 4, "middle", "lbl", "ranks in rank order (red: straggler)");
   double bw = PLOT / (double)jc->nmembers;
   for (size_t m = 0; m < jc->nmembers; m++) {
@@ -525,13 +530,7 @@ void ovl_html_trend(FILE *out, const ovl_job *job) {
           stride > 1 ? " (every few steps shown)" : "");
   const double top = 16, ph = 220, h = top + ph + 34;
   svg_open(out, h, "overlap efficiency per step");
-  for (int i = 0; i <= 4; i++) {
-    double y = top + ph - ph * i / 4;
-    char t[16];
-    snprintf(t, sizeof t, "%d%%", i * 25);
-    fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>\n", LEFT, y, LEFT + PLOT, y);
-    label(out, LEFT - 6, y + 4, "end", "tick", t);
-  }
+  percent_axis(out, top, ph);
   label(out, LEFT + PLOT / 2, h - 2, "middle", "lbl", "steps in order (position in the rank's list of steps)");
   double dx = maxsteps > 1 ? PLOT / (double)(maxsteps - 1) : 0, x0 = maxsteps > 1 ? LEFT : LEFT + PLOT / 2;
   for (size_t s = 0; s < maxsteps; s += maxsteps > 10 ? (maxsteps + 9) / 10 : 1) {
