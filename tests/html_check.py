@@ -10,7 +10,8 @@ check_page(html_text, report_json, whatif_json) returns a list of problems (empt
     difference of two values; "whatif." paths are in `ovl whatif --json`'s output), data-v
     equals it, and the text shown is data-v in the unit data-k names, rounded as displayed.
   * No quantity (a number with a time, size or percent unit) is shown outside such elements,
-    except in axis ticks and labels of pictures (classes tick, lbl, hd), tooltips (<title>)
+    except in axis ticks and labels of pictures (classes tick, lbl, hd), file names (class
+    path: a temporary folder such as ovl-ctest.a25sQ is no quantity), tooltips (<title>)
     finding messages, which must equal the JSON's message text, and whatif's error message
     when no valley could be drawn (class why: the words `ovl whatif` prints).
 """
@@ -23,7 +24,7 @@ VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "met
 BLOCK = {"div", "p", "table", "section", "h1", "h2", "h3", "h4", "h5", "h6", "ul", "ol", "details", "header",
          "main", "nav", "form", "pre", "blockquote"}
 SECTIONS = ["summary", "timeline", "order", "valley", "job", "trend"]
-EXEMPT_CLASSES = {"n", "tick", "lbl", "hd", "msg", "val", "why"}
+EXEMPT_CLASSES = {"n", "tick", "lbl", "hd", "msg", "val", "why", "path"}
 EXEMPT_TAGS = {"title", "style", "script"}
 QUANTITY = re.compile(r"\d[\d.]*\s*(?:ns|us|µs|ms|s|%|B|KB|MB|GB|MiB|GiB)(?![A-Za-z])")
 

@@ -233,9 +233,9 @@ int ovl_report_html(FILE *out, const ovl_html_inputs *in, ovl_err *err) {
         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>ovl report: ",
         out);
   ovl_html_text(out, in->title);
-  fprintf(out, "</title>\n<style>%s</style>\n<script>%s</script>\n</head><body>\n<header><h1>ovl report: ", css, js);
-  ovl_html_text(out, in->title);
-  fputs("</h1>\n<nav><a href=\"#summary\">1 summary</a><a href=\"#timeline\">2 worst step</a>"
+  fprintf(out, "</title>\n<style>%s</style>\n<script>%s</script>\n</head><body>\n<header><h1>ovl report: <span class=\"path\">", css, js);
+  ovl_html_text(out, in->title);  /* a file name: its digits are no quantity (class path) */
+  fputs("</span></h1>\n<nav><a href=\"#summary\">1 summary</a><a href=\"#timeline\">2 worst step</a>"
         "<a href=\"#order\">3 bucket order</a><a href=\"#valley\">4 bucket size</a><a href=\"#job\">5 ranks</a>"
         "<a href=\"#trend\">6 steps</a></nav></header>\n<main>\n",
         out);
