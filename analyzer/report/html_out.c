@@ -76,10 +76,15 @@ void ovl_html_dnum(FILE *out, ovl_html_kind kind, double v, const char *path_fmt
   double_rest(out, "span", kind, v);
 }
 
+/* The opening of an SVG <text> at (x, y), without its '<'. */
+static void svg_text_tag(char tag[64], double x, double y) {
+  snprintf(tag, 64, "text x=\"%.1f\" y=\"%.1f\"", x, y);
+}
+
 void ovl_html_svg_inum(FILE *out, double x, double y, const char *cls, ovl_html_kind kind, int64_t v,
                        const char *path_fmt, ...) {
   char tag[64];
-  snprintf(tag, sizeof tag, "text x=\"%.1f\" y=\"%.1f\"", x, y);
+  svg_text_tag(tag, x, y);
   va_list ap;
   va_start(ap, path_fmt);
   open_num(out, tag, cls, kind, path_fmt, ap);
@@ -90,7 +95,7 @@ void ovl_html_svg_inum(FILE *out, double x, double y, const char *cls, ovl_html_
 void ovl_html_svg_dnum(FILE *out, double x, double y, const char *cls, ovl_html_kind kind, double v,
                        const char *path_fmt, ...) {
   char tag[64];
-  snprintf(tag, sizeof tag, "text x=\"%.1f\" y=\"%.1f\"", x, y);
+  svg_text_tag(tag, x, y);
   va_list ap;
   va_start(ap, path_fmt);
   open_num(out, tag, cls, kind, path_fmt, ap);
