@@ -23,6 +23,11 @@ int ovl_capture_state(void);
 int ovl_capture_activate(void);
 /* ACTIVE -> CLOSING: no new events once the final flush is asked for. Async-signal-safe. */
 void ovl_capture_begin_close(void);
+/* Hooks call it when they pass a call through because the capture is CLOSING: a thread
+** still calling during the final flush, which keeps that flush bounded. Async-signal-safe. */
+void ovl_capture_note_call_while_closing(void);
+/* Whether any hook was called while CLOSING. */
+int ovl_capture_called_while_closing(void);
 /* Switches the capture off for good (writer failed or finished). */
 void ovl_capture_stop(void);
 /* Kernel thread id of the caller (what CUPTI reports with thread ids of type SYSTEM). */

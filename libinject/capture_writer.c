@@ -39,10 +39,14 @@ static sem_t wake;
 static atomic_long requested, completed;
 static atomic_int final_requested, finished, started;
 static atomic_llong final_asked, final_deadline = INT64_MAX;  /* capture clock ns: asked, stop writing */
+static atomic_int patient;              /* the final flush is ovl_writer_finish's */
+static atomic_ullong progress;          /* bumped by the writer as rows get written */
 static ovl_capture_config cfg;
 
 #define CLOSE_RESERVE_MS 500    /* of a final flush's wait, kept for closing the trace */
 #define CLOCK_CHECK_EVENTS 256  /* events drained between two looks at the clock */
+#define PATIENT_CAP_MS 60000    /* ovl_writer_finish: the longest it waits, however quiet */
+#define STALL_MS 2000           /* ovl_writer_finish: no progress this long means stuck */
 
 typedef struct writer {
   ovl_trace_writer *w;
@@ -150,8 +154,16 @@ static int update_meta(writer *x, ovl_err *err) {
   return rc;
 }
 
-static int past_final_deadline(int64_t now) {
-  return atomic_load_explicit(&final_requested, memory_order_relaxed) && now >= atomic_load(&final_deadline);
+/* No thread called a hook after the final request: what is left to write is finite, and
+** only a stuck writer or the cap ends a patient wait. */
+static int quiet_since_final(void) { return !ovl_capture_called_while_closing(); }
+
+/* Whether a final flush must stop writing rows now: past its deadline, unless it is patient,
+** within the cap and no thread records anything more (threads still calling are bounded). */
+static int final_must_stop(int64_t now) {
+  if (!atomic_load_explicit(&final_requested, memory_order_relaxed) || now < atomic_load(&final_deadline)) return 0;
+  if (!atomic_load(&patient) || now >= atomic_load(&final_asked) + (int64_t)PATIENT_CAP_MS * 1000000) return 1;
+  return !quiet_since_final();
 }
 
 /* One host event into rows. Every CLOCK_CHECK_EVENTS events: commit when a flush period has
@@ -161,13 +173,14 @@ static int write_event(void *ctx, const ovl_event_header *ev) {
   ovl_event_rows_add(&x->events, ev);
   if (++x->since_clock < CLOCK_CHECK_EVENTS) return 0;
   x->since_clock = 0;
+  atomic_fetch_add_explicit(&progress, 1, memory_order_relaxed);
   int64_t now = ovl_clock_ns();
   if (now >= x->commit_due && !x->events.rc) {
     x->commit_due = now + cfg.flush_ms * 1000000;
     if (ovl_tw_commit(x->w, &x->events.err)) x->events.rc = x->events.err.code ? x->events.err.code : -1;
   }
   if (x->events.rc) return 1;
-  return x->cut_short = past_final_deadline(now);
+  return x->cut_short = final_must_stop(now);
 }
 
 static int discard_event(void *ctx, const ovl_event_header *ev) {
@@ -186,12 +199,14 @@ static int cycle(writer *x, ovl_err *err) {
     if (!rc && !x->cut_short) rc = ovl_cupti_records_add(&x->records, buffers->data, buffers->valid, err);
     ovl_cupti_release(buffers);
     buffers = next;
-    if (!x->cut_short && past_final_deadline(ovl_clock_ns())) x->cut_short = 1;  /* the rest is given back unread */
+    atomic_fetch_add_explicit(&progress, 1, memory_order_relaxed);
+    if (!x->cut_short && final_must_stop(ovl_clock_ns())) x->cut_short = 1;  /* the rest is given back unread */
   }
   if (x->cut_short) ovl_hostbuf_drain(discard_event, x);  /* counted as dropped in meta */
   if (!rc) rc = ovl_cupti_records_flush(&x->records, err);
   if (!rc) rc = update_meta(x, err);
   if (!rc) rc = ovl_tw_commit(x->w, err);
+  atomic_fetch_add_explicit(&progress, 1, memory_order_relaxed);
   x->commit_due = ovl_clock_ns() + cfg.flush_ms * 1000000;
   return rc;
 }
@@ -284,7 +299,9 @@ void ovl_writer_wake(void) {
   if (atomic_load(&started)) sem_post(&wake);
 }
 
-int ovl_writer_sync(int final, int timeout_ms) {
+/* A flush request, waited for until done or until the deadline; a patient final one waits
+** on while the producers are quiet and the writer makes progress, up to the cap. */
+static int request_and_wait(int final, int timeout_ms, int patient_wait) {
   if (!atomic_load(&started)) return 1;
   if (atomic_load(&finished)) return 1;
   int64_t start = ovl_clock_ns(), deadline = start + (int64_t)timeout_ms * 1000000;
@@ -294,6 +311,7 @@ int ovl_writer_sync(int final, int timeout_ms) {
     ** (measured: 0.05 to 0.2 s on two busy cores). */
     int64_t reserve = timeout_ms / 3 > CLOSE_RESERVE_MS ? timeout_ms / 3 : CLOSE_RESERVE_MS;
     long long stop = start + (timeout_ms - reserve) * 1000000;
+    if (patient_wait) atomic_store(&patient, 1);
     if (stop < atomic_load(&final_deadline)) atomic_store(&final_deadline, stop);
     atomic_store(&final_asked, start);
     atomic_store(&final_requested, 1);
@@ -301,9 +319,26 @@ int ovl_writer_sync(int final, int timeout_ms) {
   }
   sem_post(&wake);
   struct timespec pause = {0, 1000000};
+  unsigned long long seen = atomic_load(&progress);
+  int64_t seen_at = start, cap = start + (int64_t)PATIENT_CAP_MS * 1000000;
+  int said = 0;
   for (;;) {  /* elapsed time on the monotonic clock: sleeps overrun on a loaded machine */
     if (atomic_load(&finished) || atomic_load(&completed) >= ticket) return 1;
-    if (ovl_clock_ns() >= deadline) return 0;
+    int64_t now = ovl_clock_ns();
+    unsigned long long p = atomic_load(&progress);
+    if (p != seen) {
+      seen = p;
+      seen_at = now;
+    }
+    if (now >= deadline) {
+      if (!patient_wait || now >= cap || now - seen_at >= (int64_t)STALL_MS * 1000000 || !quiet_since_final()) return 0;
+      if (!said) ovl_debug("the trace writer is still writing what the program recorded before exit");
+      said = 1;
+    }
     nanosleep(&pause, NULL);
   }
 }
+
+int ovl_writer_sync(int final, int timeout_ms) { return request_and_wait(final, timeout_ms, 0); }
+
+int ovl_writer_finish(int timeout_ms) { return request_and_wait(1, timeout_ms, 1); }

@@ -19,5 +19,10 @@ void ovl_writer_wake(void);
 ** closed within it. Returns 1 when
 ** done in time. Async-signal-safe; never call it on the writer thread. */
 int ovl_writer_sync(int final, int timeout_ms);
+/* The final flush at exit: as ovl_writer_sync(1, timeout_ms) while other threads keep
+** calling hooks (a flood stays bounded); while none does, what is left is finite and is all
+** written, however slow a loaded machine makes that: the wait then ends only when the
+** writer is done, makes no progress for 2 s, or after 60 s. Returns 1 when done. */
+int ovl_writer_finish(int timeout_ms);
 
 #endif

@@ -95,6 +95,7 @@ static const char *domain_name(nvtxDomainHandle_t d) { return d ? d->name : NULL
 
 static int recording(void) {
   int s = ovl_capture_state();
+  if (s == OVL_CAPTURE_CLOSING) ovl_capture_note_call_while_closing();
   return s == OVL_CAPTURE_IDLE || s == OVL_CAPTURE_ACTIVE;
 }
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 const char *ih_fresh_dir(const char *tag) {
   static char path[4][512];
@@ -59,4 +60,10 @@ const char *ih_trace_in(const char *dir) {
   }
   closedir(d);
   return found;
+}
+
+int64_t ih_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }

@@ -9,6 +9,8 @@
 
 #include "run_cmd.h"
 
+#include <stdint.h>
+
 /* A new, empty directory path unique to this test process (the directory is not created). */
 const char *ih_fresh_dir(const char *tag);
 /* Runs `env [LD_PRELOAD=libovl.so] OVL_OUTPUT=dir <env> inject_app <args>`; preload = 0 runs
@@ -18,6 +20,8 @@ cmd_result ih_run_app(int preload, const char *dir, const char *env, const char 
 int ih_count_traces(const char *dir);
 /* Path of the first *.sqlite file in dir, or NULL. The string lives until the next call. */
 const char *ih_trace_in(const char *dir);
+/* CLOCK_MONOTONIC in ns: libovl's capture clock, comparable with the trace's host times. */
+int64_t ih_now_ns(void);
 /* The LD_PRELOAD value that loads libovl.so (after the ASan runtime where needed). */
 const char *ih_preload(void);
 

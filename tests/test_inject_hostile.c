@@ -33,12 +33,6 @@
 #define FLOOD_FLUSH_MS 250
 #define FLOOD_COMMIT_SLACK_S 0.75  /* a commit's own time on two cores shared with 17 threads */
 
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);  /* the capture clock: comparable with host_end */
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static void sleep_s(double s) {
   struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
   nanosleep(&ts, NULL);
@@ -311,7 +305,7 @@ typedef struct flood {
 } flood;
 
 static flood flood_start(int preload, const char *dir, const char *seconds) {
-  flood f = {-1, -1, now_ns()};
+  flood f = {-1, -1, ih_now_ns()};
   int p[2];
   if (pipe(p) != 0) return f;
   f.pid = fork();
@@ -356,10 +350,10 @@ static double flood_signal(int preload, const char *dir, int sig, double after, 
   flood f = flood_start(preload, dir, "0");
   CHECK(flood_ready(&f));
   sleep_s(after);
-  *sent = now_ns();
+  *sent = ih_now_ns();
   kill(f.pid, sig);
   *status = flood_reap(&f);
-  return (now_ns() - *sent) / 1e9;
+  return (ih_now_ns() - *sent) / 1e9;
 }
 
 /* Committed collectives rows of a trace being written, or -1 when it cannot be read now. */
@@ -384,20 +378,20 @@ static void flood_sigkill(void) {
   const char *dir = ih_fresh_dir("flood-kill");
   flood f = flood_start(1, dir, "0");
   CHECK(flood_ready(&f));
-  int64_t start = now_ns(), last_change = 0, worst = 0, rows = 0;
+  int64_t start = ih_now_ns(), last_change = 0, worst = 0, rows = 0;
   char path[1024] = "";
-  while (now_ns() - start < INT64_C(3000000000)) {
+  while (ih_now_ns() - start < INT64_C(3000000000)) {
     sleep_s(0.02);
     if (!path[0] && ih_trace_in(dir)) snprintf(path, sizeof path, "%s", ih_trace_in(dir));
     int64_t n = path[0] ? committed_rows(path) : -1;
     if (n > rows) {
-      int64_t t = now_ns();
+      int64_t t = ih_now_ns();
       if (last_change && t - last_change > worst) worst = t - last_change;
       last_change = t;
       rows = n;
     }
   }
-  int64_t killed = now_ns();
+  int64_t killed = ih_now_ns();
   kill(f.pid, SIGKILL);
   int st = flood_reap(&f);
   CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
@@ -433,7 +427,7 @@ static void flood_exit(void) {
   for (int preload = 0; preload < 2; preload++) {
     flood f = flood_start(preload, dir, "1.5");
     st[preload] = flood_reap(&f);
-    took[preload] = (now_ns() - f.started) / 1e9;
+    took[preload] = (ih_now_ns() - f.started) / 1e9;
   }
   printf("flood, exit while 16 threads call: %.3f s alone, %.3f s with libovl (+%.3f s)\n", took[0], took[1],
          took[1] - took[0]);

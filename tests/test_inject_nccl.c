@@ -1,11 +1,12 @@
 /*
 ** libovl.so around NCCL calls, with the stub NCCL (tests/stubs/stub_nccl.c) and no GPU:
 ** every call recorded with the right fields, sequence numbers and groups; 8 threads x 10,000
-** calls lose nothing; the program's stdout and exit status are unchanged; an unwritable
+** calls lose nothing, also when the process shares one CPU with busy processes at exit; the program's stdout and exit status are unchanged; an unwritable
 ** OVL_OUTPUT costs one warning and nothing else; SIGTERM leaves a readable trace with every
 ** call made; a fork() child neither hangs nor writes; OVL_DISABLE=1 and processes without
 ** NCCL write nothing; `ovl run` does what LD_PRELOAD does.
 */
+#define _GNU_SOURCE  /* sched_setaffinity */
 #include "check.h"
 #include "inject_app.h"
 #include "inject_harness.h"
@@ -13,6 +14,7 @@
 
 #include <nccl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -142,13 +144,10 @@ static void basic_calls(void) {
 
 /* 8 threads x 10,000 calls, each thread on its own communicator: every call is there, and
 ** each communicator's sequence numbers are exactly 0..9999. */
-static void many_threads(void) {
+static void check_many_threads(const char *dir, cmd_result *r) {
   enum { THREADS = 8, CALLS = 10000 };
-  const char *dir = ih_fresh_dir("threads");
-  cmd_result r = ih_run_app(1, dir, NULL, "threads 8 10000");
-  CHECK_I64(r.status, 0);
-  CHECK_STR(r.err, "");
-  cmd_free(&r);
+  CHECK_I64(r->status, 0);
+  CHECK_STR(r->err, "");
   ovl_trace *t = NULL;
   size_t n = 0;
   ovl_coll_rec *c = read_colls(dir, &n, &t);
@@ -167,6 +166,53 @@ static void many_threads(void) {
   CHECK_I64(bad, 0);
   free(c);
   ovl_trace_close(t);
+}
+
+static void many_threads(void) {
+  const char *dir = ih_fresh_dir("threads");
+  cmd_result r = ih_run_app(1, dir, NULL, "threads 8 10000");
+  check_many_threads(dir, &r);
+  cmd_free(&r);
+}
+
+/* The same on one CPU shared with STARVE_HOGS busy processes, so that the writer gets a
+** small share of it (a loaded machine): once the threads are done, nothing else calls, so
+** the exit flush writes all that is left however long that takes, never cutting it at the
+** time limit that bounds an exit while threads keep calling (test_inject_hostile). */
+#define STARVE_HOGS 12
+static void many_threads_starved(void) {
+  cpu_set_t mine, one;
+  if (sched_getaffinity(0, sizeof mine, &mine) != 0) {
+    CHECK(!"sched_getaffinity");
+    return;
+  }
+  int cpu = 0;
+  while (cpu < CPU_SETSIZE && !CPU_ISSET(cpu, &mine)) cpu++;
+  CPU_ZERO(&one);
+  CPU_SET(cpu, &one);
+  CHECK(sched_setaffinity(0, sizeof one, &one) == 0);  /* inherited by the hogs and the app */
+  pid_t hogs[STARVE_HOGS];
+  for (int i = 0; i < STARVE_HOGS; i++) {
+    hogs[i] = fork();
+    if (hogs[i] == 0) {
+      for (volatile unsigned long spin = 0;; spin++) {
+      }
+    }
+    CHECK(hogs[i] > 0);
+  }
+  const char *dir = ih_fresh_dir("threads-starved");
+  int64_t t0 = ih_now_ns();
+  cmd_result r = ih_run_app(1, dir, "OVL_LOG=info", "threads 8 10000");
+  double took = (ih_now_ns() - t0) / 1e9;
+  for (int i = 0; i < STARVE_HOGS; i++) {
+    if (hogs[i] <= 0) continue;
+    kill(hogs[i], SIGKILL);
+    waitpid(hogs[i], NULL, 0);
+  }
+  CHECK(sched_setaffinity(0, sizeof mine, &mine) == 0);
+  printf("8 x 10,000 calls on one CPU shared with %d busy processes: %.2f s in all\n", STARVE_HOGS, took);
+  check_many_threads(dir, &r);
+  cmd_free(&r);
 }
 
 static void unwritable_output(void) {
@@ -351,6 +397,7 @@ int main(void) {
   library_hygiene();
   basic_calls();
   many_threads();
+  many_threads_starved();
   unwritable_output();
   bad_setting();
   writes_nothing("disabled", "OVL_DISABLE=1", "basic 0", APP_STDOUT);
