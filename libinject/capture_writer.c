@@ -104,7 +104,7 @@ static int open_trace(writer *x) {
   ovl_err err = {0};
   ovl_trace_sqlite_setup();
   if (ovl_trace_file_create(cfg.output_dir, &x->file) != 0) return -1;
-  if (ovl_tw_open(&x->w, x->file.name, &err) || write_start_meta(x, &err)) {
+  if (ovl_tw_open_created(&x->w, x->file.name, &err) || write_start_meta(x, &err)) {
     /* A relative name's message lacks the directory: put it in front. */
     ovl_warn(NULL, "%s%s%s; the program runs without capture", x->file.name[0] == '/' ? "" : cfg.output_dir,
              x->file.name[0] == '/' ? "" : "/", err.msg);

@@ -18,8 +18,8 @@ typedef struct ovl_trace_writer ovl_trace_writer;
 
 /* Creates `path`, replacing an existing file, with the schema and meta.schema_version. */
 int ovl_tw_open(ovl_trace_writer **out, const char *path, ovl_err *err);
-/* The same on an empty file the caller has just created (base/safe_output.h, a temporary
-** file): nothing is removed first. */
+/* The same on an empty file the caller has just created (base/safe_output.h's temporary
+** file, libovl's trace made O_EXCL): nothing is removed first. */
 int ovl_tw_open_created(ovl_trace_writer **out, const char *path, ovl_err *err);
 
 int ovl_tw_meta(ovl_trace_writer *w, const char *key, const char *value, ovl_err *err);
