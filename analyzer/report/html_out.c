@@ -38,42 +38,38 @@ const char *ovl_html_format(ovl_html_kind kind, double v, char *buf, size_t len)
   return buf;
 }
 
-/* Opens <tag class="n" data-j=.. data-k=.. data-v=" (the caller writes the value on). */
-static void open_num(FILE *out, const char *tag_and_attrs, const char *cls, ovl_html_kind kind, const char *fmt,
-                     va_list ap) {
-  char path[256];
-  vsnprintf(path, sizeof path, fmt, ap);
-  fprintf(out, "<%s class=\"n%s%s\" data-j=\"", tag_and_attrs, *cls ? " " : "", cls);
+/* A number to show: an integer (OVL_NONE = none) or a double (not finite = none). */
+typedef struct num_value {
+  int is_int;
+  int64_t i;
+  double d;
+} num_value;
+
+/* Writes <open_tag class="n .." data-j=path data-k=kind data-v=value>shown</close_tag>. */
+static void write_num(FILE *out, const char *open_tag, const char *close_tag, const char *cls, ovl_html_kind kind,
+                      num_value v, const char *path_fmt, va_list ap) {
+  char path[256], buf[48];
+  vsnprintf(path, sizeof path, path_fmt, ap);
+  fprintf(out, "<%s class=\"n%s%s\" data-j=\"", open_tag, *cls ? " " : "", cls);
   ovl_html_text(out, path);
   fprintf(out, "\" data-k=\"%s\" data-v=\"", kind_names[kind]);
-}
-
-static void int_rest(FILE *out, const char *tag, ovl_html_kind kind, int64_t v) {
-  char buf[48];
-  if (v == OVL_NONE) fprintf(out, "null\">n/a</%s>", tag);
-  else fprintf(out, "%" PRId64 "\">%s</%s>", v, ovl_html_format(kind, (double)v, buf, sizeof buf), tag);
-}
-
-static void double_rest(FILE *out, const char *tag, ovl_html_kind kind, double v) {
-  char buf[48];
-  if (!isfinite(v)) fprintf(out, "null\">n/a</%s>", tag);
-  else fprintf(out, "%.9g\">%s</%s>", v, ovl_html_format(kind, v, buf, sizeof buf), tag);
+  if (v.is_int ? v.i == OVL_NONE : !isfinite(v.d)) fprintf(out, "null\">n/a</%s>", close_tag);
+  else if (v.is_int) fprintf(out, "%" PRId64 "\">%s</%s>", v.i, ovl_html_format(kind, (double)v.i, buf, sizeof buf), close_tag);
+  else fprintf(out, "%.9g\">%s</%s>", v.d, ovl_html_format(kind, v.d, buf, sizeof buf), close_tag);
 }
 
 void ovl_html_inum(FILE *out, ovl_html_kind kind, int64_t v, const char *path_fmt, ...) {
   va_list ap;
   va_start(ap, path_fmt);
-  open_num(out, "span", "", kind, path_fmt, ap);
+  write_num(out, "span", "span", "", kind, (num_value){1, v, 0}, path_fmt, ap);
   va_end(ap);
-  int_rest(out, "span", kind, v);
 }
 
 void ovl_html_dnum(FILE *out, ovl_html_kind kind, double v, const char *path_fmt, ...) {
   va_list ap;
   va_start(ap, path_fmt);
-  open_num(out, "span", "", kind, path_fmt, ap);
+  write_num(out, "span", "span", "", kind, (num_value){0, 0, v}, path_fmt, ap);
   va_end(ap);
-  double_rest(out, "span", kind, v);
 }
 
 /* The opening of an SVG <text> at (x, y), without its '<'. */
@@ -87,9 +83,8 @@ void ovl_html_svg_inum(FILE *out, double x, double y, const char *cls, ovl_html_
   svg_text_tag(tag, x, y);
   va_list ap;
   va_start(ap, path_fmt);
-  open_num(out, tag, cls, kind, path_fmt, ap);
+  write_num(out, tag, "text", cls, kind, (num_value){1, v, 0}, path_fmt, ap);
   va_end(ap);
-  int_rest(out, "text", kind, v);
 }
 
 void ovl_html_svg_dnum(FILE *out, double x, double y, const char *cls, ovl_html_kind kind, double v,
@@ -98,7 +93,6 @@ void ovl_html_svg_dnum(FILE *out, double x, double y, const char *cls, ovl_html_
   svg_text_tag(tag, x, y);
   va_list ap;
   va_start(ap, path_fmt);
-  open_num(out, tag, cls, kind, path_fmt, ap);
+  write_num(out, tag, "text", cls, kind, (num_value){0, 0, v}, path_fmt, ap);
   va_end(ap);
-  double_rest(out, "text", kind, v);
 }
