@@ -129,14 +129,21 @@ static int launch_bucket(ovl_trainer *t, int k, ovl_err *err) {
   return OVL_OK;
 }
 
+int ovl_trainer_grad_arrived(ovl_trainer *t, int p, int *pos, ovl_err *err) {
+  const ovl_plan *plan = t->plan;
+  *pos = t->pos++;
+  if (ovl_plan_ready_pos(plan, p) != *pos)
+    return ovl_fail(err, OVL_EINTERNAL, "gradient %s ready at position %d, the plan expects %d", plan->params[p].name,
+                    *pos, ovl_plan_ready_pos(plan, p));
+  return OVL_OK;
+}
+
 /* Called by backward right after gradient p is enqueued (DDP's autograd hook moment). */
 static int on_grad_ready(void *ctx, int p, ovl_err *err) {
   ovl_trainer *t = ctx;
   const ovl_plan *plan = t->plan;
-  int pos = t->pos++;
-  if (ovl_plan_ready_pos(plan, p) != pos)
-    return ovl_fail(err, OVL_EINTERNAL, "gradient %s ready at position %d, the plan expects %d", plan->params[p].name,
-                    pos, ovl_plan_ready_pos(plan, p));
+  int pos, rc = ovl_trainer_grad_arrived(t, p, &pos, err);
+  if (rc) return rc;
   int k = plan->bucket_of[p];
   if (plan->packed) {
     int m = t->member_of[p];
@@ -145,7 +152,7 @@ static int on_grad_ready(void *ctx, int p, ovl_err *err) {
   }
   ovl_nvtx_grad_ready(k, plan->params[p].count * (int64_t)sizeof(float), plan->params[p].name);
   while (t->next_bucket < plan->nbuckets && plan->buckets[t->next_bucket].launch_pos == pos) {
-    int rc = launch_bucket(t, t->next_bucket++, err);
+    rc = launch_bucket(t, t->next_bucket++, err);
     if (rc) return rc;
   }
   return OVL_OK;

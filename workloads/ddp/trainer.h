@@ -56,6 +56,9 @@ int ovl_trainer_run(ovl_trainer *t, int64_t first_step, int64_t nsteps, int time
 /* Makes the MLP's d_params hold the trained weights: in zero3 mode, gathers every layer's
 ** shards (a collective: every rank calls it); in the other modes nothing to do. */
 int ovl_trainer_gather_params(ovl_trainer *t, ovl_err *err);
+/* Backward has just enqueued gradient p: takes the next ready position into *pos, failing when
+** the plan (whose ready order the buckets follow) expects another gradient there. */
+int ovl_trainer_grad_arrived(ovl_trainer *t, int p, int *pos, ovl_err *err);
 void ovl_trainer_free(ovl_trainer *t);
 
 #endif

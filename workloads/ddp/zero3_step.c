@@ -135,13 +135,11 @@ static int reduce_scatter(ovl_trainer *t, int k, ovl_err *err) {
 static int on_grad_ready(void *ctx, int p, ovl_err *err) {
   ovl_trainer *t = ctx;
   const ovl_plan *plan = t->plan;
-  int pos = t->pos++;
-  if (ovl_plan_ready_pos(plan, p) != pos)
-    return ovl_fail(err, OVL_EINTERNAL, "gradient %s ready at position %d, the plan expects %d", plan->params[p].name,
-                    pos, ovl_plan_ready_pos(plan, p));
+  int pos, rc = ovl_trainer_grad_arrived(t, p, &pos, err);
+  if (rc) return rc;
   ovl_nvtx_grad_ready(plan->bucket_of[p], plan->params[p].count * (int64_t)sizeof(float), plan->params[p].name);
   while (t->next_bucket < plan->nbuckets && plan->buckets[t->next_bucket].launch_pos == pos) {
-    int rc = reduce_scatter(t, t->next_bucket++, err);
+    rc = reduce_scatter(t, t->next_bucket++, err);
     if (rc) return rc;
   }
   return OVL_OK;
