@@ -1,7 +1,9 @@
 /* Test helper: see gz_text.h. */
 #include "gz_text.h"
 
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 #include <zlib.h>
 
 char *tb_inflate_file(const char *path, size_t *n) {
@@ -22,4 +24,14 @@ char *tb_inflate_file(const char *path, size_t *n) {
   buf[len] = 0;
   *n = len;
   return buf;
+}
+
+const char *tb_find_in(const char *p, const char *end, const char *pat) {
+  size_t m = strlen(pat);
+  while (p && end - p >= (ptrdiff_t)m) {
+    p = memchr(p, pat[0], (size_t)(end - p) - m + 1);
+    if (p && memcmp(p, pat, m) == 0) return p;
+    if (p) p++;
+  }
+  return NULL;
 }

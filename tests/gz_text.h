@@ -10,5 +10,8 @@
 /* The whole decompressed file, NUL-terminated (*n bytes before the NUL); exits 2 when out of
 ** memory. A file that cannot be opened gives an empty text. The caller frees it. */
 char *tb_inflate_file(const char *path, size_t *n);
+/* First occurrence of pat in [p, end), or NULL (also when p is NULL): a search that stays
+** within a bound, such as one event of the text. */
+const char *tb_find_in(const char *p, const char *end, const char *pat);
 
 #endif

@@ -29,22 +29,12 @@ typedef struct text_counts {
   long rank, world_size;
 } text_counts;
 
-/* First occurrence of pat in [p, end), or NULL. Bounded: the text is tens of MB. */
-static const char *find(const char *p, const char *end, const char *pat) {
-  size_t m = strlen(pat);
-  while (p && end - p >= (ptrdiff_t)m) {
-    p = memchr(p, pat[0], (size_t)(end - p) - m + 1);
-    if (p && memcmp(p, pat, m) == 0) return p;
-    if (p) p++;
-  }
-  return NULL;
-}
 
 /* The text of the string value after `"key":` within [p, end), copied into out; 0 if absent. */
 static int value_after(const char *p, const char *end, const char *key, char *out, size_t cap) {
   char pat[64];
   snprintf(pat, sizeof pat, "\"%s\"", key);
-  const char *k = find(p, end, pat);
+  const char *k = tb_find_in(p, end, pat);
   if (!k) return 0;
   k += strlen(pat);
   while (*k == ' ' || *k == ':') k++;
@@ -71,9 +61,9 @@ static text_counts count_by_text(const char *path) {
   char *text = tb_inflate_file(path, &n);
   text_counts c = {0, 0, 0, -1, -1};
   long pids[64];
-  const char *p = find(text, text + n, "\"ph\"");
+  const char *p = tb_find_in(text, text + n, "\"ph\"");
   while (p) {
-    const char *next = find(p + 4, text + n, "\"ph\"");
+    const char *next = tb_find_in(p + 4, text + n, "\"ph\"");
     const char *end = next ? next : text + n;
     char cat[32], name[256], pid[32];
     if (value_after(p, end, "cat", cat, sizeof cat) && (strcmp(cat, "kernel") == 0 || strcmp(cat, "Kernel") == 0)) {
@@ -87,7 +77,7 @@ static text_counts count_by_text(const char *path) {
     }
     p = next;
   }
-  const char *di = find(text, text + n, "\"distributedInfo\"");
+  const char *di = tb_find_in(text, text + n, "\"distributedInfo\"");
   const char *di_end = di && text + n - di > 400 ? di + 400 : text + n;
   char v[32];
   if (di && value_after(di, di_end, "rank", v, sizeof v)) c.rank = atol(v);
@@ -155,7 +145,7 @@ static void check_one_job(const char *ovl, const char *dir) {
   CHECK_I64(r.status, 0);
   int seen[8] = {0}, ranks = 0, world8 = 0;
   const char *end = r.out + strlen(r.out);
-  for (const char *line = r.out; line && line < end; line = find(line, end, "\n") ? find(line, end, "\n") + 1 : NULL) {
+  for (const char *line = r.out; line && line < end; line = tb_find_in(line, end, "\n") ? tb_find_in(line, end, "\n") + 1 : NULL) {
     int k;
     if (sscanf(line, "      \"rank\": %d,", &k) == 1 && strncmp(line, "      \"rank\"", 12) == 0) {
       ranks++;

@@ -585,16 +585,6 @@ static long long exact_ns(const char *p) {
   return us * 1000 + frac;
 }
 
-/* First occurrence of pat in [p, end), or NULL: searches stay within one event. */
-static const char *find_in(const char *p, const char *end, const char *pat) {
-  size_t m = strlen(pat);
-  while (p && end - p >= (ptrdiff_t)m) {
-    p = memchr(p, pat[0], (size_t)(end - p) - m + 1);
-    if (p && memcmp(p, pat, m) == 0) return p;
-    if (p) p++;
-  }
-  return NULL;
-}
 
 static void hta_float64(void) {
   const char *trace = data("kineto-nonccl/ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz");
@@ -604,10 +594,10 @@ static void hta_float64(void) {
   span_us *want = malloc(ncap * sizeof *want);
   long differ = 0;
   const char *end = text + len;
-  for (const char *p = find_in(text, end, "\"ph\""); p;) {
-    const char *next = find_in(p + 4, end, "\"ph\""), *stop = next ? next : end;
-    const char *cat = find_in(p, stop, "\"cat\": \"kernel\""), *ts = find_in(p, stop, "\"ts\": ");
-    const char *dur = find_in(p, stop, "\"dur\": ");
+  for (const char *p = tb_find_in(text, end, "\"ph\""); p;) {
+    const char *next = tb_find_in(p + 4, end, "\"ph\""), *stop = next ? next : end;
+    const char *cat = tb_find_in(p, stop, "\"cat\": \"kernel\""), *ts = tb_find_in(p, stop, "\"ts\": ");
+    const char *dur = tb_find_in(p, stop, "\"dur\": ");
     if (cat && ts && dur) {
       double t = strtod(ts + 6, NULL), d = strtod(dur + 7, NULL);
       if (n == ncap) want = realloc(want, (ncap *= 2) * sizeof *want);
