@@ -4,10 +4,12 @@
 #include "trace_builder.h"
 
 #include <dirent.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 const char *ih_fresh_dir(const char *tag) {
   static char path[4][512];
@@ -66,4 +68,35 @@ int64_t ih_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+ih_app ih_start_app(int preload, const char *dir, int flush_ms, const char *const *argv) {
+  ih_app a = {-1, -1};
+  const char *args[9] = {OVL_TEST_APP};
+  for (int i = 0; argv[i] && i < 7; i++) args[i + 1] = argv[i];
+  int p[2];
+  if (pipe(p) != 0) return a;
+  a.pid = fork();
+  if (a.pid == 0) {
+    dup2(p[1], STDOUT_FILENO);
+    close(p[0]);
+    if (preload) setenv("LD_PRELOAD", ih_preload(), 1);
+    setenv("OVL_OUTPUT", dir, 1);
+    char ms[16];
+    snprintf(ms, sizeof ms, "%d", flush_ms);
+    setenv("OVL_FLUSH_MS", ms, 1);
+    setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
+    execv(OVL_TEST_APP, (char *const *)args);
+    _exit(127);
+  }
+  close(p[1]);
+  if (a.pid < 0) close(p[0]);
+  else a.out = p[0];
+  return a;
+}
+
+int ih_app_ready(const ih_app *a) {
+  struct pollfd p = {a->out, POLLIN, 0};
+  char buf[16] = "";
+  return a->out >= 0 && poll(&p, 1, 30000) == 1 && read(a->out, buf, sizeof buf - 1) > 0 && strncmp(buf, "ready", 5) == 0;
 }

@@ -20,7 +20,6 @@
 #include "inject_harness.h"
 
 #include <dirent.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -299,49 +298,29 @@ static void long_directory(void) {
 /* ---------------------------------------------------------------------------------- */
 
 typedef struct flood {
-  pid_t pid;
-  int out;
+  ih_app app;
   int64_t started;
 } flood;
 
 static flood flood_start(int preload, const char *dir, const char *seconds) {
-  flood f = {-1, -1, ih_now_ns()};
-  int p[2];
-  if (pipe(p) != 0) return f;
-  f.pid = fork();
-  if (f.pid == 0) {
-    dup2(p[1], STDOUT_FILENO);
-    close(p[0]);
-    if (preload) setenv("LD_PRELOAD", ih_preload(), 1);
-    setenv("OVL_OUTPUT", dir, 1);
-    char ms[16];
-    snprintf(ms, sizeof ms, "%d", FLOOD_FLUSH_MS);
-    setenv("OVL_FLUSH_MS", ms, 1);
-    setenv("ASAN_OPTIONS", "detect_leaks=0", 1);  /* timed: no leak scan of 17 threads at exit */
-    execl(OVL_TEST_APP, OVL_TEST_APP, "flood", FLOOD_THREADS, seconds, (char *)NULL);
-    _exit(127);
-  }
-  close(p[1]);
-  f.out = p[0];
+  flood f = {{-1, -1}, ih_now_ns()};
+  f.app = ih_start_app(preload, dir, FLOOD_FLUSH_MS, (const char *const[]){"flood", FLOOD_THREADS, seconds, NULL});
   return f;
 }
 
-static int flood_ready(flood *f) {
-  struct pollfd p = {f->out, POLLIN, 0};
-  char buf[16] = "";
-  return poll(&p, 1, 30000) == 1 && read(f->out, buf, sizeof buf - 1) > 0 && strncmp(buf, "ready", 5) == 0;
-}
+static int flood_ready(flood *f) { return ih_app_ready(&f->app); }
 
 /* Waits for the process (at most 60 s, then kills it); returns the wait status. */
 static int flood_reap(flood *f) {
   int st = 0;
-  for (int i = 0; i < 6000 && waitpid(f->pid, &st, WNOHANG) == 0; i++) sleep_s(0.01);
-  if (waitpid(f->pid, &st, WNOHANG) == 0) {
-    kill(f->pid, SIGKILL);
-    waitpid(f->pid, &st, 0);
+  if (f->app.pid <= 0) return -1;  /* never started: kill(-1) would signal every process */
+  for (int i = 0; i < 6000 && waitpid(f->app.pid, &st, WNOHANG) == 0; i++) sleep_s(0.01);
+  if (waitpid(f->app.pid, &st, WNOHANG) == 0) {
+    kill(f->app.pid, SIGKILL);
+    waitpid(f->app.pid, &st, 0);
     st = -1;
   }
-  close(f->out);
+  close(f->app.out);
   return st;
 }
 
@@ -351,7 +330,7 @@ static double flood_signal(int preload, const char *dir, int sig, double after, 
   CHECK(flood_ready(&f));
   sleep_s(after);
   *sent = ih_now_ns();
-  kill(f.pid, sig);
+  if (f.app.pid > 0) kill(f.app.pid, sig);
   *status = flood_reap(&f);
   return (ih_now_ns() - *sent) / 1e9;
 }
@@ -392,7 +371,7 @@ static void flood_sigkill(void) {
     }
   }
   int64_t killed = ih_now_ns();
-  kill(f.pid, SIGKILL);
+  if (f.app.pid > 0) kill(f.app.pid, SIGKILL);
   int st = flood_reap(&f);
   CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
   int64_t since = last_change ? killed - last_change : killed - start;

@@ -13,7 +13,6 @@
 #include "load/trace_reader.h"
 
 #include <nccl.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -273,26 +272,11 @@ static void forked_child(void) {
 /* SIGTERM while the program is busy: the trace is closed and holds every call made. */
 static void sigterm(void) {
   const char *dir = ih_fresh_dir("sigterm");
-  int out[2];
-  if (pipe(out) != 0) {
-    CHECK(0);
-    return;
-  }
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    close(out[0]);
-    setenv("LD_PRELOAD", ih_preload(), 1);
-    setenv("OVL_OUTPUT", dir, 1);
-    setenv("OVL_FLUSH_MS", "50", 1);
-    execl(OVL_TEST_APP, OVL_TEST_APP, "loop", "500", (char *)NULL);
-    _exit(127);
-  }
-  close(out[1]);
-  struct pollfd p = {out[0], POLLIN, 0};
-  char buf[64] = "";
-  ssize_t got = poll(&p, 1, 30000) == 1 ? read(out[0], buf, sizeof buf - 1) : -1;
-  CHECK(got > 0 && strncmp(buf, "ready", 5) == 0);
+  ih_app app = ih_start_app(1, dir, 50, (const char *const[]){"loop", "500", NULL});
+  CHECK(app.pid > 0);
+  if (app.pid <= 0) return;
+  pid_t pid = app.pid;
+  CHECK(ih_app_ready(&app));
   struct timespec pause = {0, 200000000};
   nanosleep(&pause, NULL);  /* a few more calls and flushes */
   kill(pid, SIGTERM);
@@ -302,7 +286,7 @@ static void sigterm(void) {
     kill(pid, SIGKILL);
     waitpid(pid, &st, 0);
   }
-  close(out[0]);
+  close(app.out);
   CHECK(waited < 3000);                            /* no hang */
   CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);  /* the default action still happens */
   char wal[1100];

@@ -18,7 +18,6 @@
 #include "inject_harness.h"
 #include "load/trace_reader.h"
 
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,27 +78,16 @@ static void exit_from_thread(void) {
 
 static void sigkill_mid_run(void) {
   const char *dir = ih_fresh_dir("kill");
-  int out[2];
-  if (pipe(out) != 0) return;
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out[1], STDOUT_FILENO);
-    close(out[0]);
-    setenv("LD_PRELOAD", ih_preload(), 1);
-    setenv("OVL_OUTPUT", dir, 1);
-    setenv("OVL_FLUSH_MS", "50", 1);
-    execl(OVL_TEST_APP, OVL_TEST_APP, "loop", (char *)NULL);
-    _exit(127);
-  }
-  close(out[1]);
-  struct pollfd p = {out[0], POLLIN, 0};
-  char buf[16] = "";
-  CHECK(poll(&p, 1, 30000) == 1 && read(out[0], buf, sizeof buf - 1) > 0);
+  ih_app app = ih_start_app(1, dir, 50, (const char *const[]){"loop", NULL});
+  CHECK(app.pid > 0);
+  if (app.pid <= 0) return;
+  pid_t pid = app.pid;
+  CHECK(ih_app_ready(&app));
   nanosleep(&(struct timespec){0, 500000000}, NULL);  /* calls and several flushes */
   kill(pid, SIGKILL);
   int st = 0;
   waitpid(pid, &st, 0);
-  close(out[0]);
+  close(app.out);
   CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
   long n = collectives_in(dir);
   printf("SIGKILL after 0.5 s of calls: %ld collectives rows survive\n", n);
