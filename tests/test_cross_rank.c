@@ -5,7 +5,7 @@
 ** be found, waits and transfers must be right within 1%. A job whose ranks issue
 ** collectives in different orders must be reported as mismatched.
 */
-#include "analyze/cross_rank.h"
+#include "job/cross_rank.h"
 #include "check.h"
 #include "store/trace_rows.h"
 

@@ -7,7 +7,7 @@
 ** is reported as such, naming the file. Skipped (exit 77) when the folder is absent.
 ** usage: test_import_real_traces OVL_BINARY TRACES_DIR
 */
-#include "analyze/job.h"
+#include "driver/job_driver.h"
 #include "check.h"
 #include "gz_text.h"
 #include "load/trace_import.h"

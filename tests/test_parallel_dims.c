@@ -13,8 +13,8 @@
 */
 #include "check.h"
 
-#include "analyze/job.h"
-#include "analyze/job_dims.h"
+#include "driver/job_driver.h"
+#include "job/job_dims.h"
 #include "export/export.h"
 #include "model/parallel_model.h"
 #include "run_cmd.h"

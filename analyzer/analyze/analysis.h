@@ -46,7 +46,7 @@ typedef struct ovl_finding {
   long steps_affected;     /* rank-level summaries: steps whose findings it sums; else 0 */
 } ovl_finding;
 
-/* What a collective is in its step (set by the diagnosis, grad_phase.h). */
+/* What a collective is in its step (set by the measurement of the gradient phase, grad_phase.h). */
 typedef enum ovl_coll_role {
   OVL_ROLE_OTHER = 0,      /* not part of the gradient reduction */
   OVL_ROLE_GRADIENT,       /* reduces a gradient bucket */
@@ -55,7 +55,7 @@ typedef enum ovl_coll_role {
   OVL_ROLE_BEFORE_WINDOW   /* first step: launched before the trace's window (no launching call) */
 } ovl_coll_role;
 
-/* The diagnosis of a collective (grad_phase.c): what it is in its step. */
+/* The role of a collective (grad_phase.c): what it is in its step. */
 typedef struct ovl_coll_diag {
   ovl_coll_role role;
   int ready_order;         /* gradient collectives: position in readiness order, else -1 */
@@ -71,7 +71,7 @@ typedef struct ovl_coll_cross {
 } ovl_coll_cross;
 
 /* One collective of a rank, in three parts, each filled by one stage: the measurement (the
-** fields below diag's: what its trace shows, analysis_results.c), the diagnosis (diag,
+** fields below diag's: what its trace shows, analysis_results.c), its role in the step (diag,
 ** grad_phase.c) and the cross-rank part (cross, job_cross_rank.c; stored once per matched
 ** call in the rank's coll_cross, so ranks outside a job carry one pointer). */
 typedef struct ovl_coll_result {
@@ -96,7 +96,7 @@ typedef struct ovl_coll_result {
   /* where the exposed time lies (in the rank's coll_pieces): the cross-rank stage's input,
   ** NULL once that stage has run (ovl_job_cross_rank frees them) */
   const ovl_exposed_pieces *exposed_pieces;
-  ovl_coll_diag diag;      /* {OVL_ROLE_OTHER, -1} until the diagnosis */
+  ovl_coll_diag diag;      /* {OVL_ROLE_OTHER, -1} until the gradient phase is measured */
   ovl_coll_cross *cross;   /* NULL unless matched on every rank of its job */
   ovl_coll_dim pdim;       /* parallelism dimension and role (job_dims.c); zero until then */
 } ovl_coll_result;
@@ -164,6 +164,7 @@ typedef struct ovl_rank_cross {
   int straggler;
   int64_t wait_caused_ns;  /* others' waiting in collectives it arrived last at */
   int64_t late_gpu_ns, late_host_ns;  /* median lateness when last (host: OVL_NONE unknown) */
+  int64_t delay_ns;        /* the job's delay it caused: its arrival - the second-last, summed */
 } ovl_rank_cross;
 
 typedef struct ovl_rank_result {

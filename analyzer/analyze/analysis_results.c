@@ -1,12 +1,14 @@
 /*
 ** Turns the state of a finished analysis pass into ovl_rank_result, one per device:
 ** step windows become steps, collectives are assigned to steps, given their bucket,
-** readiness, stall and bandwidths, and ordered by firing time.
+** readiness, stall and bandwidths, and ordered by firing time; then each step's gradient
+** phase (grad_phase.h: the collectives' roles). Measurement only: findings are the
+** diagnosis' (diagnose/), run over the finished job.
 */
 #include "trace_analysis_internal.h"
 
 #include "base/vec.h"
-#include "diagnose.h"
+#include "grad_phase.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -386,7 +388,7 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
   }
   if (!rc && assign_readiness(res, d->method == OVL_STEPS_NVTX)) rc = ovl_oom(err, "results");
   if (!rc && device_extras(r, d, res)) rc = ovl_oom(err, "results");
-  if (!rc) rc = ovl_diagnose_rank(res, err);
+  if (!rc) ovl_grad_phases(res);
   free(map.new_of_old);
   free(fill);
   free(window_of);

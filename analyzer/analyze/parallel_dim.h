@@ -3,11 +3,12 @@
 ** beyond DDP. Every process group (communicator) of a job is given one dimension by its op mix,
 ** the streams its calls run on and which ranks share it (job_dims.c); every collective gets
 ** its group's dimension and a role from its op. These are the plain types the results carry;
-** job_dims.h has the stage that fills them.
+** job/job_dims.h has the stage that fills them; parallel_dim.c their names.
 */
 #ifndef OVL_PARALLEL_DIM_H
 #define OVL_PARALLEL_DIM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef enum ovl_pdim {

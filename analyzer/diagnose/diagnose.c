@@ -1,7 +1,7 @@
 /*
-** The diagnosis driver: gradient phases of every step, the cost model of the gradient
-** collectives, first_iteration_differs, the per-step findings (diagnose_steps.c),
-** compute_slowdown, and one rank-level summary per code.
+** The diagnosis of one rank: the cost model of its gradient collectives,
+** first_iteration_differs, the per-step findings (diagnose_steps.c), compute_slowdown, and
+** one rank-level summary per code.
 */
 #include "diagnose_internal.h"
 
@@ -291,10 +291,6 @@ int ovl_diagnose_rank(ovl_rank_result *r, ovl_err *err) {
   memset(&d, 0, sizeof d);
   d.r = r;
   d.err = err;
-  for (size_t s = 0; s < r->nsteps; s++) ovl_grad_phase(r, &r->steps[s]);
-  r->colls_before_window = 0;
-  for (size_t i = 0; r->nsteps && i < r->steps[0].ncolls; i++)
-    r->colls_before_window += r->steps[0].colls[i].diag.role == OVL_ROLE_BEFORE_WINDOW;
   if (ovl_step_marks_build(r, &d.marks)) return ovl_oom(err, "diagnosis");
   int rc = fit_cost(&d);
   if (!rc) rc = first_iteration(&d);

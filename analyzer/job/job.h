@@ -1,12 +1,15 @@
 /*
-** A job: every trace named on a command line, analysed into one list of ranks ordered by
-** rank, then device, then file. This is what `ovl report` (and every other command that
-** analyses traces) works from. Warnings (skipped bad rows) are collected, not printed.
+** A job: every trace named on a command line, measured into one list of ranks ordered by
+** rank, then device, then file, and related across ranks (cross-rank matching, parallelism
+** dimensions). This is what `ovl report` (and every other command that analyses traces) works
+** from. The job layer measures; it judges nothing: findings are added afterwards by the
+** diagnosis (diagnose/), which the job driver (driver/job_driver.h) runs over the finished job.
+** Warnings (skipped bad rows) are collected, not printed.
 */
 #ifndef OVL_JOB_H
 #define OVL_JOB_H
 
-#include "analysis.h"
+#include "../analyze/analysis.h"
 #include "../load/trace_source.h"
 #include "host_only.h"
 
@@ -54,20 +57,21 @@ typedef struct ovl_job {
 ** analysed it, one call at a time; may be NULL. */
 typedef void (*ovl_job_progress_fn)(void *ctx, size_t done, size_t total, const char *path);
 
-/* Expands the TRACE arguments (files and directories), resolves each format, analyses every
-** trace and sorts the ranks. A trace without GPU work goes to no_gpu; when no trace has GPU
-** work the job fails, the error naming the first such file, its host side and why it has no
-** GPU data. On failure nothing is kept and *err names the bad file. Each file is opened (a
-** foreign one imported) once, with ctx's import options. */
-int ovl_analyze_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs, ovl_job_progress_fn progress,
+/* Expands the TRACE arguments (files and directories), resolves each format, measures every
+** trace, sorts the ranks and runs the job stages (dimensions, cross-rank, pipeline stages). A
+** trace without GPU work goes to no_gpu; when no trace has GPU work the job fails, the error
+** naming the first such file, its host side and why it has no GPU data. On failure nothing is
+** kept (job zeroed) and *err names the bad file. Each file is opened (a foreign one imported)
+** once, with ctx's import options. No findings: see ovl_analyze_job (driver/job_driver.h). */
+int ovl_measure_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs, ovl_job_progress_fn progress,
                     void *progress_ctx, ovl_job *job, ovl_err *err);
 void ovl_job_free(ovl_job *job);
 
 /* Groups the job's ranks by shared communicators, matches their collectives, aligns their
 ** clocks (setting each member's clock_offset), splits collective time into waiting and
-** transfer, finds stragglers (straggler findings) and fills job->cross and the matched
-** collectives' cross parts; then drops the collectives' exposed pieces (its input only).
-** Called by ovl_analyze_job. */
+** transfer, finds stragglers (the statistics; the straggler finding is the diagnosis') and
+** fills job->cross and the matched collectives' cross parts; then drops the collectives'
+** exposed pieces (its input only). Called by ovl_measure_job. */
 int ovl_job_cross_rank(ovl_job *job, ovl_err *err);
 
 #endif

@@ -1,18 +1,10 @@
 /*
-** The diagnosis of an analysed rank: findings with evidence, the time a fix would recover and
-** a concrete suggestion (contract section 2; every finding, its evidence, thresholds and
-** suggestion are documented in docs/findings.md).
-**
-** Per step (steady state: when step 0's bucket layout differs from the later steps it gets
-** first_iteration_differs and nothing else): late_firing, readiness_stall, single_bucket,
-** exposed_tail, latency_bound, find_unused_parameters, blocking_collective. Per rank:
-** compute_slowdown, and one summary per code that fired in some step (its recoverable time
-** is the sum over those steps). The thresholds below keep healthy traces free of findings.
+** Every threshold of the diagnosis in one table: a finding fires only past these, and each
+** is named in docs/findings.md ("Thresholds at a glance") with the reason it has its value.
+** They keep healthy traces free of findings; none is tuned to a particular trace.
 */
-#ifndef OVL_DIAGNOSE_H
-#define OVL_DIAGNOSE_H
-
-#include "analysis.h"
+#ifndef OVL_DIAGNOSE_THRESHOLDS_H
+#define OVL_DIAGNOSE_THRESHOLDS_H
 
 /* A step finding needs this share of the step's duration (and OVL_DIAG_MIN_NS) recoverable.
 ** Facts that name their culprit (a collective on a compute stream, the find_unused map) need
@@ -57,16 +49,16 @@
 #define OVL_DIAG_CAPS_MIB {1, 2, 5, 10, 25, 50, 100, 250}
 #define OVL_DIAG_FIRST_CAP_MIB 1
 
-/* Diagnoses r (results of one device) in place: roles, gradient phases, findings. */
-int ovl_diagnose_rank(ovl_rank_result *r, ovl_err *err);
-
-/* Rebuilds the rank-level summaries of the step findings (after the job's cross-rank stage
-** changed step findings). */
-int ovl_diagnose_resummarise(ovl_rank_result *r, ovl_err *err);
-
-/* Across ranks (diagnose_cross.c), after the job's wait/transfer split: blocking_collective
-** findings whose collective mostly waited for a peer become peer_wait. */
-struct ovl_job;
-int ovl_diagnose_peer_waits(struct ovl_job *job, ovl_err *err);
+/* Dimension findings (diagnose_dims.c). A rank finding is raised when its exposed time is at
+** least OVL_DIM_MIN_STEP_SHARE of the steps' span (smaller exposure is noise next to the step)
+** and OVL_DIM_MIN_EXPOSED_SHARE of the collectives' own time. */
+#define OVL_DIM_MIN_STEP_SHARE 0.01
+#define OVL_DIM_MIN_EXPOSED_SHARE 0.10
+/* tp_blocking_share: tensor-parallel communication above this share of the step. */
+#define OVL_TP_MIN_SHARE 0.05
+/* pipeline_bubble: a stage idle for more than this share of the step. */
+#define OVL_PP_MIN_BUBBLE 0.05
+/* alltoall_imbalance: all-to-all time differing across ranks by this share of its mean. */
+#define OVL_A2A_MIN_IMBALANCE 0.10
 
 #endif

@@ -1,13 +1,16 @@
 /*
-** Shared by the files of the diagnosis (diagnose.c: driver and rank-level findings;
-** diagnose_steps.c: the per-step findings). Not part of the analyzer's interface.
+** Shared by the files of the diagnosis (diagnose.c: a rank's driver and rank-level findings;
+** diagnose_steps.c: the per-step findings; diagnose_cross.c: findings across ranks;
+** diagnose_dims.c: the dimension findings; diagnose_job.c: the job's pass). Not part of the
+** analyzer's interface.
 */
 #ifndef OVL_DIAGNOSE_INTERNAL_H
 #define OVL_DIAGNOSE_INTERNAL_H
 
-#include "alpha_beta_fit.h"
+#include "analyze/alpha_beta_fit.h"
+#include "analyze/grad_phase.h"
 #include "diagnose.h"
-#include "grad_phase.h"
+#include "thresholds.h"
 
 #include <stdarg.h>
 
@@ -41,5 +44,16 @@ int ovl_diagnose_step(ovl_diag *d, size_t s);
 /* Appends a finding to the step (recoverable rounded to ns). Returns OVL_OK or OVL_EINTERNAL. */
 int ovl_step_finding(ovl_diag *d, ovl_step_result *st, const char *code, double recoverable_ns, int64_t at_ns,
                      ovl_msg *m);
+
+/* Rebuilds the rank-level summaries of the step findings (after a later stage changed step
+** findings). Returns OVL_OK or an error (no memory). */
+int ovl_diagnose_resummarise(ovl_rank_result *r, ovl_err *err);
+
+/* Across ranks (diagnose_cross.c), after the job's wait/transfer split: the straggler findings
+** of the ranks the cross-rank statistics call stragglers, then blocking_collective findings
+** whose collective mostly waited for a peer become peer_wait. */
+int ovl_diagnose_cross(ovl_job *job, ovl_err *err);
+/* The dimension findings (diagnose_dims.c). */
+int ovl_diagnose_dims(ovl_job *job, ovl_err *err);
 
 #endif

@@ -1,9 +1,11 @@
 /*
-** The findings of the parallelism dimensions (docs/findings.md "Beyond DDP"): see
-** ovl_diagnose_dims in job_dims.h. They read what job_dims.c put into the results: each
-** collective's dimension and role, the per-dimension totals and the pipeline stages.
+** The findings of the parallelism dimensions (docs/findings.md "Beyond DDP"): late_prefetch,
+** exposed_reduce_scatter, tp_blocking_share, pipeline_bubble (rank findings), alltoall_imbalance
+** (job finding). They read what job/job_dims.c put into the results: each collective's
+** dimension and role, the per-dimension totals and the pipeline stages.
 */
-#include "job_dims.h"
+#include "diagnose_internal.h"
+#include "job/job_dims.h"
 
 #include "base/nccl_ops.h"
 
@@ -11,18 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A rank finding is raised when its exposed time is at least this share of the steps' span
-** (smaller exposure is noise next to the step) ... */
-#define DIM_MIN_STEP_SHARE 0.01
-/* ... and this share of the collectives' own time. */
-#define DIM_MIN_EXPOSED_SHARE 0.10
-/* tp_blocking_share: tensor-parallel communication above this share of the step. */
-#define TP_MIN_SHARE 0.05
-/* pipeline_bubble: a stage idle for more than this share of the step. */
-#define PP_MIN_BUBBLE 0.05
-/* alltoall_imbalance: all-to-all time differing across ranks by this share of its mean. */
-#define A2A_MIN_IMBALANCE 0.10
 
 #define MAX_ORDINALS 4096
 
@@ -65,8 +55,8 @@ static int exposed_role(ovl_rank_result *r, ovl_prole role, const char *code, ov
     affected += step_exposed > 0;
   }
   int64_t span = steps_span(r);
-  if (ncolls == 0 || exposed <= 0 || (double)exposed < DIM_MIN_EXPOSED_SHARE * (double)comm ||
-      (double)exposed < DIM_MIN_STEP_SHARE * (double)span)
+  if (ncolls == 0 || exposed <= 0 || (double)exposed < OVL_DIM_MIN_EXPOSED_SHARE * (double)comm ||
+      (double)exposed < OVL_DIM_MIN_STEP_SHARE * (double)span)
     return OVL_OK;
   long worst = 0;
   for (long k = 1; k < per_step && k < MAX_ORDINALS; k++)
@@ -113,7 +103,7 @@ static int exposed_role(ovl_rank_result *r, ovl_prole role, const char *code, ov
 static int tp_blocking(const ovl_job *job, ovl_rank_result *r, ovl_err *err) {
   const ovl_dim_totals *t = &r->dims[OVL_DIM_TP];
   int64_t span = steps_span(r);
-  if (t->comm <= 0 || span <= 0 || (double)t->comm < TP_MIN_SHARE * (double)span) return OVL_OK;
+  if (t->comm <= 0 || span <= 0 || (double)t->comm < OVL_TP_MIN_SHARE * (double)span) return OVL_OK;
   long ag_rs = 0, groups = 0;
   int64_t comm_id = OVL_NONE, nranks = OVL_NONE;
   for (size_t g = 0; g < job->npgroups; g++) {
@@ -143,7 +133,7 @@ static int tp_blocking(const ovl_job *job, ovl_rank_result *r, ovl_err *err) {
 
 static int pipeline_bubble(const ovl_job *job, ovl_rank_result *r, ovl_err *err) {
   const ovl_pipeline_stats *p = &r->pipeline;
-  if (p->stage < 0 || isnan(p->bubble) || p->bubble < PP_MIN_BUBBLE) return OVL_OK;
+  if (p->stage < 0 || isnan(p->bubble) || p->bubble < OVL_PP_MIN_BUBBLE) return OVL_OK;
   /* the bottleneck: the stage with the most compute per step; the others wait for it */
   const ovl_rank_result *slow = r;
   for (size_t i = 0; i < job->nranks; i++) {
@@ -198,7 +188,7 @@ static int alltoall_imbalance(ovl_job *job, ovl_err *err) {
     }
     if (n < 2) continue;
     double mean = sum / (double)n;
-    if (!(mean > 0) || (hi - lo) < A2A_MIN_IMBALANCE * mean) continue;
+    if (!(mean > 0) || (hi - lo) < OVL_A2A_MIN_IMBALANCE * mean) continue;
     char msg[1024];
     snprintf(msg, sizeof msg,
              "all-to-all time differs across the %ld ranks of expert-parallel group comm %lld: %.3f ms per step on "

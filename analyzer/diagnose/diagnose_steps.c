@@ -1,13 +1,13 @@
 /*
 ** Per-step findings: the gradient schedule (readiness_stall, single_bucket, late_firing, then
 ** exposed_tail or latency_bound, first that applies), find_unused_parameters and
-** blocking_collective. Thresholds in diagnose.h; docs/findings.md explains each.
+** blocking_collective. Thresholds in thresholds.h; docs/findings.md explains each.
 */
 #include "diagnose_internal.h"
 
 #include "base/nccl_ops.h"
 #include "base/vec.h"
-#include "whatif.h"
+#include "analyze/whatif.h"
 
 #include <math.h>
 #include <stdio.h>

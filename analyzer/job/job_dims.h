@@ -2,7 +2,8 @@
 ** The parallelism-dimension stage of a job (docs/report.md "Parallelism dimensions"): gives
 ** every process group a dimension (DP/FSDP, TP, PP, EP), every collective its group's
 ** dimension and a role, sums each dimension's communication and exposed time per step and
-** rank, measures pipeline bubbles, and adds the dimension findings (diagnose_dims.c).
+** rank and measures pipeline bubbles (the dimension findings are the diagnosis':
+** diagnose/diagnose_dims.c).
 **
 ** A group's dimension, first rule that applies:
 **   1. an override (--dim COMM=DIM): every call of the group gets DIM;
@@ -26,17 +27,13 @@
 
 /* The groups, roles and per-dimension totals. overrides: NULL or "COMM=DIM[,COMM=DIM...]"
 ** (COMM a comm id as the report prints it, DIM a name ovl_pdim_parse knows). Called by
-** ovl_analyze_job before the cross-rank stage (it reads the collectives' exposed pieces). */
+** ovl_measure_job before the cross-rank stage (it reads the collectives' exposed pieces). */
 int ovl_job_dims_classify(ovl_job *job, const char *overrides, ovl_err *err);
-/* Pipeline stages (on job time: after the cross-rank stage set the clock offsets) and the
-** dimension findings. Called by ovl_analyze_job after the cross-rank stage. */
+/* Pipeline stages (on job time: after the cross-rank stage set the clock offsets). Called by
+** ovl_measure_job after the cross-rank stage. */
 int ovl_job_dims_finish(ovl_job *job, ovl_err *err);
 
 /* Checks an override list; 0 when well formed, else OVL_EUSER with err set. */
 int ovl_dim_overrides_check(const char *overrides, ovl_err *err);
-
-/* The dimension findings (diagnose_dims.c): late_prefetch, exposed_reduce_scatter,
-** tp_blocking_share, pipeline_bubble (rank findings), alltoall_imbalance (job finding). */
-int ovl_diagnose_dims(ovl_job *job, ovl_err *err);
 
 #endif

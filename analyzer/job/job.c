@@ -1,10 +1,10 @@
-/* Job analysis: see job.h. */
+/* Job measurement: see job.h. */
 #include "job.h"
 #include "job_dims.h"
 
 #include "base/vec.h"
-#include "../load/trace_files.h"
-#include "../load/trace_source.h"
+#include "load/trace_files.h"
+#include "load/trace_source.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -199,7 +199,7 @@ static int merge_results(ovl_job *job, file_result *results, size_t n, ovl_err *
   return rc;
 }
 
-int ovl_analyze_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs, ovl_job_progress_fn progress,
+int ovl_measure_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs, ovl_job_progress_fn progress,
                     void *progress_ctx, ovl_job *job, ovl_err *err) {
   memset(job, 0, sizeof *job);
   ovl_file_list files = {0};
