@@ -135,19 +135,23 @@ typedef struct ovl_stream_stat {
   long kernels, memops;
 } ovl_stream_stat;
 
-/* A compute kernel that runs measurably slower while communication overlaps it
-** (kernel_stats.h). */
+/* A compute kernel signature (name, grid, block) whose duration was fitted against the time
+** communication overlapped its runs (kernel_stats.h): a candidate of the measurement, or,
+** in a rank's slowdowns, one the diagnosis found to run measurably slower while overlapped. */
 typedef struct ovl_kernel_slowdown {
   char *name;
-  int64_t grid[3];         /* OVL_NONE when unknown */
+  int64_t grid[3], block[3];  /* OVL_NONE when unknown */
   long runs, runs_alone, runs_overlapped;
   double alone_ns, factor, cost_ns;
+  double slope, t_stat;
+  double alone_mean_ns, alone_sd_ns;  /* durations of the runs alone */
+  double over_mean_ns, over_sd_ns;    /* durations of the runs overlapped */
 } ovl_kernel_slowdown;
 
-/* Compute time per kernel name and grid (the largest totals of the rank). */
+/* Compute time per kernel name, grid and block (the largest totals of the rank). */
 typedef struct ovl_kernel_total {
   char *name;
-  int64_t grid[3];         /* OVL_NONE when unknown */
+  int64_t grid[3], block[3];  /* OVL_NONE when unknown */
   long runs;
   double total_ns;
 } ovl_kernel_total;
@@ -187,7 +191,9 @@ typedef struct ovl_rank_result {
   ovl_bad_rows bad;
   ovl_stream_stat *streams;
   size_t nstreams;
-  ovl_kernel_slowdown *slowdowns;  /* significant ones, largest cost first */
+  ovl_kernel_slowdown *kernel_fits; /* measured: signatures run both alone and overlapped */
+  size_t nkernel_fits;
+  ovl_kernel_slowdown *slowdowns;  /* diagnosed: the significant fits, largest cost first */
   size_t nslowdowns;
   int first_step_differs;  /* step 0's bucket layout differs from the steady state */
   long colls_before_window; /* of the first step: launched before the trace's window (grad_phase.h) */

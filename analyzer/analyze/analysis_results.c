@@ -199,12 +199,6 @@ static int assign_readiness(ovl_rank_result *res, int nvtx_steps) {
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
-static int cmp_slowdown_cost(const void *pa, const void *pb) {
-  const ovl_kernel_slowdown *a = pa, *b = pb;
-  if (a->cost_ns != b->cost_ns) return a->cost_ns > b->cost_ns ? -1 : 1;
-  return strcmp(a->name, b->name);
-}
-
 /* Signatures ranked by total time, largest first. */
 typedef struct ranked_sig {
   double total_ns;
@@ -234,6 +228,7 @@ static int kernel_totals(const ovl_run *r, const ovl_device_pass *d, ovl_rank_re
     const char *name = ovl_trace_string(r->t, k->name);
     if (!(kt->name = strdup(name ? name : "?"))) rc = -1;
     memcpy(kt->grid, k->grid, sizeof kt->grid);
+    memcpy(kt->block, k->block, sizeof kt->block);
     kt->runs = k->n;
     kt->total_ns = ranked[i].total_ns;
   }
@@ -241,7 +236,7 @@ static int kernel_totals(const ovl_run *r, const ovl_device_pass *d, ovl_rank_re
   return rc;
 }
 
-/* Per-stream time and the kernels that communication slows down significantly. */
+/* Per-stream time and the fits of the kernel signatures run both alone and overlapped. */
 static int device_extras(const ovl_run *r, const ovl_device_pass *d, ovl_rank_result *res) {
   if (d->nstreams) {
     res->streams = malloc(d->nstreams * sizeof *res->streams);
@@ -251,24 +246,30 @@ static int device_extras(const ovl_run *r, const ovl_device_pass *d, ovl_rank_re
   }
   for (size_t i = 0; i < d->kstats.len; i++) {
     ovl_slowdown sd;
-    if (!ovl_kstat_slowdown(&d->kstats.items[i], &sd)) continue;
-    ovl_kernel_slowdown *grown = realloc(res->slowdowns, (res->nslowdowns + 1) * sizeof *grown);
+    if (!ovl_kstat_fit(&d->kstats.items[i], &sd)) continue;
+    ovl_kernel_slowdown *grown = realloc(res->kernel_fits, (res->nkernel_fits + 1) * sizeof *grown);
     if (!grown) return -1;
-    res->slowdowns = grown;
-    ovl_kernel_slowdown *k = &res->slowdowns[res->nslowdowns];
+    res->kernel_fits = grown;
+    ovl_kernel_slowdown *k = &res->kernel_fits[res->nkernel_fits];
     const char *name = ovl_trace_string(r->t, sd.name);
     k->name = strdup(name ? name : "?");
     if (!k->name) return -1;
     memcpy(k->grid, sd.grid, sizeof k->grid);
+    memcpy(k->block, sd.block, sizeof k->block);
     k->runs = sd.runs;
     k->runs_alone = sd.runs_alone;
     k->runs_overlapped = sd.runs_overlapped;
     k->alone_ns = sd.alone_ns;
     k->factor = sd.factor;
     k->cost_ns = sd.cost_ns;
-    res->nslowdowns++;
+    k->slope = sd.slope;
+    k->t_stat = sd.t_stat;
+    k->alone_mean_ns = sd.alone_mean_ns;
+    k->alone_sd_ns = sd.alone_sd_ns;
+    k->over_mean_ns = sd.over_mean_ns;
+    k->over_sd_ns = sd.over_sd_ns;
+    res->nkernel_fits++;
   }
-  ovl_qsort(res->slowdowns, res->nslowdowns, sizeof *res->slowdowns, cmp_slowdown_cost);
   return kernel_totals(r, d, res);
 }
 

@@ -368,7 +368,11 @@ static void note_copy(ovl_run *r, ovl_device_pass *d, const ovl_work *w) {
 }
 
 /* Launch dimensions cost about 40% more decoding per kernel: read them only when the trace
-** has them, judged by its first kernel (a capture records them for all kernels or none). */
+** has them, judged by its first kernels. Imports do not record them for every kernel (a
+** communication kernel, a kernel of another runtime may lack them), so one kernel with them
+** among the first PROBE_KERNELS decides; none there: none are read. */
+#define PROBE_KERNELS 4096
+
 static int probe_launch_dims(ovl_run *r, ovl_err *err) {
   r->launch_dims = 0;
   if (!r->ctx->opt.launch_dims) return OVL_OK;
@@ -376,24 +380,23 @@ static int probe_launch_dims(ovl_run *r, ovl_err *err) {
   ovl_work_options wopt = {1, 1};
   ovl_work_cursor *cur = NULL;
   int rc = ovl_work_open(r->t, &wopt, &cur, err);
-  int decided = 0;
-  for (int tries = 0; !rc && tries < 4096; tries++) {
+  int kernels = 0, rows = 0;
+  while (!rc && kernels < PROBE_KERNELS && rows < 4 * PROBE_KERNELS && !r->launch_dims) {
     ovl_work w;
     int has = 0;
     rc = ovl_work_next(cur, &w, &has, err);  /* w is valid when has is set, even if rc is not 0 */
     if (!has) break;
-    if (!w.is_memop) {
-      r->launch_dims = w.grid[0] != OVL_NONE;
-      decided = 1;
-      break;
-    }
+    rows++;
+    if (w.is_memop) continue;
+    kernels++;
+    r->launch_dims = w.grid[0] != OVL_NONE || w.block[0] != OVL_NONE;
   }
   ovl_work_close(cur);
   if (rc == OVL_EUNSORTED) {
     ovl_err_clear(err);
     rc = OVL_OK;
   }
-  if (!decided) r->launch_dims = 1;  /* no verdict: read them if present */
+  if (kernels == 0) r->launch_dims = 1;  /* no verdict: read them if present */
   return rc;
 }
 
@@ -447,7 +450,7 @@ static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
     if ((rc = note_stream(d, &w, cls, err))) break;
     ovl_sweep_item item = {w.start, w.end, cls, colls, ncolls, synth, -1, -1};
     if (synth >= 0) item.ncolls = 1;
-    if (cls == OVL_CLASS_COMPUTE && w.name != OVL_NONE && (item.sig = ovl_kstats_index(&d->kstats, w.name, w.grid)) < 0) {
+    if (cls == OVL_CLASS_COMPUTE && w.name != OVL_NONE && (item.sig = ovl_kstats_index(&d->kstats, w.name, w.grid, w.block)) < 0) {
       rc = ovl_oom(err, "kernel statistics");
       break;
     }

@@ -192,13 +192,55 @@ static int first_iteration(ovl_diag *d) {
 /* compute_slowdown                                                                    */
 /* ---------------------------------------------------------------------------------- */
 
+/* A fitted signature that shows a slowdown from sharing the GPU, by the rules of
+** thresholds.h: enough runs of each kind, a large and significant effect, a fitted alone
+** duration the runs alone agree with, and an effect above the spread of either kind of run. */
+static int significant_slowdown(const ovl_kernel_slowdown *k) {
+  if (k->runs_alone < OVL_SLOWDOWN_MIN_RUNS || k->runs_overlapped < OVL_SLOWDOWN_MIN_RUNS) return 0;
+  if (!(k->factor >= OVL_SLOWDOWN_MIN_FACTOR) || !(k->alone_ns > 0) || !(k->t_stat >= OVL_SLOWDOWN_MIN_T)) return 0;
+  double agree = fmax(OVL_SLOWDOWN_ALONE_AGREE * k->alone_mean_ns, 2 * k->alone_sd_ns);
+  if (fabs(k->alone_ns - k->alone_mean_ns) > agree) return 0;
+  if (k->alone_sd_ns > OVL_SLOWDOWN_MAX_CV * k->alone_mean_ns || k->over_sd_ns > OVL_SLOWDOWN_MAX_CV * k->over_mean_ns)
+    return 0;
+  double effect = k->alone_ns * (k->factor - 1);
+  return effect > k->alone_sd_ns && effect > k->over_sd_ns;
+}
+
+static int cmp_slowdown_cost(const void *pa, const void *pb) {
+  const ovl_kernel_slowdown *a = pa, *b = pb;
+  if (a->cost_ns != b->cost_ns) return a->cost_ns > b->cost_ns ? -1 : 1;
+  return strcmp(a->name, b->name);
+}
+
+/* r->slowdowns: the significant fits of the measurement, largest cost first. */
+static int select_slowdowns(ovl_diag *d) {
+  ovl_rank_result *r = d->r;
+  for (size_t i = 0; i < r->nkernel_fits; i++) {
+    if (!significant_slowdown(&r->kernel_fits[i])) continue;
+    ovl_kernel_slowdown *grown = realloc(r->slowdowns, (r->nslowdowns + 1) * sizeof *grown);
+    if (!grown) return ovl_oom(d->err, "diagnosis");
+    r->slowdowns = grown;
+    r->slowdowns[r->nslowdowns] = r->kernel_fits[i];
+    if (!(r->slowdowns[r->nslowdowns].name = strdup(r->kernel_fits[i].name))) return ovl_oom(d->err, "diagnosis");
+    r->nslowdowns++;
+  }
+  ovl_qsort(r->slowdowns, r->nslowdowns, sizeof *r->slowdowns, cmp_slowdown_cost);
+  return OVL_OK;
+}
+
+static void launch_dims_text(ovl_msg *m, const char *what, const int64_t v[3]) {
+  if (v[0] != OVL_NONE) ovl_msg_printf(m, " %s (%lld,%lld,%lld)", what, (long long)v[0], (long long)v[1], (long long)v[2]);
+}
+
 static int compute_slowdown(ovl_diag *d) {
   ovl_rank_result *r = d->r;
+  int rc = select_slowdowns(d);
+  if (rc) return rc;
   double total = 0;
   for (size_t i = 0; i < r->nslowdowns; i++) total += r->slowdowns[i].cost_ns;
   if (r->nslowdowns == 0 || total < OVL_SLOWDOWN_MIN_SHARE * (double)r->totals.compute || total < OVL_DIAG_MIN_NS)
     return OVL_OK;
-  char t1[32], t2[32];
+  char t1[32], t2[32], t3[32];
   ovl_msg m = {0};
   ovl_msg_printf(&m, "%zu compute kernel signature(s) run measurably slower while communication overlaps them, "
                      "costing %s of compute in total (%.1f%% of the rank's compute time): ",
@@ -206,10 +248,11 @@ static int compute_slowdown(ovl_diag *d) {
   for (size_t i = 0; i < r->nslowdowns && i < 3; i++) {
     const ovl_kernel_slowdown *k = &r->slowdowns[i];
     ovl_msg_printf(&m, "%s%.60s%s", i ? "; " : "", k->name, strlen(k->name) > 60 ? "..." : "");
-    if (k->grid[0] != OVL_NONE)
-      ovl_msg_printf(&m, " grid (%lld,%lld,%lld)", (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2]);
-    ovl_msg_printf(&m, " %.2fx slower when overlapped (%s alone; %ld of %ld runs overlapped; %s)", k->factor,
-                   ovl_ns_str(k->alone_ns, t1), k->runs_overlapped, k->runs, ovl_ns_str(k->cost_ns, t2));
+    launch_dims_text(&m, "grid", k->grid);
+    launch_dims_text(&m, "block", k->block);
+    ovl_msg_printf(&m, " %.2fx slower when overlapped (%ld runs alone: %s +- %s; %ld of %ld runs overlapped; %s)",
+                   k->factor, k->runs_alone, ovl_ns_str(k->alone_mean_ns, t1), ovl_ns_str(k->alone_sd_ns, t3),
+                   k->runs_overlapped, k->runs, ovl_ns_str(k->cost_ns, t2));
   }
   if (r->nslowdowns > 3) ovl_msg_printf(&m, "; and %zu more", r->nslowdowns - 3);
   ovl_msg_printf(&m, ". An overlap percentage alone hides this: part of the hidden communication is paid back as "

@@ -35,7 +35,9 @@ static int cmp_double(const void *pa, const void *pb) {
 static const ovl_kernel_total *find_kernel(const ovl_rank_result *r, const ovl_kernel_total *k) {
   for (size_t i = 0; i < r->nkernel_totals; i++) {
     const ovl_kernel_total *o = &r->kernel_totals[i];
-    if (strcmp(o->name, k->name) == 0 && memcmp(o->grid, k->grid, sizeof o->grid) == 0) return o;
+    if (strcmp(o->name, k->name) == 0 && memcmp(o->grid, k->grid, sizeof o->grid) == 0 &&
+        memcmp(o->block, k->block, sizeof o->block) == 0)
+      return o;
   }
   return NULL;
 }

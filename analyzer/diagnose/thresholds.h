@@ -45,6 +45,23 @@
 #define OVL_PEER_WAIT_SHARE 0.5
 /* compute_slowdown: total cost at least this share of the rank's compute time. */
 #define OVL_SLOWDOWN_MIN_SHARE 0.01
+/* compute_slowdown, per kernel signature (name, grid, block: the same work as far as the
+** trace tells): at least OVL_SLOWDOWN_MIN_RUNS runs alone (overlapped <= 10%) and as many
+** overlapped (>= 50%), a slowdown factor of at least OVL_SLOWDOWN_MIN_FACTOR, a t statistic of
+** the slope of at least OVL_SLOWDOWN_MIN_T (an exact fit passes). The fitted alone duration
+** must agree with the runs alone: within OVL_SLOWDOWN_ALONE_AGREE of their mean (or two of
+** their standard deviations, if larger), since a line through runs of different work (a
+** persistent kernel given more work, inputs of other shapes) meets the axis anywhere. And the
+** effect, the extra duration when fully overlapped, must exceed the spread of the runs alone
+** and of the runs overlapped (standard deviations): a slowdown smaller than the variation of
+** one kind of run is no evidence. The same work runs for about the same time: runs alone (and
+** runs overlapped) whose standard deviation exceeds OVL_SLOWDOWN_MAX_CV of their mean are
+** different work the signature cannot tell apart, and compared they prove nothing. */
+#define OVL_SLOWDOWN_MIN_RUNS 3
+#define OVL_SLOWDOWN_MIN_FACTOR 1.05
+#define OVL_SLOWDOWN_MIN_T 5.0
+#define OVL_SLOWDOWN_ALONE_AGREE 0.10
+#define OVL_SLOWDOWN_MAX_CV 0.25
 /* Bucket caps (MiB) the bucket-size findings try, with a 1 MiB first bucket as DDP. */
 #define OVL_DIAG_CAPS_MIB {1, 2, 5, 10, 25, 50, 100, 250}
 #define OVL_DIAG_FIRST_CAP_MIB 1

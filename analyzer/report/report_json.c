@@ -127,23 +127,31 @@ static void streams_array(ovl_json *j, const ovl_rank_result *r) {
   ovl_json_array_end(j);
 }
 
+/* [x, y, z] or null when unknown. */
+static void dims_or_null(ovl_json *j, const char *key, const int64_t v[3]) {
+  if (v[0] == OVL_NONE) {
+    ovl_json_null(j, key);
+    return;
+  }
+  ovl_json_array_begin(j, key);
+  for (int d = 0; d < 3; d++) ovl_json_int(j, NULL, v[d]);
+  ovl_json_array_end(j);
+}
+
 static void slowdowns_array(ovl_json *j, const ovl_rank_result *r) {
   ovl_json_array_begin(j, "slowdowns");
   for (size_t i = 0; i < r->nslowdowns; i++) {
     const ovl_kernel_slowdown *k = &r->slowdowns[i];
     ovl_json_object_begin(j, NULL);
     ovl_json_string(j, "kernel", k->name);
-    if (k->grid[0] != OVL_NONE) {
-      ovl_json_array_begin(j, "grid");
-      for (int d = 0; d < 3; d++) ovl_json_int(j, NULL, k->grid[d]);
-      ovl_json_array_end(j);
-    } else {
-      ovl_json_null(j, "grid");
-    }
+    dims_or_null(j, "grid", k->grid);
+    dims_or_null(j, "block", k->block);
     ovl_json_int(j, "runs", k->runs);
     ovl_json_int(j, "runs_alone", k->runs_alone);
     ovl_json_int(j, "runs_overlapped", k->runs_overlapped);
     ovl_json_double(j, "alone_ns", k->alone_ns);
+    ovl_json_double(j, "alone_runs_mean_ns", k->alone_mean_ns);
+    ovl_json_double(j, "alone_runs_sd_ns", k->alone_sd_ns);
     ovl_json_double(j, "slowdown", k->factor);
     ovl_json_double(j, "cost_ns", k->cost_ns);
     ovl_json_object_end(j);
