@@ -151,6 +151,46 @@ static void slowdown_real(void) {
 }
 
 /* ---------------------------------------------------------------------------------- */
+/* 2. --comm-pattern kernels are linked to their launches like NCCL's                  */
+/* ---------------------------------------------------------------------------------- */
+
+/* A step-structured trace (NVTX steps, an api row per launch) whose gradients go through a
+** custom all-reduce kernel that --comm-pattern names, plus one NCCL collective per step.
+** Their launches are in the trace: none was launched before the window. */
+static void pattern_launches(void) {
+  const char *path = tb_temp_path("pattern.sqlite");
+  tb b;
+  tb_open(&b, path);
+  int64_t t = 0;
+  for (int step = 0; step < 3; step++) {
+    tb_nvtx(&b, "ovl", "step", t, t + 10000000);
+    int64_t c = tb_kernel(&b, "forward_backward", t + 200000, t + 6000000, 0, 1);
+    tb_api(&b, t + 100000, t + 110000, c);
+    for (int k = 0; k < 4; k++) {  /* buckets reduced by the custom kernel during backward */
+      int64_t at = t + 1000000 + k * 1200000;
+      c = tb_kernel(&b, "custom_allreduce_kernel", at, at + 800000, 0, 7);
+      tb_api(&b, at - 50000, at - 40000, c);
+    }
+    c = tb_kernel(&b, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", t + 6100000, t + 6200000, 0, 7);
+    tb_api(&b, t + 6050000, t + 6060000, c);
+    tb_collective(&b, "AllReduce", 4, 8, t + 6050000, c);
+    t += 10000000;
+  }
+  tb_close(&b);
+  cmd_result j = ovl_run("report --json --comm-pattern custom_allreduce '%s'", path);
+  cmd_result x = ovl_run("report --comm-pattern custom_allreduce '%s'", path);
+  CHECK_I64(j.status, 0);
+  CHECK(has(j.out, "\"collectives_before_window\": 0"));
+  CHECK(!has(j.out, "\"role\": \"before_window\""));
+  CHECK(!has(j.out, "\"host_launch_ns\": null"));
+  CHECK(!has(x.out, "before the profiler window"));
+  /* each custom call: its launch is the api call of its kernel */
+  CHECK(has(j.out, "\"queueing_ns\": 50000"));
+  cmd_free(&j);
+  cmd_free(&x);
+}
+
+/* ---------------------------------------------------------------------------------- */
 
 typedef struct check {
   const char *name;
@@ -162,6 +202,7 @@ static const check checks[] = {
   {"slowdown_spread", slowdown_spread},
   {"slowdown_block", slowdown_block},
   {"slowdown_real", slowdown_real},
+  {"pattern_launches", pattern_launches},
 };
 
 int main(int argc, char **argv) {

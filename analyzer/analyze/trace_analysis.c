@@ -7,8 +7,9 @@
 **   2. step plan: NVTX ranges (projected through api correlation ids, or by time), else the
 **      periodic structure of each device's collective sequence, else the whole trace;
 **   3. one streaming pass over GPU work in start order: classify each item, link it to its
-**      collectives (or infer a collective from an NCCL kernel name), drive the step windows
-**      and feed the device's sweep;
+**      collectives (or infer a collective from a communication kernel's name, whose launch
+**      is then the api call of the same correlation id), drive the step windows and feed the
+**      device's sweep;
 **   4. results: per device totals, steps and their collectives (collective_results.c).
 ** If the work cursor finds rows further out of order than its window, the pass is redone
 ** with SQLite sorting (rare: only traces written far out of order).
@@ -123,6 +124,61 @@ static void track_work(ovl_run *r, int32_t c, const ovl_work *w) {
   if (t->device == OVL_NONE) t->device = w->device;
   if (t->correlation == OVL_NONE) t->correlation = w->correlation;
   if (t->stream == OVL_NONE) t->stream = w->stream;
+}
+
+/* Collectives inferred from kernels (an NCCL kernel without a collectives row, a kernel
+** --comm-pattern names) have no launch time of their own; when the trace holds the api call
+** that launched their work (same correlation id), that call is their launch, as an
+** importer links an NCCL kernel to its call. */
+typedef struct synth_link {
+  int64_t correlation;
+  size_t coll;
+} synth_link;
+
+static int cmp_synth_link(const void *pa, const void *pb) {
+  const synth_link *a = pa, *b = pb;
+  if (a->correlation != b->correlation) return a->correlation < b->correlation ? -1 : 1;
+  return (a->coll > b->coll) - (a->coll < b->coll);
+}
+
+typedef struct synth_links {
+  ovl_run *r;
+  synth_link *v;
+  size_t n;
+} synth_links;
+
+static int on_launch_api(void *ctx, const ovl_api_row *row) {
+  synth_links *l = ctx;
+  size_t lo = 0, hi = l->n;  /* first link with correlation >= the row's */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (l->v[mid].correlation < row->correlation) lo = mid + 1;
+    else hi = mid;
+  }
+  for (size_t i = lo; i < l->n && l->v[i].correlation == row->correlation; i++) {
+    ovl_coll_rec *c = &l->r->recs[l->v[i].coll];
+    if (c->host_start != OVL_NONE) continue;  /* an earlier api row with this id won */
+    c->host_start = row->start;
+    c->host_end = row->end;
+    c->tid = row->tid;
+  }
+  return OVL_OK;
+}
+
+static int link_synthesized_launches(ovl_run *r, ovl_err *err) {
+  size_t n = 0;
+  for (size_t i = r->nrows; i < r->ncolls; i++)
+    n += r->recs[i].host_start == OVL_NONE && r->track[i].correlation != OVL_NONE;
+  if (n == 0 || !ovl_trace_has_table(r->t, "api")) return OVL_OK;
+  synth_links l = {r, malloc(n * sizeof(synth_link)), 0};
+  if (!l.v) return ovl_oom(err, "collective launches");
+  for (size_t i = r->nrows; i < r->ncolls; i++)
+    if (r->recs[i].host_start == OVL_NONE && r->track[i].correlation != OVL_NONE)
+      l.v[l.n++] = (synth_link){r->track[i].correlation, i};
+  ovl_qsort(l.v, l.n, sizeof *l.v, cmp_synth_link);
+  int rc = ovl_trace_scan_api(r->t, 0, on_launch_api, &l, err);
+  free(l.v);
+  return rc;
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -551,6 +607,7 @@ int ovl_analyze_file(const ovl_analysis_ctx *ctx, const char *path, ovl_rank_res
       r.next_synth = 0;
       rc = run_pass_ordered(&r, 1, err);
       r.npresynth = r.ncolls - r.nrows;
+      if (!rc) rc = link_synthesized_launches(&r, err);
     }
     if (!rc) rc = plan_periodic(&r, err);
   }
@@ -558,6 +615,7 @@ int ovl_analyze_file(const ovl_analysis_ctx *ctx, const char *path, ovl_rank_res
     reset_pass(&r);
     rc = run_pass_ordered(&r, 0, err);
   }
+  if (!rc) rc = link_synthesized_launches(&r, err);
   if (!rc && r.ndevs == 0)
     rc = ovl_fail(err, OVL_EUSER, "%s: trace has no GPU activity (no valid kernels or memops)", path);
   if (!rc) rc = ovl_build_results(&r, ranks, nranks, err);
