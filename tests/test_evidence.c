@@ -41,6 +41,52 @@ static const char *finding(const char *json, const char *code) {
 }
 
 /* ---------------------------------------------------------------------------------- */
+/* Kineto (PyTorch profiler) JSON written by hand                                      */
+/* ---------------------------------------------------------------------------------- */
+
+typedef struct kj {
+  FILE *f;
+  int n;
+} kj;
+
+static void kj_open(kj *k, const char *path, int rank, int world) {
+  k->f = fopen(path, "w");
+  if (!k->f) exit(2);
+  k->n = 0;
+  fprintf(k->f, "{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": 0, \"name\": \"GPU\"}],\n"
+                " \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": %d, \"world_size\": %d},\n"
+                " \"traceEvents\": [\n", rank, world);
+}
+
+/* One event: category, name, pid, tid, ts and dur in us, and args (JSON object body, may be ""). */
+static void kj_event(kj *k, const char *cat, const char *name, int pid, int tid, double ts, double dur,
+                     const char *args) {
+  fprintf(k->f, "%s  {\"ph\": \"X\", \"cat\": \"%s\", \"name\": \"%s\", \"pid\": %d, \"tid\": %d, \"ts\": %.3f, "
+                "\"dur\": %.3f, \"args\": {%s}}",
+          k->n++ ? ",\n" : "", cat, name, pid, tid, ts, dur, args);
+}
+
+/* A kernel on device 0, stream `stream`, launched (when corr > 0) by a cudaLaunchKernel at
+** launch_ts on thread 100. */
+static void kj_kernel(kj *k, const char *name, int stream, double ts, double dur, int corr, double launch_ts) {
+  char args[256];
+  if (corr > 0) {
+    snprintf(args, sizeof args, "\"correlation\": %d", corr);
+    kj_event(k, "cuda_runtime", "cudaLaunchKernel", 100, 100, launch_ts, 2.0, args);
+    snprintf(args, sizeof args, "\"device\": 0, \"stream\": %d, \"correlation\": %d", stream, corr);
+  } else {
+    snprintf(args, sizeof args, "\"device\": 0, \"stream\": %d", stream);
+  }
+  kj_event(k, "kernel", name, 0, stream, ts, dur, args);
+}
+
+static void kj_close(kj *k) {
+  fprintf(k->f, "\n ],\n \"traceName\": \"t.json\", \"displayTimeUnit\": \"ms\", \"baseTimeNanoseconds\": "
+                "1711964646000000000}\n");
+  fclose(k->f);
+}
+
+/* ---------------------------------------------------------------------------------- */
 /* 1. compute_slowdown compares the same work                                          */
 /* ---------------------------------------------------------------------------------- */
 
@@ -191,6 +237,44 @@ static void pattern_launches(void) {
 }
 
 /* ---------------------------------------------------------------------------------- */
+/* 3. The importer writes only rows its reader accepts                                 */
+/* ---------------------------------------------------------------------------------- */
+
+/* A profiler window that opens mid-run (ProfilerStep#3 and #4): at its start an NCCL kernel of
+** NCCL 2.19+ (ncclDevKernel_Generic names no operation) launched in the previous iteration,
+** without launch or arguments; later all-reduces with their launches. The call is written as
+** what is known (operation unknown, launched before the window) and nobody is warned about
+** rows they did not write. */
+static void import_rows(void) {
+  const char *path = tb_temp_path("window.json");
+  kj k;
+  kj_open(&k, path, 0, 2);
+  kj_event(&k, "user_annotation", "ProfilerStep#3", 100, 100, 10, 100, "");
+  kj_event(&k, "user_annotation", "ProfilerStep#4", 100, 100, 110, 100, "");
+  /* launched before the window: its correlation id, but no launch in the trace */
+  kj_event(&k, "kernel", "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)", 0, 20, 32, 12,
+           "\"device\": 0, \"stream\": 20, \"correlation\": 999");
+  int corr = 1000;
+  for (int s = 0; s < 2; s++) {
+    double t = 10 + 100 * s;
+    kj_kernel(&k, "void gemm<float>(float*)", 7, t + 20, 40, ++corr, t + 5);
+    kj_kernel(&k, "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)", 20, t + 62, 20, ++corr,
+              t + 58);
+  }
+  kj_close(&k);
+  cmd_result x = ovl_run("report '%s'", path);
+  cmd_result j = ovl_run("report --json '%s'", path);
+  CHECK_I64(x.status, 0);
+  CHECK(!has(x.err, "warning"));
+  CHECK(!has(j.err, "collectives row"));
+  CHECK(has(j.out, "\"op\": \"Unknown\""));
+  CHECK(has(j.out, "\"collectives_before_window\": 1"));
+  CHECK(!has(x.out, "launched no GPU work"));
+  cmd_free(&x);
+  cmd_free(&j);
+}
+
+/* ---------------------------------------------------------------------------------- */
 
 typedef struct check {
   const char *name;
@@ -203,6 +287,7 @@ static const check checks[] = {
   {"slowdown_block", slowdown_block},
   {"slowdown_real", slowdown_real},
   {"pattern_launches", pattern_launches},
+  {"import_rows", import_rows},
 };
 
 int main(int argc, char **argv) {

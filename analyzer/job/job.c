@@ -29,7 +29,10 @@ static int add_warning(ovl_job *job, const char *text) {
   return 0;
 }
 
-static int warn_bad_rows(ovl_job *job, const char *path, const ovl_bad_rows *bad) {
+/* Rows the reader skipped. In the user's own ovl trace they are the file's; in a conversion
+** (an imported Kineto or Nsight Systems trace) the user wrote none of them: the importer
+** wrote what its own reader refuses, a fault of ovl, said as such. */
+static int warn_bad_rows(ovl_job *job, const ovl_trace_source *src, const ovl_bad_rows *bad) {
   static const char *const names[] = {"kernels", "memops", "collectives", "collective_launches", "nvtx", "api",
                                       "strings"};
   const long counts[] = {bad->kernels, bad->memops, bad->collectives, bad->launches, bad->nvtx, bad->api,
@@ -37,8 +40,13 @@ static int warn_bad_rows(ovl_job *job, const char *path, const ovl_bad_rows *bad
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
     if (counts[i] <= 0) continue;
     char line[1024];
-    snprintf(line, sizeof line, "%s: warning: skipped %ld %s row%s with missing, malformed or out-of-range values", path,
-             counts[i], names[i], counts[i] == 1 ? "" : "s");
+    if (src->format != OVL_FORMAT_OVL_SQLITE)
+      snprintf(line, sizeof line, "%s: warning: ovl's import of it wrote %ld %s row%s that its reader then skipped "
+                                  "(a fault of ovl, not of the file: please report it)",
+               src->path, counts[i], names[i], counts[i] == 1 ? "" : "s");
+    else
+      snprintf(line, sizeof line, "%s: warning: skipped %ld %s row%s with missing, malformed or out-of-range values",
+               src->path, counts[i], names[i], counts[i] == 1 ? "" : "s");
     if (add_warning(job, line)) return -1;
   }
   return 0;
@@ -182,7 +190,7 @@ static int merge_results(ovl_job *job, file_result *results, size_t n, ovl_err *
     if (!rc && fr->nranks) {
       memcpy(job->ranks + job->nranks, fr->ranks, fr->nranks * sizeof *fr->ranks);
       job->nranks += fr->nranks;
-      if (warn_bad_rows(job, fr->src.path, &fr->ranks[0].bad)) rc = ovl_oom(err, "warnings");
+      if (warn_bad_rows(job, &fr->src, &fr->ranks[0].bad)) rc = ovl_oom(err, "warnings");
       if (!rc && fr->src.skipped > 0) {
         char line[1024];
         snprintf(line, sizeof line, "%s: warning: skipped %ld event%s without usable times (missing or out of range)",
