@@ -275,6 +275,75 @@ static void import_rows(void) {
 }
 
 /* ---------------------------------------------------------------------------------- */
+/* 4. Communication that is not NCCL's                                                 */
+/* ---------------------------------------------------------------------------------- */
+
+/* Real kernel names of the communication families ovl must recognise by default, and one of
+** each that is not communication. */
+static void families_default(void) {
+  static const struct { const char *name, *op; } comm[] = {
+    {"void deep_ep::intranode::dispatch<8, 768, 8192>(int4*, float*, int*, long*)", "AlltoAll"},
+    {"void deep_ep::internode_ll::combine<false, 7168>(void*, void*, int*)", "AlltoAll"},
+    {"void c10d::symmetric_memory::(anonymous namespace)::multimem_all_reduce_kernel<c10::BFloat16, 4>(...)",
+     "AllReduce"},
+    {"two_shot_all_reduce_kernel", "AllReduce"},
+    {"void vllm::cross_device_reduce_2stage<__nv_bfloat16, 8>(vllm::RankData*, vllm::RankSignals)", "AllReduce"},
+    {"nvshmemi_proxy_progress_kernel", NULL},
+    {"void mscclpp::allreduce_kernel<float>(float*)", "AllReduce"},
+    {"ncclDevKernel_Generic(ncclDevComm*, channelMasks, ncclWork*)", NULL},
+  };
+  const char *path = tb_temp_path("families.sqlite");
+  tb b;
+  tb_open(&b, path);
+  int64_t t = 0;
+  size_t n = sizeof comm / sizeof comm[0];
+  for (int round = 0; round < 3; round++)
+    for (size_t i = 0; i < n; i++) {
+      tb_kernel(&b, "void deep_ep::layout::get_dispatch_layout(long*, int*, int*)", t, t + 5000, 0, 1);
+      tb_kernel(&b, "gemm", t + 5000, t + 50000, 0, 1);
+      tb_kernel(&b, comm[i].name, t + 50000, t + 80000, 0, 7);
+      t += 100000;
+    }
+  tb_close(&b);
+  cmd_result j = ovl_run("report --json '%s'", path);
+  CHECK_I64(j.status, 0);
+  char want[64];
+  snprintf(want, sizeof want, "\"comm_kernels\": %zu", 3 * n);
+  CHECK(has(j.out, want));
+  CHECK(has(j.out, "\"op\": \"AlltoAll\""));
+  CHECK(has(j.out, "\"op\": \"AllReduce\""));
+  CHECK(!finding(j.out, "unrecognised_communication"));
+  cmd_free(&j);
+}
+
+/* No kernel is recognised as communication, but one is named like a collective: the report
+** says so and names --comm-pattern; with it, the kernel counts as communication. */
+static void lookalike(void) {
+  const char *path = tb_temp_path("lookalike.sqlite");
+  tb b;
+  tb_open(&b, path);
+  int64_t t = 0;
+  for (int i = 0; i < 5; i++) {
+    tb_kernel(&b, "gemm", t, t + 50000, 0, 1);
+    tb_kernel(&b, "void acme::fused_allreduce_kernel<float>(float*, int)", t + 50000, t + 80000, 0, 7);
+    t += 100000;
+  }
+  tb_close(&b);
+  cmd_result j = ovl_run("report --json '%s'", path);
+  cmd_result x = ovl_run("report '%s'", path);
+  cmd_result p = ovl_run("report --json --comm-pattern fused_allreduce_kernel '%s'", path);
+  CHECK_I64(j.status, 0);
+  const char *f = finding(j.out, "unrecognised_communication");
+  CHECK(f && has(f, "fused_allreduce_kernel") && has(f, "--comm-pattern 'fused_allreduce_kernel'"));
+  CHECK(has(x.out, "--comm-pattern"));
+  CHECK(has(p.out, "\"comm_kernels\": 5"));
+  CHECK(!finding(p.out, "unrecognised_communication"));
+  cmd_free(&j);
+  cmd_free(&x);
+  cmd_free(&p);
+}
+
+/* ---------------------------------------------------------------------------------- */
 
 typedef struct check {
   const char *name;
@@ -288,6 +357,8 @@ static const check checks[] = {
   {"slowdown_real", slowdown_real},
   {"pattern_launches", pattern_launches},
   {"import_rows", import_rows},
+  {"families_default", families_default},
+  {"lookalike", lookalike},
 };
 
 int main(int argc, char **argv) {

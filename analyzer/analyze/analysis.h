@@ -204,6 +204,8 @@ typedef struct ovl_rank_result {
   ovl_exposed_pieces *coll_pieces;  /* its collectives' exposed pieces, until the cross-rank stage */
   ovl_kernel_total *kernel_totals;  /* largest first, at most OVL_KERNEL_TOTALS_KEPT */
   size_t nkernel_totals;
+  ovl_kernel_total *lookalikes;     /* compute kernels named like communication (load/comm_names.h), largest first */
+  size_t nlookalikes;
   int64_t realtime_offset;  /* meta.realtime_offset_ns; OVL_NONE when unknown */
   /* Times in this result are on the trace's own clock; clock_offset (from the job's clock
   ** alignment, 0 otherwise) added to them gives job time. Consumers apply it. */

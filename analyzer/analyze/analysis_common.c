@@ -91,6 +91,8 @@ void ovl_rank_result_free(ovl_rank_result *r) {
   free(r->streams);
   for (size_t i = 0; i < r->nslowdowns; i++) free(r->slowdowns[i].name);
   free(r->slowdowns);
+  for (size_t i = 0; i < r->nlookalikes; i++) free(r->lookalikes[i].name);
+  free(r->lookalikes);
   for (size_t i = 0; i < r->nkernel_fits; i++) free(r->kernel_fits[i].name);
   free(r->kernel_fits);
   ovl_free_findings(r->findings, r->nfindings);

@@ -236,6 +236,29 @@ static int kernel_totals(const ovl_run *r, const ovl_device_pass *d, ovl_rank_re
   return rc;
 }
 
+static int cmp_total_desc(const void *pa, const void *pb) {
+  const ovl_kernel_total *a = pa, *b = pb;
+  return (a->total_ns < b->total_ns) - (a->total_ns > b->total_ns);
+}
+
+/* The compute kernels named like communication, largest total first. */
+static int lookalikes(const ovl_run *r, const ovl_device_pass *d, ovl_rank_result *res) {
+  size_t n = d->lookalikes.len;
+  if (n == 0) return 0;
+  if (!(res->lookalikes = calloc(n, sizeof *res->lookalikes))) return -1;
+  for (size_t i = 0; i < n; i++) {
+    const ovl_lookalike_stat *l = &d->lookalikes.items[i];
+    ovl_kernel_total *k = &res->lookalikes[res->nlookalikes++];
+    const char *name = ovl_trace_string(r->t, l->name);
+    if (!(k->name = strdup(name ? name : "?"))) return -1;
+    for (int j = 0; j < 3; j++) k->grid[j] = k->block[j] = OVL_NONE;
+    k->runs = l->runs;
+    k->total_ns = (double)l->total_ns;
+  }
+  ovl_qsort(res->lookalikes, res->nlookalikes, sizeof *res->lookalikes, cmp_total_desc);
+  return 0;
+}
+
 /* Per-stream time and the fits of the kernel signatures run both alone and overlapped. */
 static int device_extras(const ovl_run *r, const ovl_device_pass *d, ovl_rank_result *res) {
   if (d->nstreams) {
@@ -270,7 +293,7 @@ static int device_extras(const ovl_run *r, const ovl_device_pass *d, ovl_rank_re
     k->over_sd_ns = sd.over_sd_ns;
     res->nkernel_fits++;
   }
-  return kernel_totals(r, d, res);
+  return kernel_totals(r, d, res) || lookalikes(r, d, res) ? -1 : 0;
 }
 
 static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_rank_result *res, ovl_err *err) {

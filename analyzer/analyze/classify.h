@@ -1,8 +1,9 @@
 /*
 ** Classification of GPU work (contract section 2):
-**   communication: kernels whose name contains "nccl" (any case, mangled or not), the
-**     reference workloads' emulated collectives (names containing "ovl_emulated_"), names
-**     matching the user's --comm-pattern, and any kernel or memop linked to a collectives row;
+**   communication: kernels of a known communication family (load/comm_names.h: NCCL/RCCL,
+**     MSCCL, NVSHMEM, DeepEP, SymmetricMemory, custom all-reduces, the reference workloads'
+**     emulated collectives), names matching the user's --comm-pattern, and any kernel or memop
+**     linked to a collectives row;
 **   memory: every other memop (never compute);
 **   compute: every other kernel.
 ** Linking is decided by the work stream (work_stream.h); this module judges names, with the

@@ -22,6 +22,7 @@
 #include "base/i64map.h"
 #include "base/vec.h"
 #include "step_infer.h"
+#include "load/comm_names.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -109,7 +110,7 @@ static int synthesize(ovl_run *r, const ovl_work *w, int32_t *index, ovl_err *er
   c->host_start = c->host_end = c->tid = c->group_id = OVL_NONE;
   c->device = w->device;
   c->stream = w->stream;
-  snprintf(c->op, sizeof c->op, "%s", ovl_op_name(ovl_op_from_kernel_name(ovl_trace_string(r->t, w->name))));
+  snprintf(c->op, sizeof c->op, "%s", ovl_op_name(ovl_comm_kernel_op(ovl_trace_string(r->t, w->name))));
   reset_track(r, i);
   r->track[i].step = -1;
   r->track[i].close_step = -1;
@@ -320,6 +321,7 @@ static void reset_pass(ovl_run *r) {
     ovl_windows_free(&r->devs[i].windows);
     ovl_kstats_free(&r->devs[i].kstats);
     OVL_VEC_FREE(&r->devs[i].awaiting);
+    OVL_VEC_FREE(&r->devs[i].lookalikes);
     free(r->devs[i].streams);
   }
   free(r->devs);
@@ -410,6 +412,21 @@ static void note_compute_start(ovl_run *r, ovl_device_pass *d, int64_t t) {
     else d->awaiting.items[kept++] = d->awaiting.items[i];
   }
   d->awaiting.len = kept;
+}
+
+/* A compute kernel whose name looks like communication (comm_names.h): its runs and time,
+** per name (the first OVL_LOOKALIKES_KEPT names). */
+static int note_lookalike(ovl_device_pass *d, const ovl_work *w, ovl_err *err) {
+  size_t i = 0;
+  while (i < d->lookalikes.len && d->lookalikes.items[i].name != w->name) i++;
+  if (i == d->lookalikes.len) {
+    if (i >= OVL_LOOKALIKES_KEPT) return OVL_OK;
+    ovl_lookalike_stat z = {w->name, 0, 0};
+    if (OVL_VEC_PUSH(&d->lookalikes, z)) return ovl_oom(err, "kernel names");
+  }
+  d->lookalikes.items[i].runs++;
+  d->lookalikes.items[i].total_ns = ovl_sat_add(d->lookalikes.items[i].total_ns, w->end - w->start);
+  return OVL_OK;
 }
 
 /* A memory copy: the device-to-host copy that follows the candidate collective. */
@@ -520,6 +537,9 @@ static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
     }
     if (rc) break;
     if (w.is_memop && cls == OVL_CLASS_MEMORY) note_copy(r, d, &w);
+    if (cls == OVL_CLASS_COMPUTE && w.name != OVL_NONE && ovl_work_stream_kernel_lookalike(&r->ws, w.name) &&
+        (rc = note_lookalike(d, &w, err)))
+      break;
     if (cls == OVL_CLASS_COMPUTE) {
       note_compute_start(r, d, w.start);
       if (d->max_compute_end == OVL_NONE || w.end > d->max_compute_end) d->max_compute_end = w.end;

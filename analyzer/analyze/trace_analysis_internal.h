@@ -25,6 +25,15 @@ typedef struct ovl_coll_track {
   long close_step;             /* periodic plans: >= 0 when it is the last of that step */
 } ovl_coll_track;
 
+/* A compute kernel name that looks like communication: its runs and time. */
+typedef struct ovl_lookalike_stat {
+  int64_t name;                /* strings.id */
+  long runs;
+  int64_t total_ns;
+} ovl_lookalike_stat;
+
+#define OVL_LOOKALIKES_KEPT 16
+
 typedef struct ovl_device_pass {
   int64_t device;
   ovl_step_method method;
@@ -36,6 +45,7 @@ typedef struct ovl_device_pass {
   int32_t copy_candidate;      /* last collective that a device-to-host copy may follow, or -1 */
   OVL_VEC(int32_t) awaiting;   /* collectives whose next compute kernel is not known yet */
   ovl_kstats kstats;           /* per kernel signature: duration against overlap */
+  OVL_VEC(ovl_lookalike_stat) lookalikes;  /* compute kernels named like communication */
   ovl_stream_stat *streams;
   size_t nstreams;
 } ovl_device_pass;

@@ -32,6 +32,7 @@ typedef struct ovl_work_stream {
   int32_t *link_coll;          /* indices into recs */
   size_t nlinks, link_hint;
   signed char *name_class;     /* strings.id -> ovl_work_class, -1 not judged yet */
+  signed char *name_lookalike; /* strings.id -> named like communication (0/1), -1 not judged yet */
   int64_t name_class_len;
   int sorted;                  /* rows came too far out of order: SQLite sorts from now on */
   ovl_work_cursor *cur;
@@ -57,6 +58,9 @@ ovl_coll_rec *ovl_work_stream_take_recs(ovl_work_stream *s, size_t *n);
 uint32_t ovl_work_stream_links(ovl_work_stream *s, int64_t correlation, const int32_t **colls);
 /* Class of a kernel by its name id, judged once per id. */
 ovl_work_class ovl_work_stream_kernel_class(ovl_work_stream *s, int64_t name);
+/* 1 when a kernel's name looks like communication though it is not recognised as such
+** (load/comm_names.h: ovl_comm_lookalike_name), judged once per id. */
+int ovl_work_stream_kernel_lookalike(ovl_work_stream *s, int64_t name);
 /* Class of a piece of work linked to ncolls collectives. */
 ovl_work_class ovl_work_stream_class(ovl_work_stream *s, const ovl_work *w, uint32_t ncolls);
 

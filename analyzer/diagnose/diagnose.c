@@ -9,10 +9,12 @@
 #include "base/units.h"
 #include "base/vec.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* ---------------------------------------------------------------------------------- */
 /* Messages                                                                            */
@@ -262,6 +264,50 @@ static int compute_slowdown(ovl_diag *d) {
 }
 
 /* ---------------------------------------------------------------------------------- */
+/* unrecognised_communication                                                          */
+/* ---------------------------------------------------------------------------------- */
+
+/* The identifier around the communication word of a kernel name ("fused_allreduce_kernel" in
+** "void ns::fused_allreduce_kernel<float>(...)"): what --comm-pattern could match, into buf. */
+static void name_token(const char *name, char *buf, size_t len) {
+  static const char *const words[] = {"allreduce", "all_reduce", "allgather", "all_gather", "reduce_scatter",
+                                      "reducescatter", "alltoall", "all_to_all", "all2all", "sendrecv"};
+  const char *at = NULL;
+  for (size_t i = 0; i < sizeof words / sizeof words[0] && !at; i++)
+    for (const char *p = name; *p && !at; p++)
+      if (strncasecmp(p, words[i], strlen(words[i])) == 0) at = p;
+  if (!at) at = name;
+  const char *b = at, *e = at;
+  while (b > name && (isalnum((unsigned char)b[-1]) || b[-1] == '_')) b--;
+  while (*e && (isalnum((unsigned char)*e) || *e == '_')) e++;
+  size_t n = (size_t)(e - b) < len - 1 ? (size_t)(e - b) : len - 1;
+  memcpy(buf, b, n);
+  buf[n] = 0;
+}
+
+/* No kernel of the rank is communication, but compute kernels are named like collectives:
+** their time is counted as compute, which the overlap figures cannot show. */
+static int unrecognised_communication(ovl_diag *d) {
+  ovl_rank_result *r = d->r;
+  if (r->n_comm_kernels > 0 || r->n_comm_memops > 0 || r->nlookalikes == 0) return OVL_OK;
+  char t1[32], token[96];
+  ovl_msg m = {0};
+  ovl_msg_printf(&m, "no kernel is recognised as communication, but %zu compute kernel(s) are named like collectives: ",
+                 r->nlookalikes);
+  for (size_t i = 0; i < r->nlookalikes && i < 3; i++)
+    ovl_msg_printf(&m, "%s%.60s%s (%ld runs, %s)", i ? "; " : "", r->lookalikes[i].name,
+                   strlen(r->lookalikes[i].name) > 60 ? "..." : "", r->lookalikes[i].runs,
+                   ovl_ns_str(r->lookalikes[i].total_ns, t1));
+  if (r->nlookalikes > 3) ovl_msg_printf(&m, "; and %zu more", r->nlookalikes - 3);
+  name_token(r->lookalikes[0].name, token, sizeof token);
+  ovl_msg_printf(&m, ". They are counted as compute: if they are communication, the communication, exposed time and "
+                     "overlap efficiency of this report leave them out. Rerun with --comm-pattern '%s' (a POSIX "
+                     "regular expression matching their names) to count them as communication; docs/report.md lists "
+                     "the families recognised without it.", token);
+  return add_finding(d, &r->findings, &r->nfindings, "unrecognised_communication", -1, 0, OVL_NONE, &m);
+}
+
+/* ---------------------------------------------------------------------------------- */
 /* Rank summaries                                                                      */
 /* ---------------------------------------------------------------------------------- */
 
@@ -345,6 +391,7 @@ int ovl_diagnose_rank(ovl_rank_result *r, ovl_err *err) {
   }
   if (!rc) rc = summarise(&d, steady);
   if (!rc) rc = compute_slowdown(&d);
+  if (!rc) rc = unrecognised_communication(&d);
   ovl_step_marks_free(&d.marks);
   return rc;
 }

@@ -183,7 +183,7 @@ static int on_kernel(kineto_import *ki, int64_t start, int64_t end, ovl_err *err
   ** call row would claim a call that ran no GPU work. The analysis infers the call from the
   ** kernel itself, as for any communication kernel without a row. */
   if (ev->correlation == OVL_NONE) return OVL_OK;
-  ovl_op op = ovl_op_from_kernel_name(ev->name);
+  ovl_op op = ovl_comm_kernel_op(ev->name);
   nccl_kernel k = {start, end, row.device, row.stream, ev->correlation, ev->external_id,
                    op == OVL_OP_UNKNOWN ? NULL : ovl_op_name(op), NULL, {0}};
   if (op == OVL_OP_ALLREDUCE || op == OVL_OP_REDUCE || op == OVL_OP_REDUCESCATTER)
