@@ -344,6 +344,55 @@ static void lookalike(void) {
 }
 
 /* ---------------------------------------------------------------------------------- */
+/* 5. Traces of different jobs given together                                          */
+/* ---------------------------------------------------------------------------------- */
+
+/* One rank's trace: a few steps of compute and an all-reduce on communicator comm. */
+static void job_rank(const char *path, int rank, int world, int pid, int64_t comm) {
+  tb b;
+  tb_open_rank(&b, path, rank, world, "node", pid);
+  int64_t t = 0;
+  for (int s = 0; s < 4; s++) {
+    tb_kernel(&b, "gemm", t, t + 900000, 0, 1);
+    int64_t c = tb_kernel(&b, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", t + 900000, t + 1000000, 0, 7);
+    tb_collective_in(&b, comm, rank, world, s, "AllReduce", 1 << 20, t + 890000, c);
+    t += 1000000;
+  }
+  tb_close(&b);
+}
+
+/* Three "rank 0"s, world sizes 8, 8 and 64, given as one folder (one of them with its rank 1):
+** the report says they are three jobs and which traces each holds; only one job's ranks are
+** related across ranks. */
+static void mixed_jobs(void) {
+  const char *dir = tb_temp_path("mixed");
+  mkdir(dir, 0700);
+  char p[4][600];
+  snprintf(p[0], sizeof p[0], "%s/a-rank0.sqlite", dir);
+  snprintf(p[1], sizeof p[1], "%s/a-rank1.sqlite", dir);
+  snprintf(p[2], sizeof p[2], "%s/b-rank0.sqlite", dir);
+  snprintf(p[3], sizeof p[3], "%s/c-rank0.sqlite", dir);
+  job_rank(p[0], 0, 8, 100, 11);
+  job_rank(p[1], 1, 8, 101, 11);
+  job_rank(p[2], 0, 8, 200, 11);  /* another job: its default group hashes to the same id */
+  job_rank(p[3], 0, 64, 300, 12);
+  cmd_result x = ovl_run("report '%s'", dir);
+  cmd_result j = ovl_run("report --json '%s'", dir);
+  CHECK_I64(x.status, 0);
+  CHECK(has(x.out, "3 different jobs"));
+  CHECK(has(x.err, "3 different jobs"));
+  CHECK(has(x.out, "rank 0 is held by more than one process"));
+  CHECK(has(x.out, "ranks 0-1 of 8"));
+  CHECK(has(x.out, "rank 0 of 64"));
+  CHECK(has(x.out, "across 2 ranks"));
+  CHECK(has(j.out, "\"jobs_why\": \"rank 0 is held by more than one process"));
+  const char *jobs = j.out ? strstr(j.out, "\"jobs\": [") : NULL;
+  CHECK(jobs && has(jobs, "b-rank0.sqlite") && has(jobs, "c-rank0.sqlite"));
+  cmd_free(&x);
+  cmd_free(&j);
+}
+
+/* ---------------------------------------------------------------------------------- */
 
 typedef struct check {
   const char *name;
@@ -359,6 +408,7 @@ static const check checks[] = {
   {"import_rows", import_rows},
   {"families_default", families_default},
   {"lookalike", lookalike},
+  {"mixed_jobs", mixed_jobs},
 };
 
 int main(int argc, char **argv) {

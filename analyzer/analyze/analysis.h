@@ -177,6 +177,7 @@ typedef struct ovl_rank_result {
                            ** this rank's process (kept until the job is freed; export reads it) */
   char *hostname;
   int64_t rank, world_size, pid, device;
+  int job;                 /* which of the job's parts (job/job.h: traces of one job) it belongs to; 0 until known */
   ovl_totals totals;
   ovl_step_method step_detection;
   ovl_step_projection step_projection;

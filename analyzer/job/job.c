@@ -52,6 +52,19 @@ static int warn_bad_rows(ovl_job *job, const ovl_trace_source *src, const ovl_ba
   return 0;
 }
 
+/* Traces of several jobs given together: said once, naming the jobs (the report repeats it). */
+static int warn_parts(ovl_job *job) {
+  char line[2048];
+  int n = snprintf(line, sizeof line, "warning: these traces come from %zu different jobs (%s), analysed apart:",
+                   job->nparts, job->why_parts);
+  for (size_t k = 0; k < job->nparts && n > 0 && (size_t)n < sizeof line - 2; k++) {
+    char part[768];
+    ovl_job_parts_describe(job, k, part, sizeof part);
+    n += snprintf(line + n, sizeof line - (size_t)n, "%s %s", k ? ";" : "", part);
+  }
+  return add_warning(job, line);
+}
+
 /* One file's analysis, done by any worker; merged into the job in file order. */
 typedef struct file_result {
   ovl_rank_result *ranks;
@@ -233,7 +246,9 @@ int ovl_measure_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs
     return rc;
   }
   ovl_qsort(job->ranks, job->nranks, sizeof *job->ranks, cmp_rank);
-  rc = ovl_job_dims_classify(job, ctx->opt.dim_overrides, err);
+  rc = ovl_job_partition(job, err);
+  if (!rc && job->nparts > 1 && warn_parts(job)) rc = ovl_oom(err, "warnings");
+  if (!rc) rc = ovl_job_dims_classify(job, ctx->opt.dim_overrides, err);
   if (!rc) rc = ovl_job_cross_rank(job, err);
   if (!rc) rc = ovl_job_dims_finish(job, err);
   if (rc) ovl_job_free(job);
@@ -253,5 +268,7 @@ void ovl_job_free(ovl_job *job) {
   free(job->sources);
   for (size_t i = 0; i < job->nno_gpu; i++) ovl_host_only_free(&job->no_gpu[i]);
   free(job->no_gpu);
+  for (size_t i = 0; i < job->nparts; i++) free(job->parts[i].ranks);
+  free(job->parts);
   memset(job, 0, sizeof *job);
 }

@@ -31,6 +31,13 @@ typedef struct ovl_job_cross {
   int64_t t_transfer, t_exposed_transfer, t_wait;
 } ovl_job_cross;
 
+/* The traces of one job, when the traces given are not all one job (job_partition.c). */
+typedef struct ovl_job_part {
+  size_t *ranks;           /* indices into ovl_job.ranks, in rank order */
+  size_t nranks;
+  int64_t world_size;      /* OVL_NONE when no trace says */
+} ovl_job_part;
+
 typedef struct ovl_job {
   ovl_rank_result *ranks;
   size_t nranks;
@@ -48,6 +55,12 @@ typedef struct ovl_job {
   size_t nwarnings;
   ovl_host_only *no_gpu;     /* traces without GPU work, beside the ranks (host_only.h) */
   size_t nno_gpu;
+  /* The traces given, split into jobs (job_partition.c): one part unless the traces show they
+  ** come from different jobs (a rank number in two processes, different world sizes);
+  ** ranks[i].job is the part of rank i. why_parts says what showed it ("" with one part). */
+  ovl_job_part *parts;
+  size_t nparts;
+  char why_parts[512];
 } ovl_job;
 
 /* Traces are analysed by up to this many threads (one per CPU). */
@@ -66,6 +79,15 @@ typedef void (*ovl_job_progress_fn)(void *ctx, size_t done, size_t total, const 
 int ovl_measure_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs, ovl_job_progress_fn progress,
                     void *progress_ctx, ovl_job *job, ovl_err *err);
 void ovl_job_free(ovl_job *job);
+
+/* Splits the ranks into the jobs their traces come from (ranks[].job, parts, why_parts):
+** ranks of one process, then ranks sharing a communicator, then the rest, are one job unless
+** that would give one job a rank number in two processes or two world sizes. A warning line
+** names the jobs when there is more than one. Called by ovl_measure_job before the job
+** stages (which relate ranks within one part only). On error (no memory): *err set. */
+int ovl_job_partition(ovl_job *job, ovl_err *err);
+/* "job 2: ranks 0-7 of 8 (<first file> and others)": part k of the job, into buf. */
+void ovl_job_parts_describe(const ovl_job *job, size_t k, char *buf, size_t len);
 
 /* Groups the job's ranks by shared communicators, matches their collectives, aligns their
 ** clocks (setting each member's clock_offset), splits collective time into waiting and

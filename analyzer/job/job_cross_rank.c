@@ -48,7 +48,8 @@ static int cmp_member_rank(const void *pa, const void *pb, const ovl_job *job) {
   return (a->rank > b->rank) - (a->rank < b->rank);
 }
 
-/* Members: the largest group of ranks linked by a shared communicator (at least two). */
+/* Members: the largest group of ranks of one job (job_partition.c) linked by a shared
+** communicator (at least two). */
 static int choose_members(ovl_job *job, ovl_err *err) {
   size_t n = job->nranks;
   size_t *parent = malloc((n ? n : 1) * sizeof *parent);
@@ -56,16 +57,22 @@ static int choose_members(ovl_job *job, ovl_err *err) {
   ovl_i64map first_user = {0};  /* comm -> first rank index using it */
   int rc = (!parent || !size) ? ovl_oom(err, "job grouping") : OVL_OK;
   for (size_t i = 0; !rc && i < n; i++) parent[i] = i;
-  for (size_t i = 0; !rc && i < n; i++) {
-    coll_iter it = {&job->ranks[i], 0, 0};
-    for (ovl_coll_result *c; !rc && (c = coll_next(&it)) != NULL;) {
-      if (c->comm == OVL_NONE) continue;
-      int64_t other;
-      if (ovl_i64map_get(&first_user, c->comm, &other)) {
-        size_t a = find_root(parent, i), b = find_root(parent, (size_t)other);
-        if (a != b) parent[a] = b;
-      } else if (ovl_i64map_put(&first_user, c->comm, (int64_t)i)) {
-        rc = ovl_oom(err, "job grouping");
+  /* per part of the job (job_partition.c): ranks of different jobs are never related */
+  for (size_t k = 0; !rc && k < (job->nparts ? job->nparts : 1); k++) {
+    ovl_i64map_free(&first_user);
+    memset(&first_user, 0, sizeof first_user);
+    for (size_t i = 0; !rc && i < n; i++) {
+      if (job->nparts && job->ranks[i].job != (int)k) continue;
+      coll_iter it = {&job->ranks[i], 0, 0};
+      for (ovl_coll_result *c; !rc && (c = coll_next(&it)) != NULL;) {
+        if (c->comm == OVL_NONE) continue;
+        int64_t other;
+        if (ovl_i64map_get(&first_user, c->comm, &other)) {
+          size_t a = find_root(parent, i), b = find_root(parent, (size_t)other);
+          if (a != b) parent[a] = b;
+        } else if (ovl_i64map_put(&first_user, c->comm, (int64_t)i)) {
+          rc = ovl_oom(err, "job grouping");
+        }
       }
     }
   }

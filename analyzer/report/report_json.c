@@ -5,6 +5,7 @@
 #include "report_dims.h"
 
 #include <math.h>
+#include <string.h>
 
 static void opt_int(ovl_json *j, const char *key, int64_t v) {
   if (v == OVL_NONE) ovl_json_null(j, key);
@@ -187,6 +188,7 @@ static void rank_object(ovl_json *j, const ovl_rank_result *r) {
   ovl_json_object_begin(j, NULL);
   opt_int(j, "rank", r->rank);
   ovl_json_int(j, "device", r->device);
+  ovl_json_int(j, "job", r->job);
   ovl_json_string(j, "trace", r->trace_path);
   if (r->hostname && r->hostname[0]) ovl_json_string(j, "hostname", r->hostname);
   else ovl_json_null(j, "hostname");
@@ -284,6 +286,28 @@ static void job_cross(ovl_json *j, const ovl_job *job) {
   ovl_json_object_end(j);
 }
 
+/* The jobs the traces come from (one unless they cannot all be one job): ranks[].job indexes it. */
+static void jobs_array(ovl_json *j, const ovl_job *job) {
+  ovl_json_array_begin(j, "jobs");
+  for (size_t k = 0; k < job->nparts; k++) {
+    const ovl_job_part *p = &job->parts[k];
+    ovl_json_object_begin(j, NULL);
+    opt_int(j, "world_size", p->world_size);
+    ovl_json_array_begin(j, "ranks");
+    for (size_t i = 0; i < p->nranks; i++) opt_int(j, NULL, job->ranks[p->ranks[i]].rank);
+    ovl_json_array_end(j);
+    ovl_json_array_begin(j, "traces");
+    for (size_t i = 0; i < p->nranks; i++)
+      if (i == 0 || strcmp(job->ranks[p->ranks[i]].trace_path, job->ranks[p->ranks[i - 1]].trace_path) != 0)
+        ovl_json_string(j, NULL, job->ranks[p->ranks[i]].trace_path);
+    ovl_json_array_end(j);
+    ovl_json_object_end(j);
+  }
+  ovl_json_array_end(j);
+  if (job->nparts > 1) ovl_json_string(j, "jobs_why", job->why_parts);
+  else ovl_json_null(j, "jobs_why");
+}
+
 /* Traces without GPU work (host_only.h): who, why, and their host side. */
 static void without_gpu(ovl_json *j, const ovl_job *job) {
   ovl_json_array_begin(j, "ranks_without_gpu");
@@ -316,6 +340,7 @@ void ovl_report_json(FILE *out, const ovl_job *job, int pretty) {
   for (size_t i = 0; i < job->nranks; i++) rank_object(&j, &job->ranks[i]);
   ovl_json_array_end(&j);
   without_gpu(&j, job);
+  jobs_array(&j, job);
   findings_array(&j, job->findings, job->nfindings, 0);
   job_cross(&j, job);
   ovl_report_dims_groups_json(&j, job);

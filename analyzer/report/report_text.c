@@ -125,7 +125,7 @@ static void print_breakdown(FILE *out, const ovl_totals *t) {
 }
 
 /* A rank's summary: who it is, its work, totals, breakdown and what the analysis left out. */
-static void print_rank_header(FILE *out, const ovl_rank_result *r) {
+static void print_rank_header(FILE *out, const ovl_rank_result *r, size_t nparts) {
   char a[32], b[32], c[32], d[32];
   char rank[32];
   if (r->rank != OVL_NONE) snprintf(rank, sizeof rank, "rank %lld", (long long)r->rank);
@@ -133,6 +133,7 @@ static void print_rank_header(FILE *out, const ovl_rank_result *r) {
   char path[1024];  /* a file name found in a directory may hold escape sequences too */
   ovl_text_clean_into(r->trace_path ? r->trace_path : "", path, sizeof path);
   fprintf(out, "%s  device %lld", rank, (long long)r->device);
+  if (nparts > 1) fprintf(out, "  job %d", r->job + 1);
   if (r->hostname && r->hostname[0]) {
     char host[256];
     ovl_text_clean_into(r->hostname, host, sizeof host);
@@ -203,8 +204,8 @@ static void print_rank_steps(FILE *out, const ovl_rank_result *r, const ovl_text
   free(sorted);
 }
 
-static void print_rank(FILE *out, const ovl_rank_result *r, const ovl_text_options *opt) {
-  print_rank_header(out, r);
+static void print_rank(FILE *out, const ovl_rank_result *r, size_t nparts, const ovl_text_options *opt) {
+  print_rank_header(out, r, nparts);
   print_findings(out, r->findings, r->nfindings);
   print_rank_steps(out, r, opt);
 }
@@ -293,7 +294,7 @@ static void print_job_ranks(FILE *out, const ovl_job *job, const ovl_text_option
   const ovl_rank_result *worst = NULL;
   for (size_t i = 0; i < job->nranks; i++) {
     if (i) fputc('\n', out);
-    print_rank_header(out, &job->ranks[i]);
+    print_rank_header(out, &job->ranks[i], job->nparts);
     if (!worst || job->ranks[i].totals.exposed > worst->totals.exposed) worst = &job->ranks[i];
   }
   print_grouped_findings(out, job);
@@ -319,8 +320,9 @@ static int cmp_rank_lateness(const void *pa, const void *pb) {
 static void print_job(FILE *out, const ovl_job *job, const ovl_text_options *opt) {
   const ovl_job_cross *c = &job->cross;
   char a[32], b[32], d[32], e[32];
-  fprintf(out, "\nJob across %zu ranks", c->nmembers);
-  if (c->njobs > 1) fprintf(out, " (the largest of %zu jobs in these traces)", c->njobs);
+  if (job->nparts > 1) fprintf(out, "\nJob %d across %zu ranks", job->ranks[c->members[0]].job + 1, c->nmembers);
+  else fprintf(out, "\nJob across %zu ranks", c->nmembers);
+  if (c->njobs > 1) fprintf(out, " (the largest of %zu groups of ranks sharing communicators)", c->njobs);
   fprintf(out, ": %zu collectives matched on every rank, %zu unmatched", c->matched, c->unmatched);
   if (c->point_to_point) fprintf(out, ", %zu point-to-point calls not matched", c->point_to_point);
   fputc('\n', out);
@@ -368,15 +370,29 @@ static void print_job(FILE *out, const ovl_job *job, const ovl_text_options *opt
   free(sorted);
 }
 
+/* Traces of several jobs given together: which jobs, and why they cannot be one. */
+static void print_parts(FILE *out, const ovl_job *job) {
+  if (job->nparts < 2) return;
+  fprintf(out, "These traces come from %zu different jobs (%s); each is analysed apart:\n", job->nparts, job->why_parts);
+  for (size_t k = 0; k < job->nparts; k++) {
+    char part[768], clean[768];
+    ovl_job_parts_describe(job, k, part, sizeof part);
+    ovl_text_clean_into(part, clean, sizeof clean);
+    fprintf(out, "  %s\n", clean);
+  }
+  fputc('\n', out);
+}
+
 void ovl_report_text(FILE *out, const ovl_job *job, const ovl_text_options *opt) {
   /* The ranks of one job repeat one another: grouped unless everything is asked for (--all). */
   int grouped = one_job(job) && opt->max_steps != OVL_TEXT_ALL;
+  print_parts(out, job);
   if (grouped) {
     print_job_ranks(out, job, opt);
   } else {
     for (size_t i = 0; i < job->nranks; i++) {
       if (i) fputc('\n', out);
-      print_rank(out, &job->ranks[i], opt);
+      print_rank(out, &job->ranks[i], job->nparts, opt);
     }
   }
   if (job->nno_gpu) {
