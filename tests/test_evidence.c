@@ -393,6 +393,39 @@ static void mixed_jobs(void) {
 }
 
 /* ---------------------------------------------------------------------------------- */
+/* 6. A finding that recovers nothing does not print its 0 as the exposure             */
+/* ---------------------------------------------------------------------------------- */
+
+/* All-reduces of unknown size that compute waits for during backward (no overlap, no known
+** fix): each step gets exposed_communication, which recovers nothing. The step's line must say
+** how much is exposed and that nothing is counted as recoverable, not "(0 ns)". */
+static void zero_recoverable(void) {
+  const char *path = tb_temp_path("exposed.sqlite");
+  tb b;
+  tb_open(&b, path);
+  int64_t t = 0;
+  for (int step = 0; step < 3; step++) {
+    tb_nvtx(&b, "ovl", "step", t, t + 3400000);
+    int64_t at = t;
+    for (int k = 0; k < 4; k++) {
+      tb_kernel(&b, "backward", at, at + 500000, 0, 1);
+      tb_kernel(&b, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", at + 500000, at + 800000, 0, 7);
+      at += 800000;
+    }
+    tb_kernel(&b, "optimizer", at, at + 200000, 0, 1);
+    t += 3400000;
+  }
+  tb_close(&b);
+  cmd_result x = ovl_run("report '%s'", path);
+  CHECK_I64(x.status, 0);
+  const char *line = x.out ? strstr(x.out, "findings of step") : NULL;
+  CHECK(line && has(line, "exposed_communication"));
+  CHECK(!has(x.out, "(0 ns)"));
+  CHECK(line && strstr(line, "1.20 ms exposed") && strstr(line, "1.20 ms exposed") < strchr(line, '\n'));
+  cmd_free(&x);
+}
+
+/* ---------------------------------------------------------------------------------- */
 
 typedef struct check {
   const char *name;
@@ -409,6 +442,7 @@ static const check checks[] = {
   {"families_default", families_default},
   {"lookalike", lookalike},
   {"mixed_jobs", mixed_jobs},
+  {"zero_recoverable", zero_recoverable},
 };
 
 int main(int argc, char **argv) {

@@ -75,14 +75,21 @@ static void print_findings(FILE *out, const ovl_finding *f, size_t n) {
   }
 }
 
-/* A step's findings on one line: codes and recoverable time (the rank's findings explain them). */
+/* A step's findings on one line: codes and what each says it recovers (the rank's findings
+** explain them). A finding that knows no fix recovers nothing: said in words, beside the
+** step's exposed time, never as a bare "0 ns" that reads as the exposure. */
 static void print_step_findings(FILE *out, const ovl_step_result *st) {
   if (st->nfindings == 0) return;
   char label[64];
   fprintf(out, "  findings of step %s:", ovl_step_label(st, label, sizeof label));
   for (size_t i = 0; i < st->nfindings; i++) {
     char t[32];
-    fprintf(out, "%s %s (%s)", i ? "," : "", st->findings[i].code, ns_text((double)st->findings[i].recoverable_ns, t));
+    const ovl_finding *f = &st->findings[i];
+    if (f->recoverable_ns > 0)
+      fprintf(out, "%s %s (recoverable %s)", i ? "," : "", f->code, ns_text((double)f->recoverable_ns, t));
+    else
+      fprintf(out, "%s %s (%s exposed; no fix known, nothing counted as recoverable)", i ? "," : "", f->code,
+              ns_text((double)st->totals.exposed, t));
   }
   fputc('\n', out);
 }
