@@ -426,6 +426,43 @@ static void zero_recoverable(void) {
 }
 
 /* ---------------------------------------------------------------------------------- */
+/* 7. An Nsight Systems report, and the files a directory's report leaves out          */
+/* ---------------------------------------------------------------------------------- */
+
+static void write_bytes(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f) exit(2);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* A .nsys-rep is not read, and the error says how to export it; a directory's report names
+** the files it skipped. */
+static void nsys_report(void) {
+  const char *dir = tb_temp_path("nsysdir");
+  mkdir(dir, 0700);
+  char rep[600], notes[600], trace[600];
+  snprintf(rep, sizeof rep, "%s/profile.nsys-rep", dir);
+  snprintf(notes, sizeof notes, "%s/notes.txt", dir);
+  snprintf(trace, sizeof trace, "%s/rank0.sqlite", dir);
+  write_bytes(rep, "QDSTRMV\x01 not an sqlite database");
+  cmd_result a = ovl_run("report '%s'", rep);
+  CHECK_I64(a.status, 1);
+  CHECK(has(a.err, "nsys export --type sqlite"));
+  cmd_result b = ovl_run("report '%s'", dir);
+  CHECK_I64(b.status, 1);
+  CHECK(has(b.err, "nsys export --type sqlite"));
+  write_bytes(notes, "how this was run\n");
+  job_rank(trace, 0, 1, 100, 11);
+  cmd_result c = ovl_run("report '%s'", dir);
+  CHECK_I64(c.status, 0);
+  CHECK(has(c.err, "profile.nsys-rep") && has(c.err, "notes.txt") && has(c.err, "nsys export --type sqlite"));
+  cmd_free(&a);
+  cmd_free(&b);
+  cmd_free(&c);
+}
+
+/* ---------------------------------------------------------------------------------- */
 
 typedef struct check {
   const char *name;
@@ -443,6 +480,7 @@ static const check checks[] = {
   {"lookalike", lookalike},
   {"mixed_jobs", mixed_jobs},
   {"zero_recoverable", zero_recoverable},
+  {"nsys_report", nsys_report},
 };
 
 int main(int argc, char **argv) {
