@@ -37,6 +37,14 @@ typedef enum ovl_step_projection {
   OVL_PROJECT_TIME          /* host ranges used as GPU time windows */
 } ovl_step_projection;
 
+/* How sure a finding is (docs/findings.md says why each has its level). */
+typedef enum ovl_confidence {
+  OVL_CONF_UNSET = 0,      /* not judged (a finding made outside the diagnosis) */
+  OVL_CONF_HIGH,           /* measured directly: times of the trace's own work */
+  OVL_CONF_MEDIUM,         /* rests on a model, an approximation or a signature match */
+  OVL_CONF_LOW             /* rests on names alone */
+} ovl_confidence;
+
 typedef struct ovl_finding {
   char code[32];           /* contract section 2 finding codes (docs/findings.md) */
   char *message;           /* evidence and a concrete suggestion */
@@ -44,7 +52,12 @@ typedef struct ovl_finding {
   long step;               /* step index, or -1 for a rank- or job-level finding */
   int64_t at_ns;           /* the instant it points at (trace clock), or OVL_NONE */
   long steps_affected;     /* rank-level summaries: steps whose findings it sums; else 0 */
+  ovl_confidence confidence;
+  const char *evidence;    /* static: what it rests on, in a few words; NULL until judged */
 } ovl_finding;
+
+/* "high", "medium", "low"; NULL for OVL_CONF_UNSET. */
+const char *ovl_confidence_name(ovl_confidence c);
 
 /* What a collective is in its step (set by the measurement of the gradient phase, grad_phase.h). */
 typedef enum ovl_coll_role {
@@ -187,6 +200,7 @@ typedef struct ovl_rank_result {
   ovl_grad_mark *marks;
   size_t nmarks;
   long n_kernels, n_comm_kernels, n_memops, n_comm_memops;
+  long n_moe_kernels;      /* kernels named for mixture-of-experts work (classify.h): evidence of expert parallelism */
   long colls_outside_steps, colls_without_gpu_work;
   long colls_numbered;     /* collectives the importer numbered (meta.import_seq_numbered): no Seq in the trace */
   ovl_bad_rows bad;

@@ -66,8 +66,19 @@ int ovl_add_finding(ovl_finding **list, size_t *n, const char *code, long step, 
   f->step = step;
   f->at_ns = OVL_NONE;
   f->steps_affected = 0;
+  f->confidence = OVL_CONF_UNSET;
+  f->evidence = NULL;
   (*n)++;
   return 0;
+}
+
+const char *ovl_confidence_name(ovl_confidence c) {
+  switch (c) {
+    case OVL_CONF_HIGH: return "high";
+    case OVL_CONF_MEDIUM: return "medium";
+    case OVL_CONF_LOW: return "low";
+    default: return NULL;
+  }
 }
 
 void ovl_free_findings(ovl_finding *list, size_t n) {

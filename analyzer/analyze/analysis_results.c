@@ -322,6 +322,7 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
   res->n_comm_kernels = d->n_comm_kernels;
   res->n_memops = d->n_memops;
   res->n_comm_memops = d->n_comm_memops;
+  res->n_moe_kernels = d->n_moe_kernels;
   res->bad = *ovl_trace_bad_rows(r->t);
   if (!res->trace_path) return ovl_oom(err, "results");
 

@@ -32,5 +32,9 @@ int ovl_classifier_init(ovl_classifier *c, const char *comm_pattern, ovl_err *er
 void ovl_classifier_free(ovl_classifier *c);
 /* Judges a kernel by its name alone (NULL name: compute). */
 ovl_work_class ovl_classify_kernel_name(const ovl_classifier *c, const char *name);
+/* 1 when a kernel's name says it does mixture-of-experts work ("moe", "expert", "gating",
+** "grouped_gemm", DeepEP's "deep_ep", any case): the evidence that a job's all-to-alls are
+** expert parallelism rather than, say, an embedding exchange. */
+int ovl_moe_kernel_name(const char *name);
 
 #endif

@@ -537,9 +537,9 @@ static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
     }
     if (rc) break;
     if (w.is_memop && cls == OVL_CLASS_MEMORY) note_copy(r, d, &w);
-    if (cls == OVL_CLASS_COMPUTE && w.name != OVL_NONE && ovl_work_stream_kernel_lookalike(&r->ws, w.name) &&
-        (rc = note_lookalike(d, &w, err)))
-      break;
+    int traits = w.is_memop || w.name == OVL_NONE ? 0 : ovl_work_stream_kernel_traits(&r->ws, w.name);
+    d->n_moe_kernels += (traits & OVL_NAME_MOE) != 0;
+    if (cls == OVL_CLASS_COMPUTE && (traits & OVL_NAME_LOOKALIKE) && (rc = note_lookalike(d, &w, err))) break;
     if (cls == OVL_CLASS_COMPUTE) {
       note_compute_start(r, d, w.start);
       if (d->max_compute_end == OVL_NONE || w.end > d->max_compute_end) d->max_compute_end = w.end;

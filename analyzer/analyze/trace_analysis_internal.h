@@ -41,6 +41,7 @@ typedef struct ovl_device_pass {
   ovl_sweep sweep;
   int after_last;              /* work launched after the last NVTX step has begun */
   long n_kernels, n_comm_kernels, n_memops, n_comm_memops;
+  long n_moe_kernels;          /* kernels whose name says they do mixture-of-experts work */
   int64_t max_compute_end;     /* of the compute kernels seen so far (they started earlier) */
   int32_t copy_candidate;      /* last collective that a device-to-host copy may follow, or -1 */
   OVL_VEC(int32_t) awaiting;   /* collectives whose next compute kernel is not known yet */

@@ -67,12 +67,12 @@ int ovl_work_stream_init(ovl_work_stream *s, ovl_trace *t, const ovl_classifier 
     s->name_class_len = limit < OVL_STRING_CACHE_LIMIT ? (limit > 0 ? limit : 0) : OVL_STRING_CACHE_LIMIT;
     size_t len = s->name_class_len ? (size_t)s->name_class_len : 1;
     s->name_class = malloc(len);
-    s->name_lookalike = malloc(len);
-    if (!s->name_class || !s->name_lookalike) {
+    s->name_traits = malloc(len);
+    if (!s->name_class || !s->name_traits) {
       rc = ovl_oom(err, "kernel names");
     } else {
       memset(s->name_class, -1, len);
-      memset(s->name_lookalike, -1, len);
+      memset(s->name_traits, -1, len);
     }
   }
   if (rc) ovl_work_stream_free(s);
@@ -93,7 +93,7 @@ void ovl_work_stream_free(ovl_work_stream *s) {
   free(s->link_corr);
   free(s->link_coll);
   free(s->name_class);
-  free(s->name_lookalike);
+  free(s->name_traits);
   memset(s, 0, sizeof *s);
 }
 
@@ -150,11 +150,14 @@ ovl_work_class ovl_work_stream_kernel_class(ovl_work_stream *s, int64_t name) {
   return (ovl_work_class)s->name_class[name];
 }
 
-int ovl_work_stream_kernel_lookalike(ovl_work_stream *s, int64_t name) {
-  if (name < 0 || name >= s->name_class_len) return ovl_comm_lookalike_name(ovl_trace_string(s->t, name));
-  if (s->name_lookalike[name] < 0)
-    s->name_lookalike[name] = (signed char)ovl_comm_lookalike_name(ovl_trace_string(s->t, name));
-  return s->name_lookalike[name];
+static int name_traits(const char *name) {
+  return (ovl_comm_lookalike_name(name) ? OVL_NAME_LOOKALIKE : 0) | (ovl_moe_kernel_name(name) ? OVL_NAME_MOE : 0);
+}
+
+int ovl_work_stream_kernel_traits(ovl_work_stream *s, int64_t name) {
+  if (name < 0 || name >= s->name_class_len) return name_traits(ovl_trace_string(s->t, name));
+  if (s->name_traits[name] < 0) s->name_traits[name] = (signed char)name_traits(ovl_trace_string(s->t, name));
+  return s->name_traits[name];
 }
 
 ovl_work_class ovl_work_stream_class(ovl_work_stream *s, const ovl_work *w, uint32_t ncolls) {

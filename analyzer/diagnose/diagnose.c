@@ -72,6 +72,13 @@ int ovl_step_finding(ovl_diag *d, ovl_step_result *st, const char *code, double 
   return add_finding(d, &st->findings, &st->nfindings, code, st->index, recoverable_ns, at_ns, m);
 }
 
+int ovl_step_finding_rests_on(ovl_diag *d, ovl_step_result *st, const char *code, double recoverable_ns,
+                              int64_t at_ns, ovl_msg *m, ovl_confidence confidence, const char *evidence) {
+  int rc = ovl_step_finding(d, st, code, recoverable_ns, at_ns, m);
+  if (!rc) ovl_finding_rests_on(&st->findings[st->nfindings - 1], confidence, evidence);
+  return rc;
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* The cost model of the gradient collectives                                          */
 /* ---------------------------------------------------------------------------------- */
@@ -90,6 +97,11 @@ static int fit_cost(ovl_diag *d) {
   d->fit = fits[best];
   free(fits);
   d->have_cost = d->fit.fit.beta_bytes_per_s > 0;
+  /* A line that explains none of the time predicts nothing: no bucket-size finding rests on it. */
+  if (d->fit.fit.separable && !isnan(d->fit.fit.r2) && d->fit.fit.r2 < OVL_FIT_MIN_R2) {
+    d->have_cost = 0;
+    d->fit_useless = 1;
+  }
   d->alpha_assumed = !d->fit.fit.separable;
   d->alpha_ns = d->fit.fit.separable ? d->fit.fit.alpha_ns : 0;
   d->beta = d->fit.fit.beta_bytes_per_s;
@@ -260,7 +272,12 @@ static int compute_slowdown(ovl_diag *d) {
   ovl_msg_printf(&m, ". An overlap percentage alone hides this: part of the hidden communication is paid back as "
                      "slower compute. Limit the GPU share NCCL takes (NCCL_MAX_CTAS or NCCL_MAX_NCHANNELS) and "
                      "compare the step time, or overlap communication with kernels that leave bandwidth to spare.");
-  return add_finding(d, &r->findings, &r->nfindings, "compute_slowdown", -1, total, OVL_NONE, &m);
+  int named_only = r->slowdowns[0].grid[0] == OVL_NONE && r->slowdowns[0].block[0] == OVL_NONE;
+  rc = add_finding(d, &r->findings, &r->nfindings, "compute_slowdown", -1, total, OVL_NONE, &m);
+  if (!rc && named_only)  /* without launch dimensions one name may be different work */
+    ovl_finding_rests_on(&r->findings[r->nfindings - 1], OVL_CONF_LOW,
+                         "runs of one kernel name (the trace has no launch dimensions) alone and overlapped");
+  return rc;
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -392,6 +409,7 @@ int ovl_diagnose_rank(ovl_rank_result *r, ovl_err *err) {
   if (!rc) rc = summarise(&d, steady);
   if (!rc) rc = compute_slowdown(&d);
   if (!rc) rc = unrecognised_communication(&d);
+  if (!rc) ovl_findings_judge_rank(r);
   ovl_step_marks_free(&d.marks);
   return rc;
 }

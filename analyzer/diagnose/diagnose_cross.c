@@ -212,6 +212,7 @@ static int rewrite(const ovl_job *job, const ovl_step_result *st, const ovl_coll
   f->message = m.s;
   snprintf(f->code, sizeof f->code, "peer_wait");
   f->recoverable_ns = exposed_wait > 0 ? exposed_wait : 0;
+  ovl_finding_rests_on(f, OVL_CONF_UNSET, NULL);  /* judged as a peer_wait (evidence.c) */
   return OVL_OK;
 }
 

@@ -133,7 +133,10 @@ static int tp_blocking(const ovl_job *job, ovl_rank_result *r, ovl_err *err) {
 
 static int pipeline_bubble(const ovl_job *job, ovl_rank_result *r, ovl_err *err) {
   const ovl_pipeline_stats *p = &r->pipeline;
-  if (p->stage < 0 || isnan(p->bubble) || p->bubble < OVL_PP_MIN_BUBBLE) return OVL_OK;
+  /* no micro-batch seen (no send/recv in its steps), or one stage: no pipeline to compare with */
+  if (p->stage < 0 || p->stages < 2 || !(p->microbatches > 0) || !isfinite(p->model_bubble) || isnan(p->bubble) ||
+      p->bubble < OVL_PP_MIN_BUBBLE)
+    return OVL_OK;
   /* the bottleneck: the stage with the most compute per step; the others wait for it */
   const ovl_rank_result *slow = r;
   for (size_t i = 0; i < job->nranks; i++) {
@@ -219,7 +222,8 @@ static const ovl_coll_result *superseded(const ovl_step_result *st, const ovl_fi
     const ovl_coll_result *c = &st->colls[i];
     if (c->gpu_start != f->at_ns) continue;
     int covered = c->pdim.dim == OVL_DIM_TP || c->pdim.dim == OVL_DIM_PP || c->pdim.dim == OVL_DIM_EP ||
-                  c->pdim.role == OVL_PROLE_PARAM_GATHER || c->pdim.role == OVL_PROLE_GRAD_REDUCE_SCATTER;
+                  c->pdim.role == OVL_PROLE_PARAM_GATHER || c->pdim.role == OVL_PROLE_GRAD_REDUCE_SCATTER ||
+                  c->op == OVL_OP_ALLTOALL;  /* an exchange the next compute needs, ep or not */
     return covered ? c : NULL;
   }
   return NULL;
@@ -232,19 +236,28 @@ static int recode(const ovl_step_result *st, const ovl_coll_result *c, ovl_findi
   char msg[1024], size[32];
   if (c->bytes != OVL_NONE) snprintf(size, sizeof size, "%.1f MB", (double)c->bytes / 1e6);
   else snprintf(size, sizeof size, "unknown size");
-  snprintf(msg, sizeof msg,
-           "%s of %s on stream %lld at %.3f ms into the step is exposed for %.3f ms: it is %s communication (%s), "
-           "on the critical path by design of that parallelism rather than a call that should be made "
-           "asynchronous; the rank's dimension findings (late_prefetch, exposed_reduce_scatter, "
-           "tp_blocking_share, pipeline_bubble, alltoall_imbalance) count its time and say what to change",
-           ovl_op_name(c->op), size, (long long)c->stream, (double)(c->gpu_start - st->start) / 1e6,
-           (double)c->exposed / 1e6, ovl_pdim_name((ovl_pdim)c->pdim.dim), ovl_prole_name((ovl_prole)c->pdim.role));
+  if (c->pdim.dim == OVL_DIM_UNKNOWN)  /* an all-to-all without MoE evidence */
+    snprintf(msg, sizeof msg,
+             "%s of %s on stream %lld at %.3f ms into the step is exposed for %.3f ms: an all-to-all exchange whose "
+             "result the next compute needs (a recommender's embeddings, or a MoE's tokens: no kernel of the job "
+             "says which), on the critical path by design rather than a call that should be made asynchronous",
+             ovl_op_name(c->op), size, (long long)c->stream, (double)(c->gpu_start - st->start) / 1e6,
+             (double)c->exposed / 1e6);
+  else
+    snprintf(msg, sizeof msg,
+             "%s of %s on stream %lld at %.3f ms into the step is exposed for %.3f ms: it is %s communication (%s), "
+             "on the critical path by design of that parallelism rather than a call that should be made "
+             "asynchronous; the rank's dimension findings (late_prefetch, exposed_reduce_scatter, "
+             "tp_blocking_share, pipeline_bubble, alltoall_imbalance) count its time and say what to change",
+             ovl_op_name(c->op), size, (long long)c->stream, (double)(c->gpu_start - st->start) / 1e6,
+             (double)c->exposed / 1e6, ovl_pdim_name((ovl_pdim)c->pdim.dim), ovl_prole_name((ovl_prole)c->pdim.role));
   char *m = strdup(msg);
   if (!m) return ovl_oom(err, "findings");
   free(f->message);
   f->message = m;
   snprintf(f->code, sizeof f->code, "exposed_communication");
   f->recoverable_ns = 0;
+  ovl_finding_rests_on(f, OVL_CONF_UNSET, NULL);  /* judged as what it now is (evidence.c) */
   return OVL_OK;
 }
 

@@ -31,7 +31,8 @@ typedef struct ovl_diag {
   ovl_rank_result *r;
   ovl_step_marks marks;
   /* alpha-beta of the gradient collectives */
-  int have_cost;           /* a fit of the gradient collectives exists */
+  int have_cost;           /* a fit of the gradient collectives exists that explains their time */
+  int fit_useless;         /* a fit exists but explains none of their time (r2 < OVL_FIT_MIN_R2) */
   int alpha_assumed;       /* sizes did not vary: alpha taken as 0, beta the effective bandwidth */
   double alpha_ns, beta;
   ovl_comm_fit fit;
@@ -44,6 +45,15 @@ int ovl_diagnose_step(ovl_diag *d, size_t s);
 /* Appends a finding to the step (recoverable rounded to ns). Returns OVL_OK or OVL_EINTERNAL. */
 int ovl_step_finding(ovl_diag *d, ovl_step_result *st, const char *code, double recoverable_ns, int64_t at_ns,
                      ovl_msg *m);
+/* The same, for a finding whose evidence is weaker than its code's usual (evidence.c). */
+int ovl_step_finding_rests_on(ovl_diag *d, ovl_step_result *st, const char *code, double recoverable_ns,
+                              int64_t at_ns, ovl_msg *m, ovl_confidence confidence, const char *evidence);
+
+/* What findings rest on and how sure they are (evidence.c): a finding made with weaker
+** evidence than its code's usual is given it where it is made; the table fills the rest. */
+void ovl_finding_rests_on(ovl_finding *f, ovl_confidence confidence, const char *evidence);
+void ovl_findings_judge_rank(ovl_rank_result *r);
+void ovl_findings_judge_job(ovl_job *job);
 
 /* Rebuilds the rank-level summaries of the step findings (after a later stage changed step
 ** findings). Returns OVL_OK or an error (no memory). */

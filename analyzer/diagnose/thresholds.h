@@ -62,6 +62,9 @@
 #define OVL_SLOWDOWN_MIN_T 5.0
 #define OVL_SLOWDOWN_ALONE_AGREE 0.10
 #define OVL_SLOWDOWN_MAX_CV 0.25
+/* The alpha-beta fit of the gradient collectives is evidence for the bucket-size findings only
+** when it explains some of their time: r2 (of the samples the robust fit kept) at least this. */
+#define OVL_FIT_MIN_R2 0.0
 /* Bucket caps (MiB) the bucket-size findings try, with a 1 MiB first bucket as DDP. */
 #define OVL_DIAG_CAPS_MIB {1, 2, 5, 10, 25, 50, 100, 250}
 #define OVL_DIAG_FIRST_CAP_MIB 1

@@ -7,7 +7,10 @@
 **
 ** A group's dimension, first rule that applies:
 **   1. an override (--dim COMM=DIM): every call of the group gets DIM;
-**   2. mostly Send/Recv: pp;  mostly AlltoAll: ep;
+**   2. mostly Send/Recv: pp;  mostly AlltoAll: ep when its ranks show mixture-of-experts work
+**      (kernels named for it: classify.h, ovl_moe_kernel_name, DeepEP included), else unknown:
+**      an all-to-all is as much a recommender's embedding exchange (DLRM) as a MoE's token
+**      dispatch, and only the evidence says which (--dim COMM=ep when the names do not);
 **   3. its dense calls (all-reduce, all-gather, reduce-scatter, broadcast...) mostly run on a
 **      stream that mostly runs compute (the compute waits for them, as Megatron's
 **      tensor-parallel collectives do): tp;
@@ -16,9 +19,9 @@
 **      has a larger stride;
 **   5. otherwise dp (DDP all-reduces, ZeRO/FSDP all-gathers and reduce-scatters).
 ** Without an override a collective's dimension follows its op inside its group: all-to-all
-** is ep and send/recv pp wherever they run, dense calls take the group's dense dimension
-** (rules 3-5): one default process group carrying DDP's all-reduces and an embedding
-** all-to-all (DLRM) gives dp and ep collectives.
+** is ep (with MoE evidence, else unknown) and send/recv pp wherever they run, dense calls take
+** the group's dense dimension (rules 3-5): one default process group carrying DDP's
+** all-reduces and an embedding all-to-all (DLRM) gives dp and unknown collectives.
 */
 #ifndef OVL_JOB_DIMS_H
 #define OVL_JOB_DIMS_H

@@ -262,7 +262,7 @@ static double vx(double mib) {
 }
 
 void ovl_html_valley(FILE *out, const ovl_whatif_result *w, double current_cap, const char *cap_path) {
-  double lo = w->current_step_ns, hi = w->current_step_ns;
+  double lo = w->model_step_ns, hi = w->model_step_ns;
   for (size_t i = 0; i < w->ncands; i++) {
     if (w->cands[i].step_ns < lo) lo = w->cands[i].step_ns;
     if (w->cands[i].step_ns > hi) hi = w->cands[i].step_ns;
@@ -281,10 +281,11 @@ void ovl_html_valley(FILE *out, const ovl_whatif_result *w, double current_cap, 
     fprintf(out, "</b>, ");
     ovl_html_dnum(out, OVL_HN_NS, best->step_ns, "whatif.best.step_ns");
     fprintf(out, " per step against ");
-    ovl_html_dnum(out, OVL_HN_NS, w->current_step_ns, "whatif.current.step_ns");
-    fprintf(out, " in the trace (gain ");
-    ovl_html_dnum(out, OVL_HN_NS, w->current_step_ns - best->step_ns, "whatif.best.gain_ns");
-    fprintf(out, ")");
+    ovl_html_dnum(out, OVL_HN_NS, w->model_step_ns, "whatif.model_current.step_ns");
+    fprintf(out, " for the trace's own buckets replayed by the same model (gain ");
+    ovl_html_dnum(out, OVL_HN_NS, w->gain_ns, "whatif.best.gain_ns");
+    fprintf(out, "%s)", w->gain_ns > 0 ? "" : ": no size beats the trace");
+    if (w->fit_weak) fprintf(out, "; the fitted cost explains little of the collectives' time: predictions are rough");
   }
   if (current_cap > 0) {
     fprintf(out, ". The trace's largest gradient bucket: ");
@@ -304,9 +305,9 @@ void ovl_html_valley(FILE *out, const ovl_whatif_result *w, double current_cap, 
     label(out, LEFT - 6, VY(v) + 4, "end", "tick", ovl_html_format(OVL_HN_NS, v, t, sizeof t));
   }
   label(out, LEFT + PLOT / 2, h - 4, "middle", "lbl", "bucket cap (log scale)");
-  double yc = VY(w->current_step_ns);
+  double yc = VY(w->model_step_ns);
   fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"cur\"/>\n", LEFT, yc, LEFT + PLOT, yc);
-  label(out, LEFT + PLOT - 4, yc - 5, "end", "lbl", "step time in the trace");
+  label(out, LEFT + PLOT - 4, yc - 5, "end", "lbl", "the trace's buckets, replayed");
   fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"def\"/>\n", vx(25), top, vx(25), top + ph);
   label(out, vx(25) + 4, top + 12, "start", "lbl", "DDP default 25 MiB");
   if (current_cap > 0) {

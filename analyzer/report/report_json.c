@@ -54,6 +54,10 @@ static void findings_array(ovl_json *j, const ovl_finding *f, size_t n, int64_t 
     if (f[i].step >= 0) ovl_json_int(j, "step", f[i].step);
     time_ns(j, "at_ns", f[i].at_ns, offset);
     if (f[i].steps_affected > 0) ovl_json_int(j, "steps_affected", f[i].steps_affected);
+    if (ovl_confidence_name(f[i].confidence)) ovl_json_string(j, "confidence", ovl_confidence_name(f[i].confidence));
+    else ovl_json_null(j, "confidence");
+    if (f[i].evidence) ovl_json_string(j, "evidence", f[i].evidence);
+    else ovl_json_null(j, "evidence");
     ovl_json_object_end(j);
   }
   ovl_json_array_end(j);

@@ -65,11 +65,13 @@ static void print_findings(FILE *out, const ovl_finding *f, size_t n) {
   if (n == 0) return;
   fprintf(out, "\n  Findings\n");
   for (size_t i = 0; i < n; i++) {
-    char t[32], head[96];
+    char t[32], head[128], conf[32] = "";
+    if (ovl_confidence_name(f[i].confidence))
+      snprintf(conf, sizeof conf, " (%s confidence)", ovl_confidence_name(f[i].confidence));
     if (f[i].recoverable_ns > 0)
-      snprintf(head, sizeof head, "  [%s] recoverable %s:", f[i].code, ns_text((double)f[i].recoverable_ns, t));
+      snprintf(head, sizeof head, "  [%s] recoverable %s%s:", f[i].code, ns_text((double)f[i].recoverable_ns, t), conf);
     else
-      snprintf(head, sizeof head, "  [%s]", f[i].code);
+      snprintf(head, sizeof head, "  [%s]%s", f[i].code, conf);
     fputs(head, out);
     print_wrapped(out, f[i].message, strlen(head), 6);
   }
@@ -267,8 +269,10 @@ static void print_grouped_findings(FILE *out, const ovl_job *job) {
           }
           nranks++;
         }
-      char head[768], t1[32], t2[32], t3[32], rn[24];
-      int n = snprintf(head, sizeof head, "  [%s] rank%s %s", code, nranks == 1 ? "" : "s", ranks);
+      char head[768], t1[32], t2[32], t3[32], rn[24], conf[32] = "";
+      if (ovl_confidence_name(worst->confidence))
+        snprintf(conf, sizeof conf, " (%s confidence)", ovl_confidence_name(worst->confidence));
+      int n = snprintf(head, sizeof head, "  [%s] rank%s %s%s", code, nranks == 1 ? "" : "s", ranks, conf);
       if (hi > 0 && nranks > 1)
         n += snprintf(head + n, sizeof head - (size_t)n, "; recoverable %s to %s per rank, %s in all",
                       ns_text((double)lo, t1), ns_text((double)hi, t2), ns_text((double)sum, t3));
