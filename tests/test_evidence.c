@@ -627,6 +627,38 @@ static void whatif_baseline(void) {
 }
 
 /* ---------------------------------------------------------------------------------- */
+/* 10. --hta-compat cuts the last step where HTA does                                  */
+/* ---------------------------------------------------------------------------------- */
+
+/* Three ProfilerSteps on the CPU (at 0, 100, 200 us) and their GPU copies (gpu_user_annotation,
+** at 50, 150, 250 us: the GPU runs behind). HTA's last-step cut is the latest start of any
+** ProfilerStep event, 250 us: the all-reduce launched at 220 us is kept, and --hta-compat
+** counts its 40 us of communication beside the other two 20 us ones. */
+static void hta_gpu_steps(void) {
+  const char *path = tb_temp_path("hta.json");
+  kj k;
+  kj_open(&k, path, 0, 2);
+  int corr = 100;
+  for (int s = 0; s < 3; s++) {
+    char name[32];
+    double t = 100.0 * s;
+    snprintf(name, sizeof name, "ProfilerStep#%d", s + 1);
+    kj_event(&k, "user_annotation", name, 100, 100, t, 100, "");
+    kj_event(&k, "gpu_user_annotation", name, 0, 7, t + 50, 100, "\"device\": 0");
+    kj_kernel(&k, "void gemm<float>(float*)", 7, t + 50, 10, ++corr, t + 10);
+    if (s < 2)
+      kj_kernel(&k, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 20, t + 70, 20, ++corr, t + 60);
+  }
+  kj_kernel(&k, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 20, 260, 40, ++corr, 220);
+  kj_close(&k);
+  cmd_result j = ovl_run("report --json --hta-compat '%s'", path);
+  CHECK_I64(j.status, 0);
+  const char *c = j.out ? strstr(j.out, "\"t_comm_ns\": ") : NULL;
+  CHECK(c && strtod(c + 13, NULL) == 80000);
+  cmd_free(&j);
+}
+
+/* ---------------------------------------------------------------------------------- */
 
 typedef struct check {
   const char *name;
@@ -650,6 +682,7 @@ static const check checks[] = {
   {"moe_evidence", moe_evidence},
   {"pipeline_evidence", pipeline_evidence},
   {"whatif_baseline", whatif_baseline},
+  {"hta_gpu_steps", hta_gpu_steps},
 };
 
 int main(int argc, char **argv) {

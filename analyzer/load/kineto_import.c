@@ -16,6 +16,7 @@
 #include "base/vec.h"
 #include "byte_input.h"
 #include "comm_names.h"
+#include "hta_compat.h"
 #include "import_collectives.h"
 #include "import_meta.h"
 #include "json_stream.h"
@@ -76,6 +77,7 @@ typedef struct kineto_import {
   OVL_VEC(process_group) groups;
   ovl_i64map group_by_comm;
   OVL_VEC(signed char) nccl_name;   /* by kernel name id: 1 NCCL, 0 not, -1 not judged yet */
+  int64_t gpu_step_last;     /* latest start of a GPU copy of a ProfilerStep (--hta-compat's cut), or OVL_NONE */
 } kineto_import;
 
 /* ---------------------------------------------------------------------------------- */
@@ -257,7 +259,10 @@ static int on_event(kineto_import *ki, ovl_err *err) {
     case OVL_KCAT_USER_ANNOTATION:
       return timed ? on_annotation(ki, NULL, start, end, err) : OVL_OK;
     case OVL_KCAT_GPU_USER_ANNOTATION:
-      /* Steps are host ranges: the GPU copy of ProfilerStep#N would overlap them. */
+      /* Steps are host ranges: the GPU copy of ProfilerStep#N would overlap them. HTA's last-step
+      ** cut sees it, though (hta_compat.h): its latest start is kept for that. */
+      if (timed && is_profiler_step(ev->name) && (ki->gpu_step_last == OVL_NONE || start > ki->gpu_step_last))
+        ki->gpu_step_last = start;
       if (!timed || is_profiler_step(ev->name)) return OVL_OK;
       return on_annotation(ki, "gpu_user_annotation", start, end, err);
     case OVL_KCAT_CPU_OP:
@@ -523,7 +528,10 @@ static int write_meta(kineto_import *ki, ovl_err *err) {
                        ki->hostname, based ? "kineto (relative to baseTimeNanoseconds)" : "kineto (CLOCK_REALTIME)",
                        "kineto", ki->path, ki->opt->hta_compat ? "hta-compat" : "full", ki->nccl_version,
                        ki->cuda_version, ki->st->skipped};
-  return ovl_import_write_meta(ki->w, &m, err);
+  int rc = ovl_import_write_meta(ki->w, &m, err);
+  if (!rc && ki->opt->hta_compat && ki->gpu_step_last != OVL_NONE)
+    rc = ovl_tw_meta_int(ki->w, OVL_HTA_GPU_STEP_META, ki->gpu_step_last, err);
+  return rc;
 }
 
 int ovl_kineto_import(const char *path, ovl_trace_writer *w, const char *out_path, const ovl_import_options *opt,
@@ -535,7 +543,7 @@ int ovl_kineto_import(const char *path, ovl_trace_writer *w, const char *out_pat
   ki.w = w;
   ki.opt = opt;
   ki.st = stats;
-  ki.base_ns = ki.host_pid = OVL_NONE;
+  ki.base_ns = ki.host_pid = ki.gpu_step_last = OVL_NONE;
   stats->rank = stats->world_size = OVL_NONE;
   ovl_byte_input *in = NULL;
   int rc = ovl_input_open(path, &in, err);
