@@ -659,6 +659,31 @@ static void hta_gpu_steps(void) {
 }
 
 /* ---------------------------------------------------------------------------------- */
+/* 11. A trace of another accelerator is named for what it is                          */
+/* ---------------------------------------------------------------------------------- */
+
+/* A PyTorch profiler trace of an MTIA job: CPU ops, MTIA runtime calls and device events, no
+** CUDA kernel. Telling its user to enable ProfilerActivity.CUDA would be wrong: it says MTIA. */
+static void accelerator(void) {
+  const char *path = tb_temp_path("mtia.json");
+  kj k;
+  kj_open(&k, path, 0, 1);
+  for (int s = 0; s < 2; s++) {
+    char name[32];
+    snprintf(name, sizeof name, "ProfilerStep#%d", s + 1);
+    kj_event(&k, "user_annotation", name, 100, 100, 100.0 * s, 100, "");
+    kj_event(&k, "mtia_runtime", "launchKernel", 100, 100, 100.0 * s + 5, 3, "\"correlation\": 7");
+    kj_event(&k, "mtia_ccp_events", "fused_linear_relu", 1, 1, 100.0 * s + 20, 40, "\"correlation\": 7");
+  }
+  kj_close(&k);
+  cmd_result r = ovl_run("report '%s'", path);
+  CHECK_I64(r.status, 1);
+  CHECK(has(r.err, "MTIA"));
+  CHECK(!has(r.err, "ProfilerActivity.CUDA"));
+  cmd_free(&r);
+}
+
+/* ---------------------------------------------------------------------------------- */
 
 typedef struct check {
   const char *name;
@@ -683,6 +708,7 @@ static const check checks[] = {
   {"pipeline_evidence", pipeline_evidence},
   {"whatif_baseline", whatif_baseline},
   {"hta_gpu_steps", hta_gpu_steps},
+  {"accelerator", accelerator},
 };
 
 int main(int argc, char **argv) {

@@ -64,11 +64,17 @@ static void ops_of(const ovl_coll_rec *c, size_t n, ovl_host_only *h) {
 
 static void explain(const ovl_trace *t, ovl_host_only *h) {
   char *format = meta(t, "import_format");
+  const char *accelerator = ovl_trace_meta(t, "import_accelerator");
   if (h->cupti && strncmp(h->cupti, "attached", 8) != 0)
     snprintf(h->reason, sizeof h->reason, "CUPTI was %s, so no GPU activity was recorded", h->cupti);
   else if (h->cupti)
     snprintf(h->reason, sizeof h->reason, "CUPTI was %s but delivered no GPU activity (the process ran no GPU work "
                                           "while traced, or it exited before CUPTI flushed)", h->cupti);
+  else if (accelerator)
+    snprintf(h->reason, sizeof h->reason, "it is a trace of %s (%lld of its device events), not of a CUDA or ROCm GPU: "
+                                          "ovl analyses GPU kernels, copies and NCCL-style communication, which this "
+                                          "trace does not record", accelerator,
+             (long long)ovl_trace_meta_int(t, "import_accelerator_events", 0));
   else if (format && strcmp(format, "kineto") == 0)
     snprintf(h->reason, sizeof h->reason, "the PyTorch profiler recorded no GPU events (kernels, memcpy, memset): "
                                           "CUDA activities were not enabled (ProfilerActivity.CUDA), or no GPU work ran "

@@ -77,6 +77,8 @@ typedef struct kineto_import {
   OVL_VEC(process_group) groups;
   ovl_i64map group_by_comm;
   OVL_VEC(signed char) nccl_name;   /* by kernel name id: 1 NCCL, 0 not, -1 not judged yet */
+  const char *accelerator;   /* another accelerator's device events seen (ovl_kineto_accelerator), or NULL */
+  long accelerator_events;
   int64_t gpu_step_last;     /* latest start of a GPU copy of a ProfilerStep (--hta-compat's cut), or OVL_NONE */
 } kineto_import;
 
@@ -239,6 +241,10 @@ static int on_comm_op(kineto_import *ki, int64_t start, int64_t end, ovl_err *er
 static int on_event(kineto_import *ki, ovl_err *err) {
   const ovl_kineto_event *ev = &ki->ev;
   ki->st->events++;
+  if (ev->accelerator && (!ki->accelerator || ki->accelerator == ev->accelerator)) {
+    ki->accelerator = ev->accelerator;  /* the first family seen: a trace is of one device kind */
+    ki->accelerator_events++;
+  }
   if (ev->ph != 'X' || ev->cat == OVL_KCAT_OTHER) return OVL_OK;
   int host_side = ev->cat == OVL_KCAT_RUNTIME || ev->cat == OVL_KCAT_CPU_OP || ev->cat == OVL_KCAT_USER_ANNOTATION;
   if (host_side && ki->host_pid == OVL_NONE && ev->pid != OVL_NONE) ki->host_pid = ev->pid;
@@ -529,6 +535,8 @@ static int write_meta(kineto_import *ki, ovl_err *err) {
                        "kineto", ki->path, ki->opt->hta_compat ? "hta-compat" : "full", ki->nccl_version,
                        ki->cuda_version, ki->st->skipped};
   int rc = ovl_import_write_meta(ki->w, &m, err);
+  if (!rc && ki->accelerator) rc = ovl_tw_meta(ki->w, "import_accelerator", ki->accelerator, err);
+  if (!rc && ki->accelerator) rc = ovl_tw_meta_int(ki->w, "import_accelerator_events", ki->accelerator_events, err);
   if (!rc && ki->opt->hta_compat && ki->gpu_step_last != OVL_NONE)
     rc = ovl_tw_meta_int(ki->w, OVL_HTA_GPU_STEP_META, ki->gpu_step_last, err);
   return rc;
