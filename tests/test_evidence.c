@@ -33,6 +33,23 @@ static cmd_result ovl_run(const char *fmt, ...) {
 
 static int has(const char *text, const char *what) { return text && strstr(text, what) != NULL; }
 
+/* text with every run of white space (a wrapped line's break and indent) made one space; static
+** buffer, cut to fit. */
+static const char *flat(const char *text) {
+  static char buf[1 << 20];
+  size_t n = 0;
+  for (const char *p = text ? text : ""; *p && n + 1 < sizeof buf; p++) {
+    if (*p == ' ' || *p == '\n' || *p == '\t') {
+      if (n && buf[n - 1] == ' ') continue;
+      buf[n++] = ' ';
+    } else {
+      buf[n++] = *p;
+    }
+  }
+  buf[n] = 0;
+  return buf;
+}
+
 /* The JSON object of the finding with this code (its text up to the next finding), or NULL. */
 static const char *finding(const char *json, const char *code) {
   char pat[96];
@@ -684,6 +701,69 @@ static void accelerator(void) {
 }
 
 /* ---------------------------------------------------------------------------------- */
+/* 12. One job, one answer                                                             */
+/* ---------------------------------------------------------------------------------- */
+
+/* The real 8-rank DLRM job (tests/data): peer_wait names the rank its AlltoAll waited for; no
+** rank is a significant straggler. The HTML's straggler line and the text's job section name
+** that same rank, not "none". And a gradient collective without a bucket range is labelled the
+** same ("#order") in the bucket table and in the collectives table. */
+static void one_answer(void) {
+  if (!traces) {
+    CHECK(!"TRACES_DIR given");
+    return;
+  }
+  char dir[4096];
+  snprintf(dir, sizeof dir, "%s/kineto-param-dlrm8", traces);
+  const char *html = tb_temp_path("dlrm.html");
+  cmd_result x = ovl_run("report '%s'", dir);
+  cmd_result h = ovl_run("report --html '%s' '%s'", html, dir);
+  CHECK_I64(x.status, 0);
+  CHECK_I64(h.status, 0);
+  const char *w = strstr(flat(x.out), "waiting for rank ");
+  long late = w ? strtol(w + 17, NULL, 10) : -1;
+  CHECK(late >= 0);
+  FILE *f = fopen(html, "r");
+  static char page[1 << 21];
+  size_t n = f ? fread(page, 1, sizeof page - 1, f) : 0;
+  if (f) fclose(f);
+  page[n] = 0;
+  /* the straggler paragraph, tags removed */
+  const char *p = strstr(page, "<p>Stragglers: ");
+  char line[2048];
+  size_t k = 0;
+  for (const char *q = p; q && *q && k + 1 < sizeof line && strncmp(q, "</p>", 4) != 0; q++) {
+    if (*q == '<') {
+      while (*q && *q != '>') q++;
+      continue;
+    }
+    line[k++] = *q;
+  }
+  line[k] = 0;
+  char want[64];
+  snprintf(want, sizeof want, "rank %ld", late);
+  CHECK(has(line, want));
+  CHECK(!has(line, "Stragglers: none."));
+  CHECK(has(x.out, want) && has(x.out, "stragglers: none significant"));
+  /* bucket labels: every AllReduce row of a collectives table (gradients here) shows "#order" */
+  int rows = 0, labelled = 0;
+  for (const char *l = x.out; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    int order;
+    char op[32], b1[32], b2[32], b3[32];
+    if (sscanf(l, " %d %31s %31s %31s %31s", &order, op, b1, b2, b3) != 5 || strcmp(op, "AllReduce") != 0) continue;
+    const char *bucket = strcmp(b1, "?") == 0 ? b2 : b3;  /* bytes are "?" or a number and a unit */
+    char expect[16];
+    snprintf(expect, sizeof expect, "#%d", order);
+    rows++;
+    labelled += strcmp(bucket, expect) == 0;
+  }
+  CHECK(rows > 0);
+  CHECK_I64(labelled, rows);
+  cmd_free(&x);
+  cmd_free(&h);
+}
+
+/* ---------------------------------------------------------------------------------- */
 
 typedef struct check {
   const char *name;
@@ -709,6 +789,7 @@ static const check checks[] = {
   {"whatif_baseline", whatif_baseline},
   {"hta_gpu_steps", hta_gpu_steps},
   {"accelerator", accelerator},
+  {"one_answer", one_answer},
 };
 
 int main(int argc, char **argv) {

@@ -264,6 +264,10 @@ const char *ovl_step_method_name(ovl_step_method m);
 const char *ovl_step_projection_name(ovl_step_projection p);
 /* "3", or "3 (ProfilerStep#1012)" when the step is a numbered ProfilerStep; into buf. */
 const char *ovl_step_label(const ovl_step_result *st, char *buf, size_t len);
+/* How every output names a collective's bucket, into buf: "3" for the `bucket 3` NVTX range
+** around it; "#2" for a gradient collective without one (its firing order in the step); "-" for
+** any other collective. */
+const char *ovl_coll_bucket_label(const ovl_coll_result *c, char *buf, size_t len);
 /* "gradient", "unused_map", "blocking", "other". */
 const char *ovl_coll_role_name(ovl_coll_role role);
 /* What a stream mostly runs: "compute", "communication", "memory" or "idle". */

@@ -72,6 +72,13 @@ int ovl_add_finding(ovl_finding **list, size_t *n, const char *code, long step, 
   return 0;
 }
 
+const char *ovl_coll_bucket_label(const ovl_coll_result *c, char *buf, size_t len) {
+  if (c->bucket >= 0) snprintf(buf, len, "%ld", c->bucket);
+  else if (c->diag.role == OVL_ROLE_GRADIENT) snprintf(buf, len, "#%d", c->order);
+  else snprintf(buf, len, "-");
+  return buf;
+}
+
 const char *ovl_confidence_name(ovl_confidence c) {
   switch (c) {
     case OVL_CONF_HIGH: return "high";

@@ -173,6 +173,13 @@ static int64_t last_arriver(const ovl_job *job, const ovl_coll_result *c) {
   return OVL_NONE;
 }
 
+/* The member of the job with rank number `rank`, or NULL. */
+static const ovl_rank_result *member_of(const ovl_job *job, int64_t rank) {
+  for (size_t m = 0; rank != OVL_NONE && m < job->cross.nmembers; m++)
+    if (job->ranks[job->cross.members[m]].rank == rank) return &job->ranks[job->cross.members[m]];
+  return NULL;
+}
+
 /* The collective a per-collective blocking finding points at (its GPU start), or NULL. */
 static const ovl_coll_result *pointed_at(const ovl_step_result *st, const ovl_finding *f) {
   if (strstr(f->message, "collectives block compute in this step")) return NULL;  /* a step summary */
@@ -197,13 +204,19 @@ static int rewrite(const ovl_job *job, const ovl_step_result *st, const ovl_coll
                  ovl_ns_str((double)(c->gpu_start - st->start), t1), (long long)c->stream,
                  ovl_ns_str((double)c->exposed, t2), ovl_ns_str((double)x->wait_ns, t3),
                  ovl_ns_str((double)(c->gpu_end - c->gpu_start), t4));
-  if (last != OVL_NONE) ovl_msg_printf(&m, "rank %lld, the last to arrive,", (long long)last);
+  const ovl_rank_result *late = member_of(job, last);
+  if (late && late->cross.straggler)
+    ovl_msg_printf(&m, "rank %lld, the last to arrive and the job's straggler,", (long long)last);
+  else if (late)
+    ovl_msg_printf(&m, "rank %lld, the last to arrive (over the job, last at %ld of the %ld collectives where arrivals "
+                       "differed: not a straggler),", (long long)last, late->cross.times_last, late->cross.decisive);
   else ovl_msg_printf(&m, "the last rank to arrive");
   ovl_msg_printf(&m, " and %s transferring (%s of it exposed). The exposed time is waiting for a peer, not the call "
                      "blocking: making it asynchronous would only move the wait. Make the late rank arrive earlier "
-                     "(the job's straggler analysis says which rank is late and why); this rank itself can recover "
-                     "only the exposed transfer.",
-                 ovl_ns_str((double)x->transfer_ns, t3), ovl_ns_str((double)x->exposed_transfer_ns, t5));
+                     "(%s); this rank itself can recover only the exposed transfer.",
+                 ovl_ns_str((double)x->transfer_ns, t3), ovl_ns_str((double)x->exposed_transfer_ns, t5),
+                 late && late->cross.straggler ? "its straggler finding says why"
+                                               : "look at what it does before this call: no straggler finding covers it");
   if (m.oom || !m.s) {
     ovl_msg_free(&m);
     return ovl_oom(err, "findings");

@@ -30,10 +30,7 @@ typedef struct step_view {
 
 static double rel(const step_view *v, int64_t t) { return (double)(t - v->st->start); }
 
-static void label(const ovl_coll_result *c, char *buf, size_t len) {
-  if (c->bucket >= 0) snprintf(buf, len, "%ld", c->bucket);
-  else snprintf(buf, len, "#%d", c->order);
-}
+static void label(const ovl_coll_result *c, char *buf, size_t len) { ovl_coll_bucket_label(c, buf, len); }
 
 static int significant(const step_view *v, double recoverable, double share) {
   return recoverable >= OVL_DIAG_MIN_NS && recoverable >= share * v->step_ns;
@@ -541,7 +538,7 @@ static void comm_bound(const step_view *v, ovl_msg *m) {
   free(bw);
   if (crossed && wait >= transfer)
     ovl_msg_printf(m, " Across ranks, most of it (%s of %s) is waiting for the other ranks to arrive, not moving "
-                      "data: a late peer, not the link, holds the step (peer_wait and straggler say which).",
+                      "data: a late peer, not the link, holds the step (the job section names the rank the others waited for most).",
                    ovl_ns_str(wait, t1), ovl_ns_str(wait + transfer, t2));
   else if (crossed)
     ovl_msg_printf(m, " Across ranks, moving data takes most of it (%s of %s)%s: send fewer bytes (fp16 or bf16 "

@@ -7,6 +7,7 @@
 #include "load/trace_source.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,6 +224,7 @@ static int merge_results(ovl_job *job, file_result *results, size_t n, ovl_err *
 int ovl_measure_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs, ovl_job_progress_fn progress,
                     void *progress_ctx, ovl_job *job, ovl_err *err) {
   memset(job, 0, sizeof *job);
+  job->cross.most_waited_for = SIZE_MAX;
   ovl_file_list files = {0};
   int rc = ovl_expand_trace_args(args, nargs, &files, err);
   file_result *results = NULL;

@@ -26,6 +26,9 @@ typedef struct ovl_job_cross {
   int64_t residual_p50, residual_p99;  /* clock alignment: |end - median end| of symmetric collectives */
   size_t alignment_samples;
   int64_t decisive_margin; /* arrival gaps below it are not counted as lateness */
+  /* the member the others waited for most (largest wait_caused_ns > 0), index into ranks, or
+  ** SIZE_MAX: the one fact every output about "who was late" draws from, straggler or not */
+  size_t most_waited_for;
   /* the job's overlap, over its members: all communication, and transfer time only */
   int64_t t_comm, t_exposed;
   int64_t t_transfer, t_exposed_transfer, t_wait;

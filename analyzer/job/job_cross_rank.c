@@ -267,6 +267,13 @@ static int cross_rank_stage(ovl_job *job, ovl_err *err) {
     jc->t_exposed_transfer += c->exposed_transfer_ns;
     jc->t_wait += c->wait_ns;
   }
+  jc->most_waited_for = SIZE_MAX;
+  for (size_t i = 0; !rc && i < n; i++) {
+    const ovl_rank_result *r = &job->ranks[jc->members[i]];
+    if (r->cross.wait_caused_ns > 0 &&
+        (jc->most_waited_for == SIZE_MAX || r->cross.wait_caused_ns > job->ranks[jc->most_waited_for].cross.wait_caused_ns))
+      jc->most_waited_for = jc->members[i];
+  }
   ovl_xr_result_free(&x);
   for (size_t i = 0; mc && i < n; i++) {
     free(mc[i].refs);

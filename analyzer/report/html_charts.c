@@ -6,6 +6,7 @@
 #include "html_out.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -469,7 +470,20 @@ void ovl_html_job(FILE *out, const ovl_job *job) {
     fprintf(out, " for it");
   }
   if (ns > 16) fprintf(out, "; and %zu more", ns - 16);
-  fprintf(out, "%s.</p>\n", ns ? "" : "none");
+  if (!ns && jc->most_waited_for != SIZE_MAX) {  /* the same rank a peer_wait finding may name */
+    size_t ri = jc->most_waited_for;
+    const ovl_rank_result *r = &job->ranks[ri];
+    fputs("none significant; the others waited most for rank ", out);
+    ovl_html_inum(out, OVL_HN_COUNT, r->rank, "ranks.%zu.rank", ri);
+    fprintf(out, ", last at ");
+    ovl_html_inum(out, OVL_HN_COUNT, r->cross.times_last, "ranks.%zu.cross_rank.times_last", ri);
+    fprintf(out, " of ");
+    ovl_html_inum(out, OVL_HN_COUNT, r->cross.decisive, "ranks.%zu.cross_rank.decisive_arrivals", ri);
+    fprintf(out, " collectives, ");
+    ovl_html_inum(out, OVL_HN_NS, r->cross.wait_caused_ns, "ranks.%zu.cross_rank.wait_caused_ns", ri);
+    fprintf(out, " of waiting caused");
+  }
+  fprintf(out, "%s.</p>\n", ns || jc->most_waited_for != SIZE_MAX ? "" : "none");
 
   /* Per-rank overlap efficiency: a bar per rank (a dot per rank for large jobs). */
   const double top = 16, ph = 160, h = top + ph + 30;

@@ -5,6 +5,7 @@
 #include "report_dims.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
 
 static void opt_int(ovl_json *j, const char *key, int64_t v) {
@@ -287,6 +288,8 @@ static void job_cross(ovl_json *j, const ovl_job *job) {
   ovl_json_double(j, "overlap_efficiency_transfer",
                   c->t_transfer > 0 ? 1.0 - (double)c->t_exposed_transfer / (double)c->t_transfer : NAN);
   ovl_json_int(j, "jobs", (int64_t)c->njobs);
+  if (c->most_waited_for != SIZE_MAX) ovl_json_int(j, "most_waited_for_rank", job->ranks[c->most_waited_for].rank);
+  else ovl_json_null(j, "most_waited_for_rank");
   ovl_json_object_end(j);
 }
 

@@ -8,6 +8,7 @@
 #include "report_dims.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,8 +112,7 @@ static void print_collectives(FILE *out, const ovl_step_result *st, int64_t orig
     char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], bucket[24];
     if (c->bytes != OVL_NONE) ovl_format_bytes((double)c->bytes, b1, sizeof b1);
     else snprintf(b1, sizeof b1, "?");
-    if (c->bucket >= 0) snprintf(bucket, sizeof bucket, "%ld", c->bucket);
-    else snprintf(bucket, sizeof bucket, "-");
+    ovl_coll_bucket_label(c, bucket, sizeof bucket);
     if (c->stall != OVL_NONE) ns_text((double)c->stall, b5);
     else snprintf(b5, sizeof b5, "-");
     fprintf(out, "  %5d  %-13s %10s %6s %11s %10s %10s %10s %10s %10s\n", c->order, ovl_op_name(c->op), b1, bucket,
@@ -378,6 +378,14 @@ static void print_job(FILE *out, const ovl_job *job, const ovl_text_options *opt
   if (shown < c->nmembers) fprintf(out, "  ... %zu more ranks (use --all)\n", c->nmembers - shown);
   fprintf(out, "  (last: times it arrived last / collectives where arrivals differed; waits for: the others' "
                "waiting it caused)\n");
+  int stragglers = 0;
+  for (size_t i = 0; i < c->nmembers; i++) stragglers += job->ranks[c->members[i]].cross.straggler;
+  if (!stragglers && c->most_waited_for != SIZE_MAX) {
+    const ovl_rank_result *w = &job->ranks[c->most_waited_for];
+    fprintf(out, "  stragglers: none significant; the others waited most for rank %s (last %ld/%ld, %s caused)\n",
+            rank_name(w, a, sizeof a), w->cross.times_last, w->cross.decisive,
+            ovl_format_ns((double)w->cross.wait_caused_ns, b, sizeof b));
+  }
   free(sorted);
 }
 
