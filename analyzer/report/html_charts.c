@@ -433,6 +433,21 @@ done:
   ovl_i64map_free(&cols);
 }
 
+/* "rank 7, last at 5 of 8 collectives, the others waited 35.56 ms for it" for ranks[ri], the rank
+** in bold red when it is a straggler. */
+static void rank_lateness(FILE *out, const ovl_job *job, size_t ri, int straggler) {
+  const ovl_rank_result *r = &job->ranks[ri];
+  fputs(straggler ? "<b class=\"bad\">rank " : "rank ", out);
+  ovl_html_inum(out, OVL_HN_COUNT, r->rank, "ranks.%zu.rank", ri);
+  fprintf(out, "%s, last at ", straggler ? "</b>" : "");
+  ovl_html_inum(out, OVL_HN_COUNT, r->cross.times_last, "ranks.%zu.cross_rank.times_last", ri);
+  fprintf(out, " of ");
+  ovl_html_inum(out, OVL_HN_COUNT, r->cross.decisive, "ranks.%zu.cross_rank.decisive_arrivals", ri);
+  fprintf(out, " collectives, the others waited ");
+  ovl_html_inum(out, OVL_HN_NS, r->cross.wait_caused_ns, "ranks.%zu.cross_rank.wait_caused_ns", ri);
+  fprintf(out, " for it");
+}
+
 void ovl_html_job(FILE *out, const ovl_job *job) {
   const ovl_job_cross *jc = &job->cross;
   fputs("<p>", out);
@@ -459,29 +474,13 @@ void ovl_html_job(FILE *out, const ovl_job *job) {
     const ovl_rank_result *r = &job->ranks[ri];
     if (!r->cross.straggler) continue;
     if (ns++ >= 16) continue;
-    fprintf(out, "%s<b class=\"bad\">rank ", ns > 1 ? "; " : "");
-    ovl_html_inum(out, OVL_HN_COUNT, r->rank, "ranks.%zu.rank", ri);
-    fprintf(out, "</b>, last at ");
-    ovl_html_inum(out, OVL_HN_COUNT, r->cross.times_last, "ranks.%zu.cross_rank.times_last", ri);
-    fprintf(out, " of ");
-    ovl_html_inum(out, OVL_HN_COUNT, r->cross.decisive, "ranks.%zu.cross_rank.decisive_arrivals", ri);
-    fprintf(out, " collectives, the others waited ");
-    ovl_html_inum(out, OVL_HN_NS, r->cross.wait_caused_ns, "ranks.%zu.cross_rank.wait_caused_ns", ri);
-    fprintf(out, " for it");
+    fputs(ns > 1 ? "; " : "", out);
+    rank_lateness(out, job, ri, 1);
   }
   if (ns > 16) fprintf(out, "; and %zu more", ns - 16);
   if (!ns && jc->most_waited_for != SIZE_MAX) {  /* the same rank a peer_wait finding may name */
-    size_t ri = jc->most_waited_for;
-    const ovl_rank_result *r = &job->ranks[ri];
-    fputs("none significant; the others waited most for rank ", out);
-    ovl_html_inum(out, OVL_HN_COUNT, r->rank, "ranks.%zu.rank", ri);
-    fprintf(out, ", last at ");
-    ovl_html_inum(out, OVL_HN_COUNT, r->cross.times_last, "ranks.%zu.cross_rank.times_last", ri);
-    fprintf(out, " of ");
-    ovl_html_inum(out, OVL_HN_COUNT, r->cross.decisive, "ranks.%zu.cross_rank.decisive_arrivals", ri);
-    fprintf(out, " collectives, ");
-    ovl_html_inum(out, OVL_HN_NS, r->cross.wait_caused_ns, "ranks.%zu.cross_rank.wait_caused_ns", ri);
-    fprintf(out, " of waiting caused");
+    fputs("none significant; the others waited most for ", out);
+    rank_lateness(out, job, jc->most_waited_for, 0);
   }
   fprintf(out, "%s.</p>\n", ns || jc->most_waited_for != SIZE_MAX ? "" : "none");
 
