@@ -58,7 +58,7 @@ typedef struct writer {
   int64_t commit_due;        /* capture clock ns: commit once a drain gets there */
   unsigned since_clock;      /* events since the last look at the clock */
   int cut_short;             /* the final deadline stopped the writing */
-  char last_cupti_status[256];
+  char last_cupti_status[256], last_clock[160];
 } writer;
 
 /* ---------------------------------------------------------------------------------- */
@@ -151,6 +151,12 @@ static int update_meta(writer *x, ovl_err *err) {
     rc = ovl_tw_meta(x->w, "cupti", status, err);
     if (!rc && ovl_cupti_version()) rc = ovl_tw_meta_int(x->w, "cupti_version", ovl_cupti_version(), err);
   }
+  char clock[sizeof x->last_clock];
+  ovl_clock_describe(clock, sizeof clock);
+  if (!rc && strcmp(clock, x->last_clock) != 0) {
+    rc = ovl_tw_meta(x->w, "clock_source", clock, err);
+    if (!rc) snprintf(x->last_clock, sizeof x->last_clock, "%s", clock);
+  }
   return rc;
 }
 
@@ -222,18 +228,29 @@ static void close_trace(writer *x) {
   x->w = NULL;
 }
 
-/* Waits for a wake-up or until `deadline` (ns on the capture clock). */
-static void wait_until(int64_t deadline) {
+/* Waits for a wake-up or until `deadline` (ns on CLOCK_MONOTONIC); returns 1 when woken. */
+static int wait_until(int64_t deadline) {
   struct timespec ts = {(time_t)(deadline / 1000000000), (long)(deadline % 1000000000)};
-  while (sem_clockwait(&wake, CLOCK_MONOTONIC, &ts) != 0 && errno == EINTR) {
+  int rc;
+  while ((rc = sem_clockwait(&wake, CLOCK_MONOTONIC, &ts)) != 0 && errno == EINTR) {
   }
   while (sem_trywait(&wake) == 0) {  /* several wake-ups make one cycle */
   }
+  return rc == 0;
+}
+
+/* Refits the clock's TSC line when it is due; returns when the next refit is due. */
+static int64_t calibrate(int64_t due) {
+  int64_t now = ovl_clock_gettime_ns();
+  if (now < due) return due;
+  int64_t wait = ovl_clock_calibrate(cfg.tsc_clock);
+  return wait == INT64_MAX ? INT64_MAX : now + wait;
 }
 
 static void *writer_main(void *arg) {
   (void)arg;
   static writer x;
+  int64_t next_fit = calibrate(0);  /* the first fit, when the process ran 1 ms since loading libovl */
   if (open_trace(&x) != 0) {
     ovl_capture_stop();
     atomic_store(&finished, 1);
@@ -242,11 +259,13 @@ static void *writer_main(void *arg) {
   int64_t period = cfg.flush_ms * 1000000, next_flush = ovl_clock_ns() + period;
   x.commit_due = next_flush;
   for (;;) {
-    wait_until(next_flush);
+    int woken = wait_until(next_fit < next_flush ? next_fit : next_flush);
+    next_fit = calibrate(next_fit);
     long req = atomic_load(&requested);
     int final = atomic_load(&final_requested);
-    int periodic = ovl_clock_ns() >= next_flush;
-    if (periodic || final || req != atomic_load(&completed)) ovl_cupti_flush(final);
+    int periodic = ovl_clock_ns() >= next_flush, asked = final || req != atomic_load(&completed);
+    if (!woken && !periodic && !asked) continue;  /* only the clock was due */
+    if (periodic || asked) ovl_cupti_flush(final);
     ovl_err err = {0};
     if (cycle(&x, &err) != 0) {
       ovl_warn(NULL, "%s; capture stopped", err.msg);

@@ -10,6 +10,7 @@
 #include "capture.h"
 
 #include "capture_writer.h"
+#include "clock.h"
 #include "cupti_session.h"
 #include "host_buffer.h"
 #include "log.h"
@@ -106,6 +107,7 @@ __attribute__((constructor)) static void ovl_load(void) {
   ovl_config_read(&config, getenv);
   ovl_log_set_level(config.log);
   if (config.disabled) return;
+  ovl_clock_start();
   char cwd[PATH_MAX];
   if (config.output_dir[0] && config.output_dir[0] != '/' && (!getcwd(cwd, sizeof cwd) || ovl_config_absolute_output(&config, cwd) != 0))
     ovl_debug("%s: cannot resolve against the working directory; it is resolved when the trace is opened",

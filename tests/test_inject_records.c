@@ -3,10 +3,13 @@
 ** Memcpy6, MemcpyPtoP4, Memset4, API, ExternalCorrelation) go through the fake CUPTI table
 ** (tests/fakes/fake_cupti.c) into the real trace writer; the rows and collective links that
 ** come out are checked through the trace reader. Records with a zero timestamp or end <
-** start are counted, not stored. Also: host events -> rows (NCCL names, rank evidence), and
-** the host event buffer's bound (drop and count, never block).
+** start are counted, not stored. Also: host events -> rows (NCCL names, rank evidence), the
+** host event buffer's bound (drop and count, never block), and the capture clock against
+** CLOCK_MONOTONIC (the TSC line where there is one: close, and never going back across
+** refits).
 */
 #include "check.h"
+#include "clock.h"
 #include "collective_ids.h"
 #include "config.h"
 #include "cupti_records.h"
@@ -492,6 +495,17 @@ static void settings(void) {
   CHECK(!c.disabled);
   CHECK_I64(c.flush_ms, 1000);
   CHECK(strstr(c.problem, "OVL_FLUSH_MS='5'") != NULL);
+  CHECK_I64(c.tsc_clock, 1);
+  const char *const monotonic[] = {"OVL_CLOCK", "monotonic", NULL};
+  fake_env = monotonic;
+  ovl_config_read(&c, fake_getenv);
+  CHECK_I64(c.tsc_clock, 0);
+  const char *const bad_clock[] = {"OVL_CLOCK", "hpet", NULL};
+  fake_env = bad_clock;
+  ovl_config_read(&c, fake_getenv);
+  CHECK_I64(c.tsc_clock, 1);
+  CHECK(strstr(c.problem, "OVL_CLOCK='hpet'") != NULL);
+
 
   long rank, world;
   const char *const torchrun_under_slurm[] = {"SLURM_PROCID", "0", "SLURM_NTASKS", "2", "RANK", "5", "WORLD_SIZE", "16",
@@ -513,6 +527,51 @@ static void settings(void) {
   fake_env = NULL;
   ovl_launcher_rank(fake_getenv, &rank, &world);
   CHECK_I64(rank, -1);
+}
+
+/* The capture clock reads CLOCK_MONOTONIC (bracketed by two clock_gettime calls, within
+** TOL_NS) before, during and after fitting the TSC line, and never goes back, also while
+** the line is refitted under a reading thread. */
+#define TOL_NS 20000
+static atomic_int clock_reading;
+static atomic_llong clock_backwards;
+
+static void *read_clock(void *arg) {
+  int64_t last = ovl_clock_ns();
+  while (atomic_load(&clock_reading)) {
+    int64_t now = ovl_clock_ns();
+    if (now < last) atomic_fetch_add(&clock_backwards, 1);
+    last = now;
+  }
+  return arg;
+}
+
+static int clock_close(void) {
+  int64_t a = ovl_clock_gettime_ns(), c = ovl_clock_ns(), b = ovl_clock_gettime_ns();
+  return c >= a - TOL_NS && c <= b + TOL_NS;
+}
+
+static void capture_clock(void) {
+  CHECK(clock_close());
+  pthread_t t;
+  atomic_store(&clock_reading, 1);
+  CHECK(pthread_create(&t, NULL, read_clock, NULL) == 0);
+  ovl_clock_start();
+  int64_t wait = 0, far = 0;
+  for (int refit = 0; refit < 4 && wait != INT64_MAX; refit++) {  /* first fit, then 10 and 100 ms */
+    struct timespec ts = {0, (long)(wait > 0 ? wait : 1000000)};
+    nanosleep(&ts, NULL);
+    wait = ovl_clock_calibrate(1);
+    for (int i = 0; i < 1000; i++) far += !clock_close();
+  }
+  atomic_store(&clock_reading, 0);
+  pthread_join(t, NULL);
+  char how[200];
+  ovl_clock_describe(how, sizeof how);
+  printf("capture clock: %s\n", how);
+  CHECK_I64(far, 0);
+  CHECK_I64(atomic_load(&clock_backwards), 0);
+  CHECK(strncmp(how, "tsc (", 5) == 0 || strncmp(how, "clock_gettime", 13) == 0);
 }
 
 /* One NCCL vocabulary: the capture's calls are the analyzer's operations (same values, same
@@ -545,5 +604,6 @@ int main(void) {
   bounded_buffer();
   test_nccl_vocabulary();
   drain_snapshot();
+  capture_clock();
   return check_summary();
 }
