@@ -19,6 +19,7 @@
 #include "event_rows.h"
 #include "host_buffer.h"
 #include "log.h"
+#include "nccl_comms.h"
 #include "trace_file.h"
 
 #include <errno.h>
@@ -54,6 +55,7 @@ typedef struct writer {
   ovl_event_rows events;
   ovl_cupti_records records;
   uint64_t last_dropped_host, last_dropped_cupti, last_bad;
+  int64_t world_written, version_written;  /* meta.world_size and nccl_version as written */
   uint64_t discarded;        /* host events left unwritten at the final deadline */
   int64_t commit_due;        /* capture clock ns: commit once a drain gets there */
   unsigned since_clock;      /* events since the last look at the clock */
@@ -115,6 +117,7 @@ static int open_trace(writer *x) {
   }
   ovl_event_rows_init(&x->events, x->w);
   ovl_cupti_records_init(&x->records, ovl_cupti_table(), x->w);
+  x->world_written = x->version_written = OVL_NONE;
   ovl_debug("writing %s", x->file.shown);
   return 0;
 }
@@ -125,12 +128,16 @@ static int open_trace(writer *x) {
 
 static int update_meta(writer *x, ovl_err *err) {
   int rc = OVL_OK;
-  ovl_event_rows *e = &x->events;
-  if (e->meta_changed) {
-    e->meta_changed = 0;
-    if (e->rank != OVL_NONE) rc = ovl_tw_meta_int(x->w, "rank", e->rank, err);
-    if (!rc && e->world_size != OVL_NONE) rc = ovl_tw_meta_int(x->w, "world_size", e->world_size, err);
-    if (!rc && e->nccl_version) rc = ovl_tw_meta_int(x->w, "nccl_version", e->nccl_version, err);
+  int64_t rank, world, version = ovl_comms_nccl_version();
+  ovl_comms_world(&rank, &world);
+  if (world != OVL_NONE && world != x->world_written) {
+    rc = ovl_tw_meta_int(x->w, "rank", rank, err);
+    if (!rc) rc = ovl_tw_meta_int(x->w, "world_size", world, err);
+    if (!rc) x->world_written = world;
+  }
+  if (!rc && version && version != x->version_written) {
+    rc = ovl_tw_meta_int(x->w, "nccl_version", version, err);
+    if (!rc) x->version_written = version;
   }
   uint64_t host = ovl_hostbuf_dropped() + x->discarded, cupti = ovl_cupti_dropped(), bad = x->records.counts.bad;
   if (!rc && (host != x->last_dropped_host || cupti != x->last_dropped_cupti)) {
@@ -173,13 +180,15 @@ static int final_must_stop(int64_t now) {
 }
 
 /* One host event into rows. Every CLOCK_CHECK_EVENTS events: commit when a flush period has
-** passed (a long drain never holds rows back longer), stop at the final deadline. */
+** passed (a long drain never holds rows back longer), stop at the final deadline, and keep
+** the producers' stock of warm chunks full. */
 static int write_event(void *ctx, const ovl_event_header *ev) {
   writer *x = ctx;
   ovl_event_rows_add(&x->events, ev);
   if (++x->since_clock < CLOCK_CHECK_EVENTS) return 0;
   x->since_clock = 0;
   atomic_fetch_add_explicit(&progress, 1, memory_order_relaxed);
+  ovl_hostbuf_prepare();
   int64_t now = ovl_clock_ns();
   if (now >= x->commit_due && !x->events.rc) {
     x->commit_due = now + cfg.flush_ms * 1000000;
@@ -251,6 +260,7 @@ static void *writer_main(void *arg) {
   (void)arg;
   static writer x;
   int64_t next_fit = calibrate(0);  /* the first fit, when the process ran 1 ms since loading libovl */
+  ovl_hostbuf_prepare();            /* warm chunks: the program's threads are calling already */
   if (open_trace(&x) != 0) {
     ovl_capture_stop();
     atomic_store(&finished, 1);
@@ -261,10 +271,11 @@ static void *writer_main(void *arg) {
   for (;;) {
     int woken = wait_until(next_fit < next_flush ? next_fit : next_flush);
     next_fit = calibrate(next_fit);
+    ovl_hostbuf_prepare();
     long req = atomic_load(&requested);
     int final = atomic_load(&final_requested);
     int periodic = ovl_clock_ns() >= next_flush, asked = final || req != atomic_load(&completed);
-    if (!woken && !periodic && !asked) continue;  /* only the clock was due */
+    if (!periodic && !asked && !(woken && ovl_hostbuf_wants_drain())) continue;  /* the clock, or warm chunks */
     if (periodic || asked) ovl_cupti_flush(final);
     ovl_err err = {0};
     if (cycle(&x, &err) != 0) {
