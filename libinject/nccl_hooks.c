@@ -184,7 +184,7 @@ typedef struct pending_call {
   ovl_coll_event ev;
   ovl_comm_info *comm;
   hook_thread *t;
-  int recording, pushed;
+  int recording, pushed, unrecorded;
 } pending_call;
 
 static int64_t next_collective_id(hook_thread *t) {
@@ -198,9 +198,12 @@ static int64_t next_collective_id(hook_thread *t) {
 static void call_begin(pending_call *p, int call, ncclComm_t comm, cudaStream_t stream, size_t count, int dtype,
                        int redop, int64_t peer) {
   hook_thread *t = p->t = &me;
-  p->recording = p->pushed = 0;
+  p->recording = p->pushed = p->unrecorded = 0;
   if (t->depth++ > 0) return;
-  if (!ovl_capture_activate()) return;
+  if (!ovl_capture_activate()) {
+    p->unrecorded = ovl_capture_counts_unrecorded();
+    return;
+  }
   if (!atomic_load_explicit(&first_call_seen, memory_order_relaxed) &&
       !atomic_exchange_explicit(&first_call_seen, 1, memory_order_relaxed))
     ovl_cupti_attach_late(ovl_nccl_call_name(call));
@@ -233,11 +236,15 @@ static void call_begin(pending_call *p, int call, ncclComm_t comm, cudaStream_t 
 
 static void call_end(pending_call *p, ncclResult_t rc) {
   p->t->depth--;
-  if (!p->recording) return;
+  int launched = rc == ncclSuccess || rc == ncclInProgress;  /* a failed call launched nothing */
+  if (!p->recording) {
+    if (p->unrecorded && launched) ovl_hostbuf_count_unrecorded();
+    return;
+  }
   int64_t end = ovl_clock_ns();
   p->ev.host_end = end >= p->ev.host_start ? end : p->ev.host_start;
   if (p->pushed) ovl_cupti_pop();
-  if (rc != ncclSuccess && rc != ncclInProgress) return;  /* launched nothing */
+  if (!launched) return;
   p->ev.seq = p->comm ? atomic_fetch_add_explicit(&p->comm->next_seq, 1, memory_order_relaxed) : OVL_NONE;
   ovl_hostbuf_append(&p->ev, sizeof p->ev);
 }
