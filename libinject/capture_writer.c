@@ -361,10 +361,10 @@ static int final_must_stop(int64_t now) {
 /* One host event into rows. Every CLOCK_CHECK_EVENTS events: commit when a flush period has
 ** passed (a long drain never holds rows back longer), stop at the final deadline, and keep
 ** the producers' stock of warm chunks full. */
-static int write_event(void *ctx, const ovl_event_header *ev) {
+static int write_event(void *ctx, const ovl_event_header *ev, int64_t tid) {
   writer *x = ctx;
   x->drained_calls++;
-  ovl_event_rows_add(&x->events, ev);
+  ovl_event_rows_add(&x->events, ev, tid);
   if (x->tight && ++x->events_in_txn >= TIGHT_EVENTS && !x->events.rc && ovl_tw_commit(x->w, &x->events.err))
     x->events.rc = x->events.err.code ? x->events.err.code : -1;
   if (x->events.rc) return 1;
@@ -381,8 +381,8 @@ static int write_event(void *ctx, const ovl_event_header *ev) {
   return x->cut_short = final_must_stop(now);
 }
 
-static int discard_event(void *ctx, const ovl_event_header *ev) {
-  (void)ev;
+static int discard_event(void *ctx, const ovl_event_header *ev, int64_t tid) {
+  (void)ev, (void)tid;
   writer *x = ctx;
   x->drained_calls++;
   x->discarded++;

@@ -15,7 +15,7 @@ typedef struct ovl_event_rows {
 } ovl_event_rows;
 
 void ovl_event_rows_init(ovl_event_rows *e, ovl_trace_writer *w);
-/* An ovl_event_fn (host_buffer.h): ctx is an ovl_event_rows. */
-void ovl_event_rows_add(void *ctx, const ovl_event_header *ev);
+/* An ovl_event_fn (host_buffer.h): ctx is an ovl_event_rows; tid, the appending thread's. */
+int ovl_event_rows_add(void *ctx, const ovl_event_header *ev, int64_t tid);
 
 #endif

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #ifndef MADV_POPULATE_WRITE
@@ -46,17 +47,17 @@ typedef struct chunk {
 #define CHUNK_DATA (OVL_HOSTBUF_CHUNK_BYTES - offsetof(chunk, data))
 #define SLAB_BYTES (2u << 20)  /* mapped at a time: one transparent huge page where allowed */
 #define SLAB_CHUNKS (SLAB_BYTES / OVL_HOSTBUF_CHUNK_BYTES)
-/* The stock of warm chunks the writer keeps for producers: 1 MiB at first, doubled (up to
-** 16 MiB) each time a producer found it empty, so that a process making a few calls
-** touches little memory and a flood finds warm chunks. Below a quarter, producers wake the
-** writer. */
-#define READY_FIRST 32
+/* The stock of warm chunks the writer keeps for producers: 8 MiB at first (130,000 calls),
+** doubled (up to 32 MiB) each time a producer found it empty, so that a burst of calls
+** finds warm memory. Below a quarter, producers wake the writer. */
+#define READY_FIRST 128
 #define READY_MAX 512
 
 typedef struct thread_chain {
   _Atomic(chunk *) tail;    /* written by the producer; read by the writer for a snapshot */
   atomic_uint_fast64_t calls, dropped;  /* written by the producer only */
   atomic_int exited;
+  int64_t tid;              /* the thread's kernel id, set before the chain is registered */
   _Alignas(64) struct thread_chain *reg_next;  /* the writer's line */
   chunk *head;              /* writer side; set by the producer only while tail is NULL */
 } thread_chain;
@@ -239,6 +240,7 @@ static thread_chain *this_thread(void) {
   thread_chain *t = aligned_alloc(_Alignof(thread_chain), sizeof *t);
   if (!t) return NULL;
   memset(t, 0, sizeof *t);
+  t->tid = (int64_t)syscall(SYS_gettid);
   pthread_mutex_lock(&registry_lock);
   t->reg_next = registry;
   registry = t;
@@ -314,14 +316,14 @@ void ovl_hostbuf_count_unrecorded(void) { count_drop(this_thread()); }
 /* ---------------------------------------------------------------------------------- */
 
 /* Consumes the events of one chunk below `used`; returns 1 when fn asked to stop. */
-static int drain_chunk(chunk *c, unsigned used, ovl_event_fn fn, void *ctx, size_t *count) {
+static int drain_chunk(chunk *c, unsigned used, int64_t tid, ovl_event_fn fn, void *ctx, size_t *count) {
   while (c->read + sizeof(ovl_event_header) <= used) {
     const ovl_event_header *ev = (const ovl_event_header *)(c->data + c->read);
     if (ev->size < sizeof *ev || c->read + ev->size > used) {  /* cannot happen; never loop on it */
       c->read = used;
       break;
     }
-    int stop = fn(ctx, ev);
+    int stop = fn(ctx, ev, tid);
     c->read += ev->size;
     ++*count;
     if (stop) return 1;
@@ -355,11 +357,11 @@ static int drain_chain(const chain_end *e, ovl_event_fn fn, void *ctx, size_t *c
   }
   while (t->head != e->end) {  /* chunks the producer had left: complete, `next` published */
     chunk *c = t->head;
-    if (drain_chunk(c, atomic_load_explicit(&c->used, memory_order_acquire), fn, ctx, count)) return 1;
+    if (drain_chunk(c, atomic_load_explicit(&c->used, memory_order_acquire), t->tid, fn, ctx, count)) return 1;
     t->head = atomic_load_explicit(&c->next, memory_order_acquire);
     chunk_put(c);
   }
-  if (drain_chunk(e->end, e->end_used, fn, ctx, count)) return 1;
+  if (drain_chunk(e->end, e->end_used, t->tid, fn, ctx, count)) return 1;
   *gone = e->exited && e->end->read == e->end_used;
   return 0;
 }

@@ -48,8 +48,9 @@ int ovl_hostbuf_append(const void *event, size_t size);
 ** a write error): counted as dropped. */
 void ovl_hostbuf_count_unrecorded(void);
 
-/* Consumes one event; returns nonzero to end the drain after it. */
-typedef int (*ovl_event_fn)(void *ctx, const ovl_event_header *ev);
+/* Consumes one event, appended by the thread of kernel id `tid`; returns nonzero to end the
+** drain after it. */
+typedef int (*ovl_event_fn)(void *ctx, const ovl_event_header *ev, int64_t tid);
 /* Calls fn for every event published before the call and not yet drained (events published
 ** meanwhile wait for the next drain, so the work is bounded however fast threads append),
 ** until fn asks to stop; returns how many. Frees the chains of threads that have exited

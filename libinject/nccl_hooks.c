@@ -187,6 +187,15 @@ typedef struct pending_call {
   int recording, pushed, unrecorded;
 } pending_call;
 
+/* The communicator's next sequence number. NCCL forbids calls on one communicator from two
+** threads at once, so a load and a store do (a read-modify-write costs ~10 ns a call); calls
+** from several threads taking turns under the program's own lock are ordered by that lock. */
+static int64_t next_seq(ovl_comm_info *c) {
+  int64_t seq = atomic_load_explicit(&c->next_seq, memory_order_relaxed);
+  atomic_store_explicit(&c->next_seq, seq + 1, memory_order_relaxed);
+  return seq;
+}
+
 static int64_t next_collective_id(hook_thread *t) {
   if (t->next_id == t->end_id) {
     t->next_id = atomic_fetch_add_explicit(&next_id_block, ID_BLOCK, memory_order_relaxed);
@@ -209,24 +218,16 @@ static void call_begin(pending_call *p, int call, ncclComm_t comm, cudaStream_t 
     ovl_cupti_attach_late(ovl_nccl_call_name(call));
   ovl_comm_info *info = p->comm = comm_of(comm);
   ovl_coll_event *e = &p->ev;
-  e->h = (ovl_event_header){OVL_EV_COLLECTIVE, sizeof *e, 0};
-  e->comm = info ? info->id : OVL_NONE;
-  e->rank = info ? info->rank : OVL_NONE;
-  e->nranks = info ? info->nranks : OVL_NONE;
-  e->device = info ? info->device : OVL_NONE;
-  e->op = call;
-  e->dtype = dtype;
-  e->redop = redop;
-  e->reserved = 0;
+  e->h = (ovl_event_header){OVL_EV_COLLECTIVE, sizeof *e, (uint8_t)call, (uint8_t)(dtype >= 0 && dtype < 255 ? dtype : 255),
+                            (int8_t)(redop < -1 ? -1 : redop > 127 ? 127 : redop), t->group_depth > 0 ? OVL_EV_IN_GROUP : 0};
+  e->comm = info;
   e->count = (int64_t)count;
-  e->peer = peer;
-  e->tid = ovl_capture_tid();
-  e->stream = ovl_cupti_stream_id(stream);
+  e->peer = (int32_t)peer;
+  int64_t s = ovl_cupti_stream_id(stream);
+  e->stream = s >= 0 && s < OVL_COLL_NO_STREAM ? (uint32_t)s : OVL_COLL_NO_STREAM;
   if (t->group_depth > 0 && t->group_members < OVL_GROUP_MAX_MEMBERS) {
-    e->group_id = (int64_t)t->group_id;
     e->id = ovl_group_member_id(t->group_id, t->group_members++);  /* launched by ncclGroupEnd */
   } else {
-    e->group_id = t->group_depth > 0 ? (int64_t)t->group_id : OVL_NONE;
     e->id = next_collective_id(t);
     if (t->group_depth == 0) p->pushed = ovl_cupti_push((uint64_t)e->id);
   }
@@ -245,7 +246,7 @@ static void call_end(pending_call *p, ncclResult_t rc) {
   p->ev.host_end = end >= p->ev.host_start ? end : p->ev.host_start;
   if (p->pushed) ovl_cupti_pop();
   if (!launched) return;
-  p->ev.seq = p->comm ? atomic_fetch_add_explicit(&p->comm->next_seq, 1, memory_order_relaxed) : OVL_NONE;
+  p->ev.seq = p->comm ? next_seq(p->comm) : OVL_NONE;
   ovl_hostbuf_append(&p->ev, sizeof p->ev);
 }
 

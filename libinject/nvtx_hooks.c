@@ -106,9 +106,7 @@ static void emit(int64_t start, int64_t end, int64_t tid, const char *domain, co
   size_t size = (sizeof(ovl_nvtx_event) + len + 7) & ~(size_t)7;
   ovl_nvtx_event *e = ovl_hostbuf_reserve(size);
   if (!e) return;
-  e->h.kind = OVL_EV_NVTX;
-  e->h.size = (uint16_t)size;
-  e->h.reserved = 0;
+  e->h = (ovl_event_header){OVL_EV_NVTX, (uint16_t)size, 0, 0, 0, 0};
   e->start = start;
   e->end = end;
   e->tid = tid;

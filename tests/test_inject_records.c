@@ -263,15 +263,16 @@ static void host_events(void) {
   if (!w) return;
   ovl_event_rows e;
   ovl_event_rows_init(&e, w);
+  ovl_comm_info comm = {0};
+  comm.id = 77, comm.rank = 1, comm.nranks = 8, comm.device = 2;
   ovl_coll_event c;
   memset(&c, 0, sizeof c);
-  c.h.kind = OVL_EV_COLLECTIVE;
-  c.h.size = sizeof c;
+  c.h = (ovl_event_header){OVL_EV_COLLECTIVE, sizeof c, OVL_NCCL_REDUCESCATTER, 9 /* ncclBfloat16 */,
+                           7 /* a PreMulSum operator */, OVL_EV_IN_GROUP};
   c.id = ovl_group_member_id(3, 1);
-  c.comm = 77, c.rank = 1, c.nranks = 8, c.seq = 4, c.count = 100, c.peer = -1, c.device = 2;
-  c.stream = OVL_NONE, c.host_start = 10, c.host_end = 20, c.tid = 5, c.group_id = 3;
-  c.op = OVL_NCCL_REDUCESCATTER, c.dtype = 9 /* ncclBfloat16 */, c.redop = 7 /* a PreMulSum operator */;
-  ovl_event_rows_add(&e, &c.h);
+  c.comm = &comm, c.seq = 4, c.count = 100, c.peer = -1;
+  c.stream = OVL_COLL_NO_STREAM, c.host_start = 10, c.host_end = 20;
+  ovl_event_rows_add(&e, &c.h, 5);
   CHECK_I64(e.rc, OVL_OK);
   CHECK(ovl_tw_close(w, &err) == OVL_OK);
 
@@ -287,8 +288,13 @@ static void host_events(void) {
     CHECK_STR(rows[0].op, "ReduceScatter");
     CHECK_STR(rows[0].dtype, "Bfloat16");
     CHECK_I64(rows[0].bytes, 100 * 8 * 2);  /* the writer works it out: 8 ranks' 100 bf16 each */
-    CHECK_I64(rows[0].group_id, 3);
+    CHECK_I64(rows[0].group_id, 3);  /* from the member's id */
     CHECK_I64(rows[0].stream, OVL_NONE);
+    CHECK_I64(rows[0].comm, 77);     /* rank, size and device from the communicator */
+    CHECK_I64(rows[0].rank, 1);
+    CHECK_I64(rows[0].nranks, 8);
+    CHECK_I64(rows[0].device, 2);
+    CHECK_I64(rows[0].tid, 5);       /* the appending thread's, as the drain tells */
   }
   free(rows);
   ovl_trace_close(t);
@@ -328,8 +334,8 @@ static void batched_order(void) {
   CHECK_I64(odd, 70);
 }
 
-static int count_events(void *ctx, const ovl_event_header *ev) {
-  (void)ev;
+static int count_events(void *ctx, const ovl_event_header *ev, int64_t tid) {
+  (void)ev, (void)tid;
   ++*(size_t *)ctx;
   return 0;
 }
@@ -342,7 +348,7 @@ static void bounded_buffer(void) {
   ovl_hostbuf_prepare();
   ovl_coll_event ev;
   memset(&ev, 0, sizeof ev);
-  ev.h = (ovl_event_header){OVL_EV_COLLECTIVE, sizeof ev, 0};
+  ev.h = (ovl_event_header){OVL_EV_COLLECTIVE, sizeof ev, 0, 0, 0, 0};
   size_t kept = 0, drained = 0;
   ovl_hostbuf_counts before, after;
   ovl_hostbuf_counts_now(&before);
@@ -368,7 +374,7 @@ static void bounded_buffer(void) {
 static void *call_and_exit(void *arg) {
   ovl_coll_event ev;
   memset(&ev, 0, sizeof ev);
-  ev.h = (ovl_event_header){OVL_EV_COLLECTIVE, sizeof ev, 0};
+  ev.h = (ovl_event_header){OVL_EV_COLLECTIVE, sizeof ev, 0, 0, 0, 0};
   for (int i = 0; i < 100; i++) ovl_hostbuf_append(&ev, sizeof ev);
   ovl_hostbuf_count_unrecorded();
   return arg;
@@ -465,7 +471,7 @@ static atomic_int producer_step;  /* 1: first batch appended; 2: go on; 3: secon
 
 static void *producer(void *arg) {
   (void)arg;
-  big_event ev = {{OVL_EV_NVTX, sizeof ev, 0}, {0}};
+  big_event ev = {{OVL_EV_NVTX, sizeof ev, 0, 0, 0, 0}, {0}};
   for (int i = 0; i < 200; i++) ovl_hostbuf_append(&ev, sizeof ev);  /* two chunks */
   atomic_store(&producer_step, 1);
   while (atomic_load(&producer_step) != 2) sched_yield();
@@ -475,8 +481,8 @@ static void *producer(void *arg) {
 }
 
 /* On the first event, lets the producer append 1000 more and waits for them. */
-static int count_while_producing(void *ctx, const ovl_event_header *ev) {
-  (void)ev;
+static int count_while_producing(void *ctx, const ovl_event_header *ev, int64_t tid) {
+  (void)ev, (void)tid;
   if (++*(size_t *)ctx == 1) {
     atomic_store(&producer_step, 2);
     while (atomic_load(&producer_step) != 3) sched_yield();
@@ -484,8 +490,8 @@ static int count_while_producing(void *ctx, const ovl_event_header *ev) {
   return 0;
 }
 
-static int stop_after_ten(void *ctx, const ovl_event_header *ev) {
-  (void)ev;
+static int stop_after_ten(void *ctx, const ovl_event_header *ev, int64_t tid) {
+  (void)ev, (void)tid;
   return ++*(size_t *)ctx == 10;
 }
 
@@ -521,16 +527,17 @@ static void report_on_capture(void) {
   for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++) CHECK(ovl_tw_meta(w, meta[i][0], meta[i][1], &err) == 0);
   ovl_event_rows e;
   ovl_event_rows_init(&e, w);
+  ovl_comm_info comm = {0};
+  comm.id = 5, comm.rank = 0, comm.nranks = 2, comm.device = 0;
   for (uint32_t k = 0; k < 2; k++) {
     ovl_coll_event c;
     memset(&c, 0, sizeof c);
-    c.h.kind = OVL_EV_COLLECTIVE;
-    c.h.size = sizeof c;
+    c.h = (ovl_event_header){OVL_EV_COLLECTIVE, sizeof c, OVL_NCCL_ALLREDUCE, 7 /* ncclFloat32 */, 0 /* ncclSum */,
+                             OVL_EV_IN_GROUP};
     c.id = ovl_group_member_id(9, k);
-    c.comm = 5, c.rank = 0, c.nranks = 2, c.seq = k, c.count = 256, c.peer = -1, c.device = 0;
-    c.stream = 8, c.host_start = 100 + k, c.host_end = 110 + k, c.tid = 1, c.group_id = 9;
-    c.op = OVL_NCCL_ALLREDUCE, c.dtype = 7 /* ncclFloat32 */, c.redop = 0 /* ncclSum */;
-    ovl_event_rows_add(&e, &c.h);
+    c.comm = &comm, c.seq = k, c.count = 256, c.peer = -1;
+    c.stream = 8, c.host_start = 100 + k, c.host_end = 110 + k;
+    ovl_event_rows_add(&e, &c.h, 1);
   }
   CHECK_I64(e.rc, OVL_OK);
   ovl_cupti_records r;
