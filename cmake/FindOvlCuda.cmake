@@ -57,19 +57,19 @@ if(NOT OVL_WITH_CUDA STREQUAL "OFF")
   find_path(OVL_NVTX_INCLUDE_DIR nvtx3/nvToolsExt.h HINTS ${_ovl_cuda_hints} PATH_SUFFIXES ${_ovl_inc_suffixes})
   find_program(OVL_NVCC nvcc HINTS ${_ovl_cuda_hints} PATH_SUFFIXES bin)
 
-  # The major versions name the versioned libraries to accept (and libovl's CUPTI soname).
-  set(OVL_CUPTI_MAJOR "")
-  if(OVL_CUDA_INCLUDE_DIR AND EXISTS "${OVL_CUDA_INCLUDE_DIR}/cupti_version.h")
-    file(STRINGS "${OVL_CUDA_INCLUDE_DIR}/cupti_version.h" _ovl_v REGEX "^#define CUPTI_API_VERSION [0-9]+")
-    string(REGEX REPLACE ".* ([0-9]+)$" "\\1" _ovl_v "${_ovl_v}")
-    math(EXPR OVL_CUPTI_MAJOR "${_ovl_v} / 10000")
-  endif()
-  set(OVL_CUDA_MAJOR "")
-  if(OVL_CUDA_INCLUDE_DIR AND EXISTS "${OVL_CUDA_INCLUDE_DIR}/cuda.h")
-    file(STRINGS "${OVL_CUDA_INCLUDE_DIR}/cuda.h" _ovl_v REGEX "^#define CUDA_VERSION [0-9]+")
-    string(REGEX REPLACE ".* ([0-9]+)$" "\\1" _ovl_v "${_ovl_v}")
-    math(EXPR OVL_CUDA_MAJOR "${_ovl_v} / 1000")
-  endif()
+  # The major versions name the versioned libraries to accept (and libovl's CUPTI soname):
+  # DEFINE's value in HEADER divided by DIVISOR, or "" when the header is not there.
+  function(_ovl_header_major out header define divisor)
+    set(major "")
+    if(OVL_CUDA_INCLUDE_DIR AND EXISTS "${OVL_CUDA_INCLUDE_DIR}/${header}")
+      file(STRINGS "${OVL_CUDA_INCLUDE_DIR}/${header}" v REGEX "^#define ${define} [0-9]+")
+      string(REGEX REPLACE ".* ([0-9]+)$" "\\1" v "${v}")
+      math(EXPR major "${v} / ${divisor}")
+    endif()
+    set(${out} "${major}" PARENT_SCOPE)
+  endfunction()
+  _ovl_header_major(OVL_CUPTI_MAJOR cupti_version.h CUPTI_API_VERSION 10000)
+  _ovl_header_major(OVL_CUDA_MAJOR cuda.h CUDA_VERSION 1000)
 
   find_library(OVL_CUPTI_LIBRARY NAMES cupti libcupti.so.${OVL_CUPTI_MAJOR}
                HINTS ${_ovl_cuda_hints} PATH_SUFFIXES ${_ovl_lib_suffixes})

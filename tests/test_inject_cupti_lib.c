@@ -55,6 +55,13 @@ static run run_both(const char *tag, const char *app, const char *env, const cha
   return r;
 }
 
+/* fake_cuda_app started as the driver would be, with the fake runtime from its folder. */
+static run run_driver(const char *tag, const char *env) {
+  char args[1024];
+  snprintf(args, sizeof args, "driver '%s/libcudart.so.13'", OVL_TEST_FAKE_CUDA_DIR);
+  return run_both(tag, OVL_TEST_APP, env, args);
+}
+
 static void run_free(run *r) {
   if (r->db) sqlite3_close(r->db);
   cmd_free(&r->plain);
@@ -77,11 +84,10 @@ static const char *meta(run *r, const char *key) {
 static int64_t count(run *r, const char *sql) { return r->db ? dbq_int(r->db, sql) : -1; }
 
 static void found_beside_the_runtime(void) {
-  char env[1200], args[1024], log[1024];
+  char env[1200], log[1024];
   snprintf(log, sizeof log, "%s", tb_temp_path("fake-cupti.log"));
   snprintf(env, sizeof env, "FAKE_CUPTI_LOG='%s'", log);
-  snprintf(args, sizeof args, "driver '%s/libcudart.so.13'", OVL_TEST_FAKE_CUDA_DIR);
-  run r = run_both("found", OVL_TEST_APP, env, args);
+  run r = run_driver("found", env);
   CHECK_STR(meta(&r, "cupti"), "attached (injection)");
   const char *lib = meta(&r, "cupti_library");
   printf("meta.cupti_library: %s\n", lib);
@@ -122,9 +128,7 @@ static void found_beside_the_runtime(void) {
 }
 
 static void refused_copies_degrade(void) {
-  char args[1024];
-  snprintf(args, sizeof args, "driver '%s/libcudart.so.13'", OVL_TEST_FAKE_CUDA_DIR);
-  run r = run_both("degraded", OVL_TEST_APP, "FAKE_CUPTI_REFUSE=ActivityEnable:1,ActivityEnable:22", args);
+  run r = run_driver("degraded", "FAKE_CUPTI_REFUSE=ActivityEnable:1,ActivityEnable:22");
   CHECK_STR(meta(&r, "cupti"), "attached (injection)");
   CHECK_STR(meta(&r, "cupti_kinds"), "kernel,memset,external_correlation");
   const char *lost = meta(&r, "cupti_degraded");
@@ -175,18 +179,14 @@ static void profiler_before_cuda(void) {
 }
 
 static void another_tool_holds_cupti(void) {
-  char args[1024];
-  snprintf(args, sizeof args, "driver '%s/libcudart.so.13'", OVL_TEST_FAKE_CUDA_DIR);
-  run r = run_both("holder", OVL_TEST_APP, "FAKE_CUPTI_HOLDER='Nsight Systems'", args);
+  run r = run_driver("holder", "FAKE_CUPTI_HOLDER='Nsight Systems'");
   CHECK_STR(meta(&r, "cupti"), "not attached: another CUPTI client is active (CUPTI for Nsight Systems)");
   CHECK_I64(count(&r, "SELECT count(*) FROM collectives"), STEPS);
   run_free(&r);
 }
 
 static void explicit_library(void) {
-  char args[1024];
-  snprintf(args, sizeof args, "driver '%s/libcudart.so.13'", OVL_TEST_FAKE_CUDA_DIR);
-  run r = run_both("explicit", OVL_TEST_APP, "OVL_CUPTI_LIBRARY=/nonexistent/libcupti.so.13", args);
+  run r = run_driver("explicit", "OVL_CUPTI_LIBRARY=/nonexistent/libcupti.so.13");
   CHECK(strstr(meta(&r, "cupti"), "not attached: OVL_CUPTI_LIBRARY=/nonexistent/libcupti.so.13 cannot be loaded") != NULL);
   CHECK_I64(count(&r, "SELECT count(*) FROM collectives"), STEPS);
   run_free(&r);

@@ -21,8 +21,8 @@ ALL_STAGES="probe ctest capture ddp overhead pytorch profiler pack"
 
 # ----------------------------------------------------------------------------------------
 # Stages (each runs in its own process: `device_check.sh --stage NAME`, with KIT, WORK, DRY,
-# GPU_LIB_PATH in the environment). A stage prints "SKIP: why" and exits 77 to skip, and may
-# print one "RESULT: ..." line that the summary shows.
+# GPU_LIB_PATH, LIBOVL_PRELOAD in the environment). A stage prints "SKIP: why" and exits 77
+# to skip, and may print one "RESULT: ..." line that the summary shows.
 # ----------------------------------------------------------------------------------------
 
 skip() { echo "SKIP: $*"; exit 77; }
@@ -99,7 +99,7 @@ stage_capture() {
   dir="$WORK/capture"
   mkdir -p "$dir"
   if have_gpu; then
-    LD_PRELOAD="$KIT/libovl.so" OVL_OUTPUT="$dir" OVL_LOG=debug ours "$KIT/tests/gpu_workload" || return 1
+    LD_PRELOAD="$LIBOVL_PRELOAD" OVL_OUTPUT="$dir" OVL_LOG=debug ours "$KIT/tests/gpu_workload" || return 1
   else
     echo "SKIP part: no GPU$([ "$DRY" = 1 ] && echo ' (dry run)'): the summary and report run on a simulated trace"
     "$KIT/ovl" simulate --bucket-layers 8 --steps 3 --emit-trace "$dir/simulated.sqlite" >/dev/null || return 1
@@ -160,7 +160,7 @@ stage_ddp() {
 }
 
 stage_overhead() {
-  local ddp="$KIT/ovl-ddp"
+  local ddp="$KIT/ovl-ddp" lib="$LIBOVL_PRELOAD"
   if ! have_gpu; then
     echo "SKIP part: no GPU$([ "$DRY" = 1 ] && echo ' (dry run)'): the method runs on tests/fake_ovl_ddp.sh"
     ddp="$ROOT/tests/fake_ovl_ddp.sh"
@@ -176,8 +176,8 @@ stage_overhead() {
         mkdir -p "$out"
         case $variant in
           plain) pre="" ;;
-          libovl) pre="LD_PRELOAD=$KIT/libovl.so OVL_OUTPUT=$out" ;;
-          disabled) pre="LD_PRELOAD=$KIT/libovl.so OVL_OUTPUT=$out OVL_DISABLE=1" ;;
+          libovl) pre="LD_PRELOAD=$lib OVL_OUTPUT=$out" ;;
+          disabled) pre="LD_PRELOAD=$lib OVL_OUTPUT=$out OVL_DISABLE=1" ;;
         esac
         # shellcheck disable=SC2086
         line=$(env $pre LD_LIBRARY_PATH="$GPU_LIB_PATH" "$ddp" ${cfg[$kind]} 2>"$out.err" | grep '^RESULTS_JSON ')
@@ -253,7 +253,7 @@ stage_profiler() {
   have_torch_gpu || skip "no PyTorch with a usable GPU$([ "$DRY" = 1 ] && echo ' (dry run)')"
   dir="$WORK/profiler"
   mkdir -p "$dir"
-  env LD_PRELOAD="$KIT/libovl.so" OVL_OUTPUT="$dir" OVL_LOG=debug python3 "$ROOT/tests/gpu/profiler_probe.py" \
+  env LD_PRELOAD="$LIBOVL_PRELOAD" OVL_OUTPUT="$dir" OVL_LOG=debug python3 "$ROOT/tests/gpu/profiler_probe.py" \
     --out "$dir" || return 1
   mapfile -t traces < <(traces_in "$dir")
   [ "${#traces[@]}" -gt 0 ] || { echo "no ovl trace"; return 1; }
@@ -333,7 +333,13 @@ main() {
   WORK="${TMPDIR:-/tmp}/ovl-gpu-work"
   rm -rf "$WORK" && mkdir -p "$WORK" "$OUT/logs" || exit 1
   GPU_LIB_PATH=$(find_gpu_lib_path)
-  export KIT WORK DRY GPU_LIB_PATH OUT
+  # LD_PRELOAD for libovl.so: a sanitized kit (the dry run of the ASan test build) needs the
+  # ASan runtime loaded first, and no leak report from the programs it is preloaded into.
+  local asan
+  asan=$(ldd "$KIT/libovl.so" 2>/dev/null | awk '/libasan/ { print $3 }')
+  LIBOVL_PRELOAD="${asan:+$asan:}$KIT/libovl.so"
+  [ -z "$asan" ] || export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+  export KIT WORK DRY GPU_LIB_PATH OUT LIBOVL_PRELOAD
   local summary="$OUT/summary.txt" failed=0
   {
     echo "ovl GPU kit, $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo 'no git')$([ "$DRY" = 1 ] && echo ', DRY RUN')"
