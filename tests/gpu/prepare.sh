@@ -41,7 +41,9 @@ cmake -S "$canon/src" -B "$canon/build" -DCMAKE_BUILD_TYPE=Release -DOVL_WITH_CU
   -DCMAKE_BUILD_RPATH="$rpath" >"$kit/configure.log" 2>&1 || { cat "$kit/configure.log" >&2; exit 1; }
 cmake --build "$canon/build" -j "$jobs"
 
-# The libraries the GPU machine lacks, resolved here and copied (not linked) beside the build.
+# The libraries the GPU machine lacks, resolved here and copied (not linked) beside the build
+# (a copy from an earlier run is removed first: ldd would find it through the RUNPATH).
+rm -rf "$kit/kit-lib"
 mkdir -p "$kit/kit-lib"
 for lib in libsqlite3.so.0 libprotobuf-c.so.1 libz.so.1; do
   path=$(ldd "$kit/ovl" | awk -v l="$lib" '$1 == l { print $3 }')
