@@ -58,7 +58,7 @@ typedef struct writer {
   int64_t commit_due;        /* capture clock ns: commit once a drain gets there */
   unsigned since_clock;      /* events since the last look at the clock */
   int cut_short;             /* the final deadline stopped the writing */
-  char last_cupti_status[256];
+  unsigned last_cupti_generation;
 } writer;
 
 /* ---------------------------------------------------------------------------------- */
@@ -123,6 +123,21 @@ static int open_trace(writer *x) {
 /* Cycles                                                                             */
 /* ---------------------------------------------------------------------------------- */
 
+/* meta.cupti and the keys beside it (cupti_session.h), written again whenever one changes:
+** a key whose text became empty is left as it was (none ever does). */
+static int write_cupti_meta(writer *x, ovl_err *err) {
+  static ovl_cupti_meta m;  /* the writer thread's alone */
+  ovl_cupti_meta_read(&m);
+  int rc = ovl_tw_meta(x->w, "cupti", m.status, err);
+  if (!rc && ovl_cupti_version()) rc = ovl_tw_meta_int(x->w, "cupti_version", ovl_cupti_version(), err);
+  if (!rc && m.library[0]) rc = ovl_tw_meta(x->w, "cupti_library", m.library, err);
+  if (!rc && m.kinds[0]) rc = ovl_tw_meta(x->w, "cupti_kinds", m.kinds, err);
+  if (!rc && m.degraded[0]) rc = ovl_tw_meta(x->w, "cupti_degraded", m.degraded, err);
+  if (!rc && m.conflict[0]) rc = ovl_tw_meta(x->w, "cupti_conflict", m.conflict, err);
+  if (!rc && m.capture_ended_ns) rc = ovl_tw_meta_int(x->w, "cupti_capture_ended_ns", m.capture_ended_ns, err);
+  return rc;
+}
+
 static int update_meta(writer *x, ovl_err *err) {
   int rc = OVL_OK;
   ovl_event_rows *e = &x->events;
@@ -144,12 +159,10 @@ static int update_meta(writer *x, ovl_err *err) {
     x->last_bad = bad;
     rc = ovl_tw_meta_int(x->w, "bad_records", (int64_t)bad, err);
   }
-  char status[256];
-  ovl_cupti_status(status, sizeof status);
-  if (!rc && strcmp(status, x->last_cupti_status) != 0) {
-    snprintf(x->last_cupti_status, sizeof x->last_cupti_status, "%s", status);
-    rc = ovl_tw_meta(x->w, "cupti", status, err);
-    if (!rc && ovl_cupti_version()) rc = ovl_tw_meta_int(x->w, "cupti_version", ovl_cupti_version(), err);
+  unsigned gen = ovl_cupti_meta_generation();
+  if (!rc && gen != x->last_cupti_generation) {
+    x->last_cupti_generation = gen;
+    rc = write_cupti_meta(x, err);
   }
   return rc;
 }

@@ -10,11 +10,13 @@
 **   real libnccl.so.2       dlopen'ed (RTLD_LOCAL) through a library linked against it, as
 **                           PyTorch loads NCCL, on a machine with no GPU: output, status and
 **                           time unchanged (+1 s at most), and with OVL_LOG=debug a line
-**                           saying why no GPU work was captured
+**                           saying why no GPU work was captured; where a GPU is, this part
+**                           skips, saying so (`test_inject_faults real-nccl` runs it alone)
 **   a CUDA program, no GPU  fails as it does alone; with OVL_LOG=debug libovl says it
 **                           captured nothing
 */
 #include "check.h"
+#include "gpu_probe.h"
 #include "inject_harness.h"
 #include "load/trace_reader.h"
 
@@ -116,6 +118,11 @@ static void output_not_a_directory(const char *what, const char *output, const c
 }
 
 static void real_nccl_without_gpu(void) {
+  char why[128];
+  if (gpu_present(why, sizeof why)) {  /* then NCCL runs for real: test_gpu_capture covers it */
+    printf("SKIP part: real libnccl.so.2 without a GPU: this machine has %s\n", why);
+    return;
+  }
   const char *dir = ih_fresh_dir("real-nccl");
   char args[1024];
   snprintf(args, sizeof args, "dlopen '%s'", OVL_TEST_REAL_NCCL_USER);
@@ -166,7 +173,11 @@ static void cuda_program_without_gpu(void) {
   cmd_free(&with);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "real-nccl") == 0) {  /* that part alone (test_inject_faults_gpu_skip) */
+    real_nccl_without_gpu();
+    return check_summary();
+  }
   vfork_exec();
   exit_from_thread();
   sigkill_mid_run();
