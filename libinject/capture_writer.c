@@ -96,7 +96,9 @@ typedef struct writer {
   int64_t last_db_bytes, largest_commit;  /* database size at the last commit; its largest growth */
   unsigned events_in_txn;
   char stop_reason[1024];
-  char last_cupti_status[256], last_clock[160];
+  char last_clock[160];
+  unsigned last_cupti_generation;
+  int cupti_meta_written;    /* meta.cupti and its keys as of last_cupti_generation */
 } writer;
 
 /* ---------------------------------------------------------------------------------- */
@@ -207,6 +209,21 @@ static int write_counts(writer *x, ovl_err *err) {
   return rc;
 }
 
+/* meta.cupti and the keys beside it (cupti_session.h), written again whenever one changes:
+** a key whose text became empty is left as it was (none ever does). */
+static int write_cupti_meta(writer *x, ovl_err *err) {
+  static ovl_cupti_meta m;  /* the writer thread's alone */
+  ovl_cupti_meta_read(&m);
+  int rc = ovl_tw_meta(x->w, "cupti", m.status, err);
+  if (!rc && ovl_cupti_version()) rc = ovl_tw_meta_int(x->w, "cupti_version", ovl_cupti_version(), err);
+  if (!rc && m.library[0]) rc = ovl_tw_meta(x->w, "cupti_library", m.library, err);
+  if (!rc && m.kinds[0]) rc = ovl_tw_meta(x->w, "cupti_kinds", m.kinds, err);
+  if (!rc && m.degraded[0]) rc = ovl_tw_meta(x->w, "cupti_degraded", m.degraded, err);
+  if (!rc && m.conflict[0]) rc = ovl_tw_meta(x->w, "cupti_conflict", m.conflict, err);
+  if (!rc && m.capture_ended_ns) rc = ovl_tw_meta_int(x->w, "cupti_capture_ended_ns", m.capture_ended_ns, err);
+  return rc;
+}
+
 static int update_meta(writer *x, ovl_err *err) {
   int rc = OVL_OK;
   int64_t rank, world, version = ovl_comms_nccl_version();
@@ -225,12 +242,11 @@ static int update_meta(writer *x, ovl_err *err) {
     rc = ovl_tw_meta(x->w, "capture_stopped", x->stop_reason, err);
     x->stop_written = !rc;
   }
-  char status[256];
-  ovl_cupti_status(status, sizeof status);
-  if (!rc && strcmp(status, x->last_cupti_status) != 0) {
-    rc = ovl_tw_meta(x->w, "cupti", status, err);
-    if (!rc && ovl_cupti_version()) rc = ovl_tw_meta_int(x->w, "cupti_version", ovl_cupti_version(), err);
-    if (!rc) snprintf(x->last_cupti_status, sizeof x->last_cupti_status, "%s", status);
+  unsigned gen = ovl_cupti_meta_generation();
+  if (!rc && (!x->cupti_meta_written || gen != x->last_cupti_generation)) {
+    rc = write_cupti_meta(x, err);
+    x->last_cupti_generation = gen;
+    x->cupti_meta_written = !rc;
   }
   char clock[sizeof x->last_clock];
   ovl_clock_describe(clock, sizeof clock);
@@ -303,7 +319,8 @@ static int reserve_space(void *ctx, int64_t db_bytes, ovl_err *err) {
 static void forget_meta(writer *x) {
   for (int i = 0; i < M_COUNT; i++) x->meta_written[i] = -1;
   x->world_written = x->version_written = OVL_NONE;
-  x->last_cupti_status[0] = x->last_clock[0] = 0;
+  x->cupti_meta_written = 0;
+  x->last_clock[0] = 0;
   x->stop_written = 0;
 }
 

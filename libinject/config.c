@@ -22,6 +22,13 @@ void ovl_config_read(ovl_capture_config *c, ovl_getenv_fn get) {
     c->output_dir[0] = 0;  /* the capture does not start */
   }
 
+  v = get("OVL_CUPTI_LIBRARY");
+  if (v && *v && snprintf(c->cupti_library, sizeof c->cupti_library, "%s", v) >= (int)sizeof c->cupti_library) {
+    snprintf(c->problem, sizeof c->problem, "OVL_CUPTI_LIBRARY is longer than %d characters: ignored",
+             (int)sizeof c->cupti_library - 1);
+    c->cupti_library[0] = 0;
+  }
+
   v = get("OVL_LOG");
   if (v && *v) {
     if (strcmp(v, "quiet") == 0) c->log = OVL_LOG_QUIET;

@@ -2,7 +2,7 @@
 ** NCCL interposers: the ncclX functions the program calls resolve here first (LD_PRELOAD),
 ** and each calls the real NCCL found with dlsym(RTLD_NEXT), or in whichever loaded object
 ** defines it when NCCL sits in a local dlopen scope under any name (Python wheels). The
-** exports are indirect functions that bind to nothing while no NCCL is loaded (INTERPOSE).
+** exports are indirect functions that bind to nothing while no NCCL is loaded (interpose.h).
 **
 ** Per call: host start/end on the capture clock, the communicator's stable id, rank, size
 ** and per-communicator sequence number, and an external correlation id pushed around the
@@ -18,7 +18,7 @@
 #include "host_buffer.h"
 #include "log.h"
 #include "nccl_comms.h"
-#include "nccl_lookup.h"
+#include "interpose.h"
 #include "nccl_names.h"
 #include "store/trace_rows.h"
 
@@ -27,8 +27,6 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <unistd.h>
-
-#define EXPORT __attribute__((visibility("default")))
 
 /* A thread's hook state, one thread-local block (one lookup per call). */
 typedef struct hook_thread {
@@ -52,14 +50,6 @@ static atomic_int nccl_version;
 /* The real NCCL                                                                      */
 /* ---------------------------------------------------------------------------------- */
 
-/* The real function: the next definition in the global scope (NCCL linked or dlopen'ed
-** RTLD_GLOBAL), else the first loaded object that defines it, whatever its name and scope
-** (a renamed, RTLD_LOCAL copy vendored by a Python wheel). */
-static void *find_real(const char *name) {
-  void *f = dlsym(RTLD_NEXT, name);
-  return f ? f : ovl_nccl_lookup(name);
-}
-
 static int real_missing_warned;
 
 #define REAL_SLOT(fn) static _Atomic(__typeof__(&fn)) real_##fn
@@ -67,46 +57,13 @@ static int real_missing_warned;
 #define RESOLVE(fn)                                                             \
   __typeof__(&fn) real = atomic_load_explicit(&real_##fn, memory_order_relaxed); \
   if (!real) {                                                                  \
-    real = (__typeof__(&fn))find_real(#fn);                                     \
+    real = (__typeof__(&fn))ovl_find_real(#fn);                                     \
     if (!real) {                                                                \
       ovl_warn(&real_missing_warned, "%s: no NCCL library defines it any more", #fn); \
       return ncclSystemError;                                                   \
     }                                                                           \
     atomic_store_explicit(&real_##fn, real, memory_order_relaxed);              \
   }
-
-/* Whether libovl's own relocations are applied. glibc relocates the objects loaded at
-** start-up in reverse load order, so a library loaded with the program (after the preload)
-** that binds an NCCL symbol immediately (LD_BIND_NOW, -z now, an address taken) runs our
-** resolver before libovl is relocated: then nothing outside this object may be called,
-** not even dl_iterate_phdr. The pointer below holds its own address only once relocated. */
-static void *const relocated_self = (void *)&relocated_self;
-__attribute__((no_sanitize_address, no_sanitize_undefined)) static int relocated(void) {
-  return *(void *const volatile *)&relocated_self == (void *)&relocated_self;
-}
-
-/* An indirect function resolved to NULL makes dlsym return NULL without an error, and
-** callers that then format dlerror() crash on it (Python 3.11's ctypes does). A lookup that
-** fails (RTLD_NEXT: objects after libovl, none of which defines `name`) leaves the thread's
-** dlerror() saying "<libovl.so>: undefined symbol: <name>", as a plain miss would. */
-static void say_undefined(const char *name) { (void)dlsym(RTLD_NEXT, name); }
-
-/* Exports `fn` as a GNU indirect function. The dynamic linker runs the resolver at each
-** binding (program start-up, lazy binding, dlopen, dlsym) and binds to what it returns:
-** the hook when a loaded object defines the real `fn`, else nothing, so that a process
-** without NCCL that probes dlsym(RTLD_DEFAULT, "ncclAllReduce") finds NULL, as it would
-** without libovl. The resolver may run before libovl's constructor: it only reads the
-** loaded objects' symbol tables (nccl_lookup.h). Before libovl is relocated it cannot look,
-** and binds to the hook: the object being bound refers to `fn` at start-up, so NCCL is
-** loaded (glibc prints a "Relink ... for IFUNC symbol" note on stderr then). */
-#define INTERPOSE(fn)                                                           \
-  __attribute__((no_sanitize_address, no_sanitize_undefined))                   \
-  static __typeof__(&hook_##fn) resolve_##fn(void) {                           \
-    if (!relocated() || ovl_nccl_lookup(#fn)) return hook_##fn;                 \
-    say_undefined(#fn);                                                         \
-    return NULL;                                                                \
-  }                                                                             \
-  EXPORT __typeof__(hook_##fn) fn __attribute__((ifunc("resolve_" #fn)));
 
 REAL_SLOT(ncclAllReduce);
 REAL_SLOT(ncclReduceScatter);
@@ -138,7 +95,7 @@ static int64_t query(const char *fn, ncclComm_t comm) {
   int i = strcmp(fn, names[0]) == 0 ? 0 : strcmp(fn, names[1]) == 0 ? 1 : 2;
   ncclResult_t (*f)(const ncclComm_t, int *) = (ncclResult_t(*)(const ncclComm_t, int *))atomic_load(&fns[i]);
   if (!f) {
-    f = (ncclResult_t(*)(const ncclComm_t, int *))find_real(names[i]);
+    f = (ncclResult_t(*)(const ncclComm_t, int *))ovl_find_real(names[i]);
     atomic_store(&fns[i], (void *)f);
   }
   int v;
@@ -148,7 +105,7 @@ static int64_t query(const char *fn, ncclComm_t comm) {
 static int64_t version_of_nccl(void) {
   int v = atomic_load(&nccl_version);
   if (!v) {
-    ncclResult_t (*get)(int *) = (ncclResult_t(*)(int *))find_real("ncclGetVersion");
+    ncclResult_t (*get)(int *) = (ncclResult_t(*)(int *))ovl_find_real("ncclGetVersion");
     if (get && get(&v) == ncclSuccess) atomic_store(&nccl_version, v);
   }
   return v;
@@ -267,74 +224,74 @@ static ncclResult_t hook_ncclAllReduce(const void *sendbuff, void *recvbuff, siz
   RECORD_CALL(ncclAllReduce, OVL_NCCL_ALLREDUCE, count, datatype, op, NO_PEER,
               sendbuff, recvbuff, count, datatype, op, comm, stream);
 }
-INTERPOSE(ncclAllReduce)
+OVL_INTERPOSE(ncclAllReduce)
 
 static ncclResult_t hook_ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
                                       ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   RECORD_CALL(ncclReduceScatter, OVL_NCCL_REDUCESCATTER, recvcount, datatype, op, NO_PEER,
               sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
 }
-INTERPOSE(ncclReduceScatter)
+OVL_INTERPOSE(ncclReduceScatter)
 
 static ncclResult_t hook_ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount, ncclDataType_t datatype,
                                   ncclComm_t comm, cudaStream_t stream) {
   RECORD_CALL(ncclAllGather, OVL_NCCL_ALLGATHER, sendcount, datatype, NO_REDOP, NO_PEER,
               sendbuff, recvbuff, sendcount, datatype, comm, stream);
 }
-INTERPOSE(ncclAllGather)
+OVL_INTERPOSE(ncclAllGather)
 
 static ncclResult_t hook_ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                                   int root, ncclComm_t comm, cudaStream_t stream) {
   RECORD_CALL(ncclBroadcast, OVL_NCCL_BROADCAST, count, datatype, NO_REDOP, root,
               sendbuff, recvbuff, count, datatype, root, comm, stream);
 }
-INTERPOSE(ncclBroadcast)
+OVL_INTERPOSE(ncclBroadcast)
 
 static ncclResult_t hook_ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
                               cudaStream_t stream) {
   RECORD_CALL(ncclBcast, OVL_NCCL_BROADCAST, count, datatype, NO_REDOP, root, buff, count, datatype, root, comm, stream);
 }
-INTERPOSE(ncclBcast)
+OVL_INTERPOSE(ncclBcast)
 
 static ncclResult_t hook_ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                                ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
   RECORD_CALL(ncclReduce, OVL_NCCL_REDUCE, count, datatype, op, root,
               sendbuff, recvbuff, count, datatype, op, root, comm, stream);
 }
-INTERPOSE(ncclReduce)
+OVL_INTERPOSE(ncclReduce)
 
 static ncclResult_t hook_ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                                  ncclComm_t comm, cudaStream_t stream) {
   RECORD_CALL(ncclAlltoAll, OVL_NCCL_ALLTOALL, count, datatype, NO_REDOP, NO_PEER,
               sendbuff, recvbuff, count, datatype, comm, stream);
 }
-INTERPOSE(ncclAlltoAll)
+OVL_INTERPOSE(ncclAlltoAll)
 
 static ncclResult_t hook_ncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
                                ncclComm_t comm, cudaStream_t stream) {
   RECORD_CALL(ncclGather, OVL_NCCL_GATHER, count, datatype, NO_REDOP, root,
               sendbuff, recvbuff, count, datatype, root, comm, stream);
 }
-INTERPOSE(ncclGather)
+OVL_INTERPOSE(ncclGather)
 
 static ncclResult_t hook_ncclScatter(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
                                 ncclComm_t comm, cudaStream_t stream) {
   RECORD_CALL(ncclScatter, OVL_NCCL_SCATTER, count, datatype, NO_REDOP, root,
               sendbuff, recvbuff, count, datatype, root, comm, stream);
 }
-INTERPOSE(ncclScatter)
+OVL_INTERPOSE(ncclScatter)
 
 static ncclResult_t hook_ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                              cudaStream_t stream) {
   RECORD_CALL(ncclSend, OVL_NCCL_SEND, count, datatype, NO_REDOP, peer, sendbuff, count, datatype, peer, comm, stream);
 }
-INTERPOSE(ncclSend)
+OVL_INTERPOSE(ncclSend)
 
 static ncclResult_t hook_ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                              cudaStream_t stream) {
   RECORD_CALL(ncclRecv, OVL_NCCL_RECV, count, datatype, NO_REDOP, peer, recvbuff, count, datatype, peer, comm, stream);
 }
-INTERPOSE(ncclRecv)
+OVL_INTERPOSE(ncclRecv)
 
 /* ---------------------------------------------------------------------------------- */
 /* Groups                                                                             */
@@ -349,7 +306,7 @@ static ncclResult_t hook_ncclGroupStart(void) {
   }
   return real();
 }
-INTERPOSE(ncclGroupStart)
+OVL_INTERPOSE(ncclGroupStart)
 
 /* The outermost ncclGroupEnd launches the group's work: its external id names the group. */
 static ncclResult_t hook_ncclGroupEnd(void) {
@@ -363,7 +320,7 @@ static ncclResult_t hook_ncclGroupEnd(void) {
   if (pushed) ovl_cupti_pop();
   return rc;
 }
-INTERPOSE(ncclGroupEnd)
+OVL_INTERPOSE(ncclGroupEnd)
 
 /* ---------------------------------------------------------------------------------- */
 /* Communicator life                                                                  */
@@ -387,7 +344,7 @@ static ncclResult_t hook_ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniq
   me.depth--;
   return rc;
 }
-INTERPOSE(ncclCommInitRank)
+OVL_INTERPOSE(ncclCommInitRank)
 
 static ncclResult_t hook_ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
                                            ncclConfig_t *config) {
@@ -398,7 +355,7 @@ static ncclResult_t hook_ncclCommInitRankConfig(ncclComm_t *comm, int nranks, nc
   me.depth--;
   return rc;
 }
-INTERPOSE(ncclCommInitRankConfig)
+OVL_INTERPOSE(ncclCommInitRankConfig)
 
 static ncclResult_t hook_ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank, int nId,
                                              ncclUniqueId *commIds, ncclConfig_t *config) {
@@ -410,7 +367,7 @@ static ncclResult_t hook_ncclCommInitRankScalable(ncclComm_t *newcomm, int nrank
   me.depth--;
   return rc;
 }
-INTERPOSE(ncclCommInitRankScalable)
+OVL_INTERPOSE(ncclCommInitRankScalable)
 
 /* One communicator of ndev ranks, all in this process. */
 static ncclResult_t hook_ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist) {
@@ -431,7 +388,7 @@ static ncclResult_t hook_ncclCommInitAll(ncclComm_t *comms, int ndev, const int 
   me.depth--;
   return rc;
 }
-INTERPOSE(ncclCommInitAll)
+OVL_INTERPOSE(ncclCommInitAll)
 
 /* A child communicator's id: the parent's id and how many children the parent had before,
 ** which every rank of the parent sees alike (splits are collective), plus the color. */
@@ -451,7 +408,7 @@ static ncclResult_t hook_ncclCommSplit(ncclComm_t comm, int color, int key, nccl
   me.depth--;
   return rc;
 }
-INTERPOSE(ncclCommSplit)
+OVL_INTERPOSE(ncclCommSplit)
 
 static ncclResult_t hook_ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount,
                                    ncclComm_t *newcomm, ncclConfig_t *config, int shrinkFlags) {
@@ -463,7 +420,7 @@ static ncclResult_t hook_ncclCommShrink(ncclComm_t comm, int *excludeRanksList, 
   me.depth--;
   return rc;
 }
-INTERPOSE(ncclCommShrink)
+OVL_INTERPOSE(ncclCommShrink)
 
 static ncclResult_t hook_ncclCommDestroy(ncclComm_t comm) {
   RESOLVE(ncclCommDestroy);
@@ -473,7 +430,7 @@ static ncclResult_t hook_ncclCommDestroy(ncclComm_t comm) {
   me.depth--;
   return rc;
 }
-INTERPOSE(ncclCommDestroy)
+OVL_INTERPOSE(ncclCommDestroy)
 
 static ncclResult_t hook_ncclCommAbort(ncclComm_t comm) {
   RESOLVE(ncclCommAbort);
@@ -483,4 +440,4 @@ static ncclResult_t hook_ncclCommAbort(ncclComm_t comm) {
   me.depth--;
   return rc;
 }
-INTERPOSE(ncclCommAbort)
+OVL_INTERPOSE(ncclCommAbort)

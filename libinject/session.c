@@ -152,7 +152,7 @@ __attribute__((destructor)) static void ovl_unload(void) {
 
 static void at_exit(void) {
   if (!ovl_capture_needs_close()) return;
-  if (!ovl_cupti_attached()) {  /* NCCL calls were captured, GPU work not: say why (OVL_LOG=debug) */
+  if (!ovl_cupti_was_attached()) {  /* NCCL calls were captured, GPU work not: say why (OVL_LOG=debug) */
     char why[256];
     ovl_cupti_status(why, sizeof why);
     ovl_debug("no GPU work captured: CUPTI %s", why);

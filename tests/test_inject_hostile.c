@@ -100,7 +100,7 @@ static void probe_finds_nothing(void) {
   cmd_result r = run_cmd(cmd);
   CHECK_I64(plain.status, 0);
   CHECK_I64(r.status, 0);
-  CHECK_STR(r.out, "probe: no NCCL\n");
+  CHECK_STR(r.out, "probe: no NCCL or CUPTI\n");
   CHECK_STR(r.out, plain.out);
   CHECK_STR(r.err, "");
   CHECK_I64(count_files(dir), -1);
@@ -120,7 +120,7 @@ static void local_scope(const char *tag, const char *user_lib) {
   cmd_result r = run_cmd(cmd);
   CHECK_I64(plain.status, 0);
   CHECK_I64(r.status, 0);
-  CHECK_STR(r.out, "probe: no NCCL\nuser: 0 failed calls\n");
+  CHECK_STR(r.out, "probe: no NCCL or CUPTI\nuser: 0 failed calls\n");
   CHECK_STR(r.out, plain.out);
   CHECK_STR(r.err, "");
   int64_t rows[2] = {0}, pids[2];

@@ -11,11 +11,13 @@
 **                           PyTorch loads NCCL, on a machine with no GPU: output, status and
 **                           time unchanged (+1 s at most beside the program alone, best of
 **                           three tries; the test runs alone), and with OVL_LOG=debug a line
-**                           saying why no GPU work was captured
+**                           saying why no GPU work was captured; where a GPU is, this part
+**                           skips, saying so (`test_inject_faults real-nccl` runs it alone)
 **   a CUDA program, no GPU  fails as it does alone; with OVL_LOG=debug libovl says it
 **                           captured nothing
 */
 #include "check.h"
+#include "gpu_probe.h"
 #include "inject_harness.h"
 #include "load/trace_reader.h"
 
@@ -121,6 +123,11 @@ static void output_not_a_directory(const char *what, const char *output, const c
 #define TRIES 3
 
 static void real_nccl_without_gpu(void) {
+  char why[128];
+  if (gpu_present(why, sizeof why)) {  /* then NCCL runs for real: test_gpu_capture covers it */
+    printf("SKIP part: real libnccl.so.2 without a GPU: this machine has %s\n", why);
+    return;
+  }
   const char *dir = ih_fresh_dir("real-nccl");
   char args[1024];
   snprintf(args, sizeof args, "dlopen '%s'", OVL_TEST_REAL_NCCL_USER);
@@ -179,7 +186,11 @@ static void cuda_program_without_gpu(void) {
   CHECK(in_time);
 }
 
-int main(void) {
+int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "real-nccl") == 0) {  /* that part alone (test_inject_faults_gpu_skip) */
+    real_nccl_without_gpu();
+    return check_summary();
+  }
   vfork_exec();
   exit_from_thread();
   sigkill_mid_run();
