@@ -388,7 +388,7 @@ static int write_event(void *ctx, const ovl_event_header *ev, int64_t tid) {
   if (++x->since_clock < CLOCK_CHECK_EVENTS) return 0;
   x->since_clock = 0;
   atomic_fetch_add_explicit(&progress, 1, memory_order_relaxed);
-  ovl_hostbuf_prepare();
+  ovl_hostbuf_prepare(0);
   int64_t now = ovl_clock_ns();
   if (now >= x->commit_due && !x->events.rc) {
     x->commit_due = now + cfg.flush_ms * 1000000;
@@ -480,18 +480,21 @@ static void *writer_main(void *arg) {
   (void)arg;
   static writer x;
   int64_t next_fit = calibrate(0);  /* the first fit, when the process ran 1 ms since loading libovl */
-  ovl_hostbuf_prepare();            /* warm chunks: the program's threads are calling already */
+  /* Warm chunks for the threads calling already: one slab before the trace is opened (its
+  ** first commit waits for no more than that), the rest of the stock after. */
+  ovl_hostbuf_prepare(OVL_HOSTBUF_SLAB_CHUNKS);
   if (open_trace(&x) != 0) {
     ovl_capture_stop();
     atomic_store(&finished, 1);
     return NULL;
   }
+  ovl_hostbuf_prepare(0);
   int64_t period = cfg.flush_ms * 1000000, next_flush = ovl_clock_ns() + period;
   x.commit_due = next_flush;
   for (;;) {
     int woken = wait_until(next_fit < next_flush ? next_fit : next_flush);
     next_fit = calibrate(next_fit);
-    ovl_hostbuf_prepare();
+    ovl_hostbuf_prepare(0);
     long req = atomic_load(&requested);
     int final = atomic_load(&final_requested);
     int periodic = ovl_clock_ns() >= next_flush, asked = final || req != atomic_load(&completed);

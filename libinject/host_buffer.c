@@ -47,6 +47,7 @@ typedef struct chunk {
 #define CHUNK_DATA (OVL_HOSTBUF_CHUNK_BYTES - offsetof(chunk, data))
 #define SLAB_BYTES (2u << 20)  /* mapped at a time: one transparent huge page where allowed */
 #define SLAB_CHUNKS (SLAB_BYTES / OVL_HOSTBUF_CHUNK_BYTES)
+_Static_assert(SLAB_CHUNKS == OVL_HOSTBUF_SLAB_CHUNKS, "host_buffer.h names the slab's chunks");
 /* The stock of warm chunks the writer keeps for producers: 16 MiB at first (260,000 calls;
 ** 8 MiB cost 8 threads' 200,000-call burst ~13 ns a call in faults on fresh memory),
 ** doubled (up to 32 MiB) each time a producer found it empty, so that a burst of calls finds
@@ -207,8 +208,10 @@ int ovl_hostbuf_wants_drain(void) {
   return full || atomic_load_explicit(&exhausted, memory_order_relaxed);
 }
 
-void ovl_hostbuf_prepare(void) {
-  while (atomic_load_explicit(&nready, memory_order_relaxed) < atomic_load_explicit(&ready_target, memory_order_relaxed)) {
+void ovl_hostbuf_prepare(size_t at_most) {
+  size_t done = 0;
+  while ((!at_most || done++ < at_most) &&
+         atomic_load_explicit(&nready, memory_order_relaxed) < atomic_load_explicit(&ready_target, memory_order_relaxed)) {
     pthread_mutex_lock(&pool_lock);
     chunk *c = carve();
     pthread_mutex_unlock(&pool_lock);

@@ -345,7 +345,7 @@ static int count_events(void *ctx, const ovl_event_header *ev, int64_t tid) {
 ** writer's stock of warm chunks never takes the pool beyond its limit. */
 static void bounded_buffer(void) {
   ovl_hostbuf_set_limit(2 * OVL_HOSTBUF_CHUNK_BYTES);
-  ovl_hostbuf_prepare();
+  ovl_hostbuf_prepare(0);
   ovl_coll_event ev;
   memset(&ev, 0, sizeof ev);
   ev.h = (ovl_event_header){OVL_EV_COLLECTIVE, sizeof ev, 0, 0, 0, 0};
