@@ -342,15 +342,37 @@ typedef struct accounting {
   char rank[32];
 } accounting;
 
+/* One integer from a trace being written: -1 when it cannot be read now (not created yet, no
+** schema committed yet, busy), -999 when the value is absent. Never exits the test: a flood
+** may still be running. */
+static int64_t read_int(sqlite3 *db, const char *sql) {
+  sqlite3_stmt *st = NULL;
+  int64_t v = -1;
+  if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+    int src = sqlite3_step(st);
+    v = src == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL ? sqlite3_column_int64(st, 0)
+        : src == SQLITE_ROW || src == SQLITE_DONE                       ? -999
+                                                                        : -1;
+  }
+  sqlite3_finalize(st);
+  return v;
+}
+
+/* What a trace says about its calls, as far as its last commit goes (rows -1: nothing
+** readable yet). */
 static accounting account(const char *path) {
   accounting a = {-1, -1, -1, -1, -1, ""};
-  sqlite3 *db = dbq_open(path);
-  a.rows = dbq_int(db, "SELECT count(*) FROM collectives");
-  a.host_events = dbq_int(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'host_events'");
-  a.dropped_host = dbq_int(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'dropped_host_events'");
-  a.dropped = dbq_int(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'dropped_records'");
-  a.unwritten = dbq_int(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'unwritten_host_events'");
-  snprintf(a.rank, sizeof a.rank, "%s", dbq_text(db, "SELECT value FROM meta WHERE key = 'rank'"));
+  sqlite3 *db = NULL;
+  if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+    sqlite3_busy_timeout(db, 100);
+    a.rows = read_int(db, "SELECT count(*) FROM collectives");
+    a.host_events = read_int(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'host_events'");
+    a.dropped_host = read_int(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'dropped_host_events'");
+    a.dropped = read_int(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'dropped_records'");
+    a.unwritten = read_int(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'unwritten_host_events'");
+    int64_t rank = read_int(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'rank' AND value != ''");
+    if (rank >= 0) snprintf(a.rank, sizeof a.rank, "%lld", (long long)rank);
+  }
   sqlite3_close(db);
   return a;
 }
@@ -470,18 +492,19 @@ static void flood_quiet_then_kill(void) {
   ssize_t got = f.app.out >= 0 && poll(&p, 1, 60000) == 1 ? read(f.app.out, line, sizeof line - 1) : -1;
   long long quiet = -1;
   CHECK(got > 0 && sscanf(line, "quiet %lld", &quiet) == 1);
-  const char *path = ih_trace_in(dir);
-  accounting a = {0};
-  for (int i = 0; path && i < 600; i++) {  /* the writer drains what the buffers hold (60 s at most) */
-    a = account(path);
+  char path[1024] = "";
+  accounting a = {-1, -1, -1, -1, -1, ""};
+  for (int i = 0; i < 600; i++) {  /* the writer drains what the buffers hold (60 s at most) */
+    if (!path[0] && ih_trace_in(dir)) snprintf(path, sizeof path, "%s", ih_trace_in(dir));
+    if (path[0]) a = account(path);
     if (a.host_events == quiet && a.unwritten == 0) break;
     sleep_s(0.1);
   }
   if (f.app.pid > 0) kill(f.app.pid, SIGKILL);
   int st = flood_reap(&f);
   CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
-  CHECK(path != NULL);
-  if (!path) return;
+  CHECK(path[0] != 0);
+  if (!path[0]) return;
   a = account(path);
   printf("flood stopped after %lld calls, then SIGKILL:\n", quiet);
   check_consistent("  the trace", &a);
