@@ -4,8 +4,9 @@
 #   ./bootstrap.sh demo   build, then simulate a data-parallel job and report on its trace
 #                         (text, and the HTML page ovl-trace/demo.html)
 #   ./bootstrap.sh test   build, then run every test, normally and under ASan + UBSan, build
-#                         the optimised Release configuration (-O3), and run each libFuzzer
-#                         target of tests/fuzz for 60 s under ASan + UBSan (clang)
+#                         the optimised Release configuration (-O3; with the CUDA toolkit,
+#                         the GPU kit's, rehearsed by its dry run: tests/gpu/README.md), and
+#                         run each libFuzzer target of tests/fuzz for 60 s under ASan + UBSan
 #
 # Installing Debian packages needs root: run as root, or have sudo. With the CUDA toolkit
 # (under /usr/local/cuda or $CUDA_HOME) the capture library and workloads are built too.
@@ -15,7 +16,7 @@ cd "$(dirname "$0")"
 mode=${1:-demo}
 case "$mode" in
   demo|test) ;;
-  -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
   *) echo "bootstrap.sh: unknown mode '$mode' (demo or test)" >&2; exit 1 ;;
 esac
 
@@ -68,9 +69,19 @@ else
   build build-asan -DOVL_SANITIZE=ON
   (cd build-asan && ctest --output-on-failure -j "$jobs")
   # -O3 warns about things -O2 does not (maybe-uninitialized): the Release build must build
-  # too, warnings as errors (the tests ran above; only the build is checked here).
-  echo "bootstrap: Release build (-O3, warnings as errors)"
-  build build-release -DCMAKE_BUILD_TYPE=Release -DOVL_BUILD_TESTS=OFF
+  # too, warnings as errors (the tests ran above; only the build is checked here). With the
+  # CUDA toolkit it is the GPU kit's build (tests/gpu/prepare.sh: Release for sm_90, the tests
+  # included, what a lent GPU machine is given), then the kit's dry run on it.
+  if command -v nvcc >/dev/null 2>&1 || [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ]; then
+    echo "bootstrap: the GPU kit's Release build (-O3, warnings as errors) and its dry run"
+    OVL_WERROR=ON tests/gpu/prepare.sh -j "$jobs"
+    kit_out=$(mktemp -d)
+    OUT="$kit_out" tests/gpu/device_check.sh --dry-run || { rm -rf "$kit_out"; exit 1; }
+    rm -rf "$kit_out"
+  else
+    echo "bootstrap: Release build (-O3, warnings as errors)"
+    build build-release -DCMAKE_BUILD_TYPE=Release -DOVL_BUILD_TESTS=OFF
+  fi
   # Fuzzing (tests/fuzz): only the fuzz targets are built with clang, then each runs 60 s.
   if command -v clang >/dev/null 2>&1; then
     echo "bootstrap: fuzz targets (clang, ASan + UBSan), 60 s each"

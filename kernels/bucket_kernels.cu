@@ -1,8 +1,10 @@
 /* Gradient bucket kernels: packing into a bucket, unpacking, and the emulated collectives.
 ** See kernels.h (math in kernel_ref.h). */
+#include "emulated_shape.h"
 #include "kernels.h"
 
 #include <cuda_runtime.h>
+#include <stdint.h>
 
 namespace {
 
@@ -36,14 +38,26 @@ extern "C" __global__ void ovl_unpack(const float *bucket, float *flat, const ov
     flat[s.flat_offset + i] = bucket[s.bucket_offset + i];
 }
 
-// One block, like a collective that occupies a few SMs: touch the whole buffer (volatile, so
-// the compiler keeps the load and the store), then hold the stream until the wait is over.
-__device__ void emulate_collective(float *data, int64_t n, int64_t wait_ns) {
+// A collective's duration on a few SMs (emulated_shape.h gives the blocks and the stride):
+// read and rewrite the buffer (cache-bypassing loads and stores, which the compiler keeps),
+// every stride-th group of four floats where the whole cannot be touched in time, then each
+// block holds its SM until wait_ns after its own start. The values are left unchanged.
+__device__ void emulate_collective(float *data, int64_t n, int64_t wait_ns, int64_t stride) {
   __shared__ unsigned long long start;
   if (threadIdx.x == 0) start = global_time_ns();
   __syncthreads();
-  volatile float *v = data;
-  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) v[i] = v[i];
+  int64_t first = blockIdx.x * (int64_t)blockDim.x + threadIdx.x, step = (int64_t)gridDim.x * blockDim.x;
+  if (((uintptr_t)data & 15) == 0) {
+    float4 *groups = reinterpret_cast<float4 *>(data);
+    int64_t ngroups = n / 4;
+    for (int64_t g = first * stride; g < ngroups; g += step * stride) __stcg(groups + g, __ldcv(groups + g));
+    if (blockIdx.x == 0 && threadIdx.x < (n & 3)) {
+      float *tail = data + ngroups * 4 + threadIdx.x;
+      __stcg(tail, __ldcv(tail));
+    }
+  } else {  // a slice of a larger buffer, not 16-byte aligned: float by float
+    for (int64_t i = first * 4 * stride; i < n; i += step * 4 * stride) __stcg(data + i, __ldcv(data + i));
+  }
   __syncthreads();
   if (threadIdx.x == 0)
     while ((int64_t)(global_time_ns() - start) < wait_ns) {
@@ -52,16 +66,16 @@ __device__ void emulate_collective(float *data, int64_t n, int64_t wait_ns) {
 }
 
 // One kernel per collective kind: ovl reads the operation from the kernel's name.
-extern "C" __global__ void ovl_emulated_allreduce(float *data, int64_t n, int64_t wait_ns) {
-  emulate_collective(data, n, wait_ns);
+extern "C" __global__ void ovl_emulated_allreduce(float *data, int64_t n, int64_t wait_ns, int64_t stride) {
+  emulate_collective(data, n, wait_ns, stride);
 }
 
-extern "C" __global__ void ovl_emulated_allgather(float *data, int64_t n, int64_t wait_ns) {
-  emulate_collective(data, n, wait_ns);
+extern "C" __global__ void ovl_emulated_allgather(float *data, int64_t n, int64_t wait_ns, int64_t stride) {
+  emulate_collective(data, n, wait_ns, stride);
 }
 
-extern "C" __global__ void ovl_emulated_reducescatter(float *data, int64_t n, int64_t wait_ns) {
-  emulate_collective(data, n, wait_ns);
+extern "C" __global__ void ovl_emulated_reducescatter(float *data, int64_t n, int64_t wait_ns, int64_t stride) {
+  emulate_collective(data, n, wait_ns, stride);
 }
 
 int ovl_k_pack(const float *flat, float *bucket, const ovl_segment *segs, int nsegs, int64_t max_count,
@@ -79,16 +93,19 @@ int ovl_k_unpack(const float *bucket, float *flat, const ovl_segment *segs, int 
 }
 
 int ovl_k_emulated_allreduce(float *data, int64_t n, int64_t wait_ns, cudaStream_t stream) {
-  ovl_emulated_allreduce<<<1, 1024, 0, stream>>>(data, n, wait_ns);
+  ovl_emulated_shape shape = ovl_emulated_shape_for(n * (int64_t)sizeof(float), wait_ns);
+  ovl_emulated_allreduce<<<shape.blocks, OVL_EMULATED_THREADS, 0, stream>>>(data, n, wait_ns, shape.stride);
   return (int)cudaGetLastError();
 }
 
 int ovl_k_emulated_allgather(float *data, int64_t n, int64_t wait_ns, cudaStream_t stream) {
-  ovl_emulated_allgather<<<1, 1024, 0, stream>>>(data, n, wait_ns);
+  ovl_emulated_shape shape = ovl_emulated_shape_for(n * (int64_t)sizeof(float), wait_ns);
+  ovl_emulated_allgather<<<shape.blocks, OVL_EMULATED_THREADS, 0, stream>>>(data, n, wait_ns, shape.stride);
   return (int)cudaGetLastError();
 }
 
 int ovl_k_emulated_reducescatter(float *data, int64_t n, int64_t wait_ns, cudaStream_t stream) {
-  ovl_emulated_reducescatter<<<1, 1024, 0, stream>>>(data, n, wait_ns);
+  ovl_emulated_shape shape = ovl_emulated_shape_for(n * (int64_t)sizeof(float), wait_ns);
+  ovl_emulated_reducescatter<<<shape.blocks, OVL_EMULATED_THREADS, 0, stream>>>(data, n, wait_ns, shape.stride);
   return (int)cudaGetLastError();
 }

@@ -34,10 +34,11 @@ int ovl_k_pack(const float *flat, float *bucket, const ovl_segment *segs, int ns
 int ovl_k_unpack(const float *bucket, float *flat, const ovl_segment *segs, int nsegs, int64_t max_count,
                  cudaStream_t stream);
 
-/* The emulated all-reduce: one small block that reads and rewrites every float of `data`
-** (so it depends on and is depended on by the bucket, like a real collective) and spins on
-** the GPU's %globaltimer until `wait_ns` have passed since it started. The values are left
-** unchanged. An emulation of a collective's duration, not a reduction. */
+/* The emulated all-reduce: a few blocks (at most 32, as NCCL's channels occupy a few SMs)
+** that read and rewrite `data` and spin on the GPU's %globaltimer until `wait_ns` have passed
+** since each started, for every bucket size (emulated_shape.h: the blocks, and where the
+** buffer is too large to touch in time, the share touched). The values are left unchanged.
+** An emulation of a collective's duration, not a reduction. */
 int ovl_k_emulated_allreduce(float *data, int64_t n, int64_t wait_ns, cudaStream_t stream);
 /* The same emulation for --mode zero3's all-gathers and reduce-scatters (`data`: the gathered
 ** layer, or the layer's gradients before the scatter), named so that ovl reads their kind. */

@@ -11,6 +11,7 @@
 
 #include "capture.h"
 #include "capture_writer.h"
+#include "cupti_attach.h"
 #include "clock.h"
 #include "cupti_records.h"
 #include "log.h"
@@ -28,9 +29,16 @@
 #define HEADER_BYTES 64  /* ovl_cupti_buffer in front of the data CUPTI sees; keeps it aligned */
 
 static ovl_cupti_api api;
-static atomic_int attach_state;  /* 0: not tried, 1: attached, -1: failed */
-static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;
-static char status[256] = "not attached: no CUDA use seen";
+static atomic_int attach_state;   /* 0: not tried, 1: attached, -1: failed */
+static atomic_int owns_records;   /* 1 while libovl's buffer callbacks receive the records */
+static atomic_int finalized;      /* another client called cuptiFinalize: libovl calls CUPTI no more */
+static atomic_int subscribed;     /* libovl holds the subscription */
+static atomic_int foreign_first;  /* a client registered buffer callbacks before libovl attached */
+static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;  /* attaching, and the texts below */
+static ovl_cupti_meta texts = {0, "not attached: no CUDA use seen", "", "", "", "", 0};
+static atomic_uint generation = 1;  /* the writer starts from 0: the first cycle writes the texts */
+static char foreign_first_who[64];
+static unsigned kinds_enabled;    /* bit per OVL_KIND_x, under attach_lock */
 static uint32_t version;
 static CUpti_SubscriberHandle subscriber;
 
@@ -40,15 +48,27 @@ static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
 static ovl_cupti_buffer *done_head, *done_tail;
 
 const ovl_cupti_api *ovl_cupti_table(void) { return &api; }
-int ovl_cupti_attached(void) { return atomic_load_explicit(&attach_state, memory_order_acquire) == 1; }
+int ovl_cupti_attached(void) { return atomic_load_explicit(&owns_records, memory_order_acquire); }
+int ovl_cupti_was_attached(void) { return atomic_load_explicit(&attach_state, memory_order_acquire) == 1; }
 uint32_t ovl_cupti_version(void) { return version; }
 uint64_t ovl_cupti_dropped(void) { return atomic_load(&dropped); }
+unsigned ovl_cupti_meta_generation(void) { return atomic_load(&generation); }
 
 void ovl_cupti_status(char *buf, size_t size) {
   pthread_mutex_lock(&attach_lock);
-  snprintf(buf, size, "%s", status);
+  snprintf(buf, size, "%s", texts.status);
   pthread_mutex_unlock(&attach_lock);
 }
+
+void ovl_cupti_meta_read(ovl_cupti_meta *m) {
+  pthread_mutex_lock(&attach_lock);
+  *m = texts;
+  m->generation = atomic_load(&generation);
+  pthread_mutex_unlock(&attach_lock);
+}
+
+/* Under attach_lock. */
+static void texts_changed(void) { atomic_fetch_add(&generation, 1); }
 
 /* ---------------------------------------------------------------------------------- */
 /* Buffers                                                                            */
@@ -109,7 +129,7 @@ ovl_cupti_buffer *ovl_cupti_take_completed(void) {
 }
 
 void ovl_cupti_flush(int forced) {
-  if (ovl_cupti_attached()) api.ActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
+  if (ovl_cupti_attached() && !atomic_load(&finalized)) api.ActivityFlushAll(forced ? CUPTI_ACTIVITY_FLAG_FLUSH_FORCED : 0);
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -124,92 +144,60 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
   (void)userdata, (void)domain, (void)cbid, (void)data;
 }
 
-/* API calls that put work on the GPU: their records carry the correlation ids of that work,
-** and external correlation records attach only to traced API calls. */
-static int launches_gpu_work(const char *name) {
-  static const char *const prefixes[] = {"cudaLaunch", "cudaMemcpy", "cudaMemset", "cudaGraphLaunch",
-                                         "cuLaunch", "cuMemcpy", "cuMemset", "cuGraphLaunch"};
-  if (strstr(name, "HostFunc")) return 0;
-  for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
-    if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) return 1;
-  return 0;
-}
-
-static int enable_launch_apis(void) {
-  int n = 0;
-  const char *name;
-  for (uint32_t cbid = 1; cbid < CUPTI_RUNTIME_TRACE_CBID_SIZE; cbid++)
-    if (api.GetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) == CUPTI_SUCCESS && name &&
-        launches_gpu_work(name) && api.ActivityEnableRuntimeApi(cbid, 1) == CUPTI_SUCCESS)
-      n++;
-  for (uint32_t cbid = 1; cbid < CUPTI_DRIVER_TRACE_CBID_SIZE; cbid++)
-    if (api.GetCallbackName(CUPTI_CB_DOMAIN_DRIVER_API, cbid, &name) == CUPTI_SUCCESS && name &&
-        launches_gpu_work(name) && api.ActivityEnableDriverApi(cbid, 1) == CUPTI_SUCCESS)
-      n++;
-  return n;
-}
-
-/* Returns NULL when attached, else why not. */
+/* Under attach_lock. Returns NULL when attached, else why not. */
 static const char *attach(char *why, size_t size) {
-  if (ovl_cupti_api_load(&api, why, size)) return why;
-  CUptiResult rc = api.GetVersion(&version);
-  if (rc != CUPTI_SUCCESS || version / 10000 != OVL_CUPTI_MAJOR) {
-    snprintf(why, size, "libcupti reports version %u, libovl reads CUPTI %d records", version, OVL_CUPTI_MAJOR);
+  if (atomic_load(&foreign_first)) {
+    snprintf(why, size, "another CUPTI client (%s) receives CUPTI's activity records", foreign_first_who);
     return why;
   }
-  rc = api.Subscribe(&subscriber, on_callback, NULL);
-  if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-    snprintf(why, size, "another CUPTI client is active (Nsight Systems, torch.profiler, ...)");
+  ovl_cupti_origin origin;
+  if (ovl_cupti_api_load(&api, ovl_capture_settings()->cupti_library, &origin, why, size)) return why;
+  api.GetVersion(&version);
+  snprintf(texts.library, sizeof texts.library, "%s (%s)", origin.path, origin.how);
+  ovl_debug("CUPTI %s, found as %s", origin.path, origin.how);
+  ovl_cupti_hooks hooks = {on_callback, cupti_clock, buffer_requested, buffer_completed};
+  ovl_cupti_attach_result r;
+  int ok = ovl_cupti_attach_sequence(&api, &hooks, &r);
+  snprintf(texts.degraded, sizeof texts.degraded, "%s", r.degraded);
+  if (!ok) {
+    snprintf(why, size, "%s", r.why);
     return why;
   }
-#define CHECK_CUPTI(call, what)                                                         \
-  if ((rc = (call)) != CUPTI_SUCCESS) {                                                 \
-    snprintf(why, size, "%s failed: %s", what, ovl_cupti_error(&api, rc));              \
-    return why;                                                                         \
-  }
-  CHECK_CUPTI(rc, "cuptiSubscribe");
-  /* The clock first, before any kind is enabled, so that every record uses it. */
-  CHECK_CUPTI(api.ActivityRegisterTimestampCallback(cupti_clock), "cuptiActivityRegisterTimestampCallback");
-  CHECK_CUPTI(api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM), "cuptiSetThreadIdType");
-  CHECK_CUPTI(api.ActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");
-  /* CONCURRENT_KERNEL, never KERNEL: KERNEL serialises the GPU. */
-  static const CUpti_ActivityKind kinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                             CUPTI_ACTIVITY_KIND_MEMCPY2, CUPTI_ACTIVITY_KIND_MEMSET,
-                                             CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
-  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
-    CHECK_CUPTI(api.ActivityEnable(kinds[i]), "cuptiActivityEnable");
-#undef CHECK_CUPTI
-  if (enable_launch_apis() == 0) {
-    snprintf(why, size, "no CUDA launch API could be traced");
-    return why;
-  }
+  subscriber = r.subscriber;
+  atomic_store(&subscribed, 1);
+  kinds_enabled = r.kinds;
+  ovl_cupti_kinds_text(r.kinds, texts.kinds, sizeof texts.kinds);
   return NULL;
 }
 
 int ovl_cupti_attach(const char *how) {
-  if (atomic_load(&attach_state)) return ovl_cupti_attached();
+  if (atomic_load(&attach_state)) return ovl_cupti_was_attached();
   pthread_mutex_lock(&attach_lock);
   if (!atomic_load(&attach_state)) {
-    char why[200];
+    char why[256];
     const char *problem = attach(why, sizeof why);
     if (problem) {
-      snprintf(status, sizeof status, "not attached: %s", problem);
+      snprintf(texts.status, sizeof texts.status, "not attached: %.230s", problem);
       atomic_store(&attach_state, -1);
     } else {
-      snprintf(status, sizeof status, "attached (%s)", how);
+      snprintf(texts.status, sizeof texts.status, "attached (%s)", how);
+      atomic_store(&owns_records, 1);
       atomic_store(&attach_state, 1);
     }
+    texts_changed();
   }
-  int ok = ovl_cupti_attached();
-  char line[256];
-  snprintf(line, sizeof line, "%s", status);
+  int ok = ovl_cupti_was_attached();
+  char line[256], degraded[256];
+  snprintf(line, sizeof line, "%s", texts.status);
+  snprintf(degraded, sizeof degraded, "%s", texts.degraded);
   pthread_mutex_unlock(&attach_lock);
-  static int once;
+  static int once, degraded_once;
   if (!ok)
     ovl_warn(&once, "CUPTI %s; GPU kernels and memory operations are not captured (NCCL calls and NVTX ranges are)",
              line);
   else
     ovl_debug("CUPTI %s", line);
+  if (ok && degraded[0]) ovl_warn(&degraded_once, "CUPTI attached with losses: %s (meta.cupti_degraded)", degraded);
   return ok;
 }
 
@@ -225,21 +213,100 @@ void ovl_cupti_attach_late(const char *hook) {
 }
 
 /* ---------------------------------------------------------------------------------- */
+/* Other CUPTI clients                                                                */
+/* ---------------------------------------------------------------------------------- */
+
+static int conflict_warned;
+
+/* Under attach_lock: one more fact in meta.cupti_conflict. */
+static void add_conflict(int64_t t, const char *fmt, const char *who, const char *what) {
+  size_t at = strlen(texts.conflict);
+  if (at + 1 < sizeof texts.conflict) {
+    char fact[256];
+    snprintf(fact, sizeof fact, fmt, who, what);
+    snprintf(texts.conflict + at, sizeof texts.conflict - at, "%s%lld ns: %s", at ? "; " : "", (long long)t, fact);
+  }
+  texts_changed();
+}
+
+/* Under attach_lock: the GPU capture ends now. */
+static void capture_ends(int64_t t, const char *who, const char *why) {
+  if (!atomic_exchange(&owns_records, 0)) return;
+  texts.capture_ended_ns = t;
+  ovl_warn(&conflict_warned, "%s (another CUPTI client, such as torch.profiler) %s: GPU kernels and copies after "
+           "that are not in the trace; NCCL calls and NVTX ranges still are (meta.cupti_conflict)", who, why);
+}
+
+static int ovl_kind_of(CUpti_ActivityKind kind) {
+  for (int k = 0; k < OVL_KIND_COUNT; k++)
+    if (ovl_cupti_kind(k) == kind) return k;
+  return -1;
+}
+
+
+void ovl_cupti_note_foreign(ovl_cupti_foreign what, const char *who, CUpti_ActivityKind kind) {
+  pthread_mutex_lock(&attach_lock);
+  int state = atomic_load(&attach_state);
+  int64_t t = ovl_clock_ns();
+  if (state == 0 && what == OVL_FOREIGN_BUFFERS && !atomic_load(&foreign_first)) {
+    snprintf(foreign_first_who, sizeof foreign_first_who, "%s", who);
+    atomic_store(&foreign_first, 1);  /* libovl will not attach: the records are that client's */
+  } else if (state == 1) {
+    if (what == OVL_FOREIGN_BUFFERS) {
+      /* It gets the records of the kinds it enables, not of libovl's. */
+      if (kinds_enabled && !atomic_load(&finalized)) ovl_cupti_release_kinds(&api, kinds_enabled);
+      kinds_enabled = 0;
+      add_conflict(t, "%s registered its own activity buffers%s", who, " (libovl's kinds disabled)");
+      capture_ends(t, who, "took CUPTI's activity records");
+    } else if (what == OVL_FOREIGN_DISABLE) {
+      int k = ovl_kind_of(kind);
+      if (k >= 0 && (kinds_enabled & (1u << k))) {
+        kinds_enabled &= ~(1u << k);
+        add_conflict(t, "%s disabled %s records", who, ovl_cupti_kind_name(k));
+        if (!(kinds_enabled & OVL_GPU_WORK_KINDS)) capture_ends(t, who, "disabled CUPTI's kernel and copy records");
+      }
+    } else {
+      atomic_store(&finalized, 1);
+      add_conflict(t, "%s finalized CUPTI%s", who, "");
+      capture_ends(t, who, "detached CUPTI (cuptiFinalize)");
+    }
+  }
+  pthread_mutex_unlock(&attach_lock);
+}
+
+void ovl_cupti_before_foreign_takeover(void) {
+  if (ovl_cupti_attached() && !atomic_load(&finalized)) api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+int ovl_cupti_yield_subscription(const char *who) {
+  if (!atomic_exchange(&subscribed, 0)) return 0;
+  pthread_mutex_lock(&attach_lock);
+  if (!atomic_load(&finalized)) api.Unsubscribe(subscriber);
+  add_conflict(ovl_clock_ns(), "gave the CUPTI subscription to %s%s", who, " (its cuptiSubscribe was retried)");
+  pthread_mutex_unlock(&attach_lock);
+  ovl_debug("gave the CUPTI subscription to %s, whose cuptiSubscribe found it taken", who);
+  return 1;
+}
+
+/* ---------------------------------------------------------------------------------- */
 /* Hooks' helpers                                                                     */
 /* ---------------------------------------------------------------------------------- */
 
 int ovl_cupti_push(uint64_t external_id) {
-  return ovl_cupti_attached() && api.ActivityPushExternalCorrelationId(OVL_EXT_KIND, external_id) == CUPTI_SUCCESS;
+  return ovl_cupti_attached() && !atomic_load(&finalized) &&
+         api.ActivityPushExternalCorrelationId(OVL_EXT_KIND, external_id) == CUPTI_SUCCESS;
 }
 
 void ovl_cupti_pop(void) {
   uint64_t last;
-  api.ActivityPopExternalCorrelationId(OVL_EXT_KIND, &last);
+  if (!atomic_load(&finalized)) api.ActivityPopExternalCorrelationId(OVL_EXT_KIND, &last);
 }
 
 int64_t ovl_cupti_stream_id(void *stream) {
   uint32_t id;
-  if (ovl_cupti_attached() && api.GetStreamIdEx(NULL, (CUstream)stream, 0, &id) == CUPTI_SUCCESS) return id;
+  if (ovl_cupti_was_attached() && !atomic_load(&finalized) &&
+      api.GetStreamIdEx(NULL, (CUstream)stream, 0, &id) == CUPTI_SUCCESS)
+    return id;
   return OVL_NONE;
 }
 

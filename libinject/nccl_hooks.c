@@ -2,7 +2,7 @@
 ** NCCL interposers: the ncclX functions the program calls resolve here first (LD_PRELOAD),
 ** and each calls the real NCCL found with dlsym(RTLD_NEXT), or in whichever loaded object
 ** defines it when NCCL sits in a local dlopen scope under any name (Python wheels). The
-** exports are indirect functions that bind to nothing while no NCCL is loaded (INTERPOSE).
+** exports are indirect functions that bind to nothing while no NCCL is loaded (interpose.h).
 **
 ** Per call: host start/end on the capture clock, the communicator's stable id, rank, size
 ** and per-communicator sequence number, and an external correlation id pushed around the
@@ -18,7 +18,7 @@
 #include "host_buffer.h"
 #include "log.h"
 #include "nccl_comms.h"
-#include "nccl_lookup.h"
+#include "interpose.h"
 #include "nccl_names.h"
 #include "store/trace_rows.h"
 
@@ -28,13 +28,19 @@
 #include <string.h>
 #include <unistd.h>
 
-#define EXPORT __attribute__((visibility("default")))
+/* A thread's hook state, one thread-local block (one lookup per call). */
+typedef struct hook_thread {
+  int depth;              /* > 0 inside a hooked call on this thread */
+  int group_depth;        /* ncclGroupStart nesting */
+  uint32_t group_members;
+  uint64_t group_id;      /* the current outermost group */
+  int64_t next_id, end_id;  /* the thread's block of collective ids: [next_id, end_id) */
+} hook_thread;
+static __thread hook_thread me;
 
-static __thread int hook_depth;        /* > 0 inside a hooked call on this thread */
-static __thread int group_depth;       /* ncclGroupStart nesting */
-static __thread uint64_t group_id;     /* the current outermost group */
-static __thread uint32_t group_members;
-static atomic_uint_fast64_t next_collective_id = 1;
+/* Collective ids come in blocks, so that threads calling at once share no counter. */
+#define ID_BLOCK 1024
+static atomic_int_fast64_t next_id_block = 1;
 static atomic_uint_fast64_t next_group_id = 1;
 static atomic_uint_fast64_t next_init_all = 1;
 static atomic_int first_call_seen;
@@ -44,14 +50,6 @@ static atomic_int nccl_version;
 /* The real NCCL                                                                      */
 /* ---------------------------------------------------------------------------------- */
 
-/* The real function: the next definition in the global scope (NCCL linked or dlopen'ed
-** RTLD_GLOBAL), else the first loaded object that defines it, whatever its name and scope
-** (a renamed, RTLD_LOCAL copy vendored by a Python wheel). */
-static void *find_real(const char *name) {
-  void *f = dlsym(RTLD_NEXT, name);
-  return f ? f : ovl_nccl_lookup(name);
-}
-
 static int real_missing_warned;
 
 #define REAL_SLOT(fn) static _Atomic(__typeof__(&fn)) real_##fn
@@ -59,46 +57,13 @@ static int real_missing_warned;
 #define RESOLVE(fn)                                                             \
   __typeof__(&fn) real = atomic_load_explicit(&real_##fn, memory_order_relaxed); \
   if (!real) {                                                                  \
-    real = (__typeof__(&fn))find_real(#fn);                                     \
+    real = (__typeof__(&fn))ovl_find_real(#fn);                                     \
     if (!real) {                                                                \
       ovl_warn(&real_missing_warned, "%s: no NCCL library defines it any more", #fn); \
       return ncclSystemError;                                                   \
     }                                                                           \
     atomic_store_explicit(&real_##fn, real, memory_order_relaxed);              \
   }
-
-/* Whether libovl's own relocations are applied. glibc relocates the objects loaded at
-** start-up in reverse load order, so a library loaded with the program (after the preload)
-** that binds an NCCL symbol immediately (LD_BIND_NOW, -z now, an address taken) runs our
-** resolver before libovl is relocated: then nothing outside this object may be called,
-** not even dl_iterate_phdr. The pointer below holds its own address only once relocated. */
-static void *const relocated_self = (void *)&relocated_self;
-__attribute__((no_sanitize_address, no_sanitize_undefined)) static int relocated(void) {
-  return *(void *const volatile *)&relocated_self == (void *)&relocated_self;
-}
-
-/* An indirect function resolved to NULL makes dlsym return NULL without an error, and
-** callers that then format dlerror() crash on it (Python 3.11's ctypes does). A lookup that
-** fails (RTLD_NEXT: objects after libovl, none of which defines `name`) leaves the thread's
-** dlerror() saying "<libovl.so>: undefined symbol: <name>", as a plain miss would. */
-static void say_undefined(const char *name) { (void)dlsym(RTLD_NEXT, name); }
-
-/* Exports `fn` as a GNU indirect function. The dynamic linker runs the resolver at each
-** binding (program start-up, lazy binding, dlopen, dlsym) and binds to what it returns:
-** the hook when a loaded object defines the real `fn`, else nothing, so that a process
-** without NCCL that probes dlsym(RTLD_DEFAULT, "ncclAllReduce") finds NULL, as it would
-** without libovl. The resolver may run before libovl's constructor: it only reads the
-** loaded objects' symbol tables (nccl_lookup.h). Before libovl is relocated it cannot look,
-** and binds to the hook: the object being bound refers to `fn` at start-up, so NCCL is
-** loaded (glibc prints a "Relink ... for IFUNC symbol" note on stderr then). */
-#define INTERPOSE(fn)                                                           \
-  __attribute__((no_sanitize_address, no_sanitize_undefined))                   \
-  static __typeof__(&hook_##fn) resolve_##fn(void) {                           \
-    if (!relocated() || ovl_nccl_lookup(#fn)) return hook_##fn;                 \
-    say_undefined(#fn);                                                         \
-    return NULL;                                                                \
-  }                                                                             \
-  EXPORT __typeof__(hook_##fn) fn __attribute__((ifunc("resolve_" #fn)));
 
 REAL_SLOT(ncclAllReduce);
 REAL_SLOT(ncclReduceScatter);
@@ -130,7 +95,7 @@ static int64_t query(const char *fn, ncclComm_t comm) {
   int i = strcmp(fn, names[0]) == 0 ? 0 : strcmp(fn, names[1]) == 0 ? 1 : 2;
   ncclResult_t (*f)(const ncclComm_t, int *) = (ncclResult_t(*)(const ncclComm_t, int *))atomic_load(&fns[i]);
   if (!f) {
-    f = (ncclResult_t(*)(const ncclComm_t, int *))find_real(names[i]);
+    f = (ncclResult_t(*)(const ncclComm_t, int *))ovl_find_real(names[i]);
     atomic_store(&fns[i], (void *)f);
   }
   int v;
@@ -140,7 +105,7 @@ static int64_t query(const char *fn, ncclComm_t comm) {
 static int64_t version_of_nccl(void) {
   int v = atomic_load(&nccl_version);
   if (!v) {
-    ncclResult_t (*get)(int *) = (ncclResult_t(*)(int *))find_real("ncclGetVersion");
+    ncclResult_t (*get)(int *) = (ncclResult_t(*)(int *))ovl_find_real("ncclGetVersion");
     if (get && get(&v) == ncclSuccess) atomic_store(&nccl_version, v);
   }
   return v;
@@ -155,10 +120,8 @@ static ovl_comm_info *register_comm(ncclComm_t comm, int64_t id, int64_t rank, i
   if (rank < 0 || rank == OVL_NONE) rank = query("ncclCommUserRank", comm);
   if (nranks <= 0 || nranks == OVL_NONE) nranks = query("ncclCommCount", comm);
   int64_t device = query("ncclCommCuDevice", comm);
-  ovl_comm_info *info = ovl_comms_add(comm, id, rank, nranks, device);
-  ovl_comm_event ev = {{OVL_EV_COMM, sizeof ev, 0}, id, rank, nranks, device, version_of_nccl()};
-  ovl_hostbuf_append(&ev, sizeof ev);
-  return info;
+  ovl_comms_set_nccl_version(version_of_nccl());
+  return ovl_comms_add(comm, id, rank, nranks, device);
 }
 
 /* A communicator libovl did not see created (made through an entry point it does not hook):
@@ -177,52 +140,70 @@ static ovl_comm_info *comm_of(ncclComm_t comm) {
 typedef struct pending_call {
   ovl_coll_event ev;
   ovl_comm_info *comm;
-  int recording, pushed;
+  hook_thread *t;
+  int recording, pushed, unrecorded;
 } pending_call;
+
+/* The communicator's next sequence number. NCCL forbids calls on one communicator from two
+** threads at once, so a load and a store do (a read-modify-write costs ~10 ns a call); calls
+** from several threads taking turns under the program's own lock are ordered by that lock. */
+static int64_t next_seq(ovl_comm_info *c) {
+  int64_t seq = atomic_load_explicit(&c->next_seq, memory_order_relaxed);
+  atomic_store_explicit(&c->next_seq, seq + 1, memory_order_relaxed);
+  return seq;
+}
+
+static int64_t next_collective_id(hook_thread *t) {
+  if (t->next_id == t->end_id) {
+    t->next_id = atomic_fetch_add_explicit(&next_id_block, ID_BLOCK, memory_order_relaxed);
+    t->end_id = t->next_id + ID_BLOCK;
+  }
+  return t->next_id++;
+}
 
 static void call_begin(pending_call *p, int call, ncclComm_t comm, cudaStream_t stream, size_t count, int dtype,
                        int redop, int64_t peer) {
-  p->recording = p->pushed = 0;
-  if (hook_depth++ > 0 || !ovl_capture_activate()) return;
+  hook_thread *t = p->t = &me;
+  p->recording = p->pushed = p->unrecorded = 0;
+  if (t->depth++ > 0) return;
+  if (!ovl_capture_activate()) {
+    p->unrecorded = ovl_capture_counts_unrecorded();
+    return;
+  }
   if (!atomic_load_explicit(&first_call_seen, memory_order_relaxed) &&
       !atomic_exchange_explicit(&first_call_seen, 1, memory_order_relaxed))
     ovl_cupti_attach_late(ovl_nccl_call_name(call));
   ovl_comm_info *info = p->comm = comm_of(comm);
   ovl_coll_event *e = &p->ev;
-  memset(e, 0, sizeof *e);
-  e->h.kind = OVL_EV_COLLECTIVE;
-  e->h.size = sizeof *e;
-  e->comm = info ? info->id : OVL_NONE;
-  e->rank = info ? info->rank : OVL_NONE;
-  e->nranks = info ? info->nranks : OVL_NONE;
-  e->device = info ? info->device : OVL_NONE;
-  e->op = call;
-  e->dtype = dtype;
-  e->redop = redop;
+  e->h = (ovl_event_header){OVL_EV_COLLECTIVE, sizeof *e, (uint8_t)call, (uint8_t)(dtype >= 0 && dtype < 255 ? dtype : 255),
+                            (int8_t)(redop < -1 ? -1 : redop > 127 ? 127 : redop), t->group_depth > 0 ? OVL_EV_IN_GROUP : 0};
+  e->comm = info;
   e->count = (int64_t)count;
-  e->bytes = ovl_nccl_send_bytes(call, e->count, dtype, e->nranks);
-  e->peer = peer;
-  e->tid = ovl_capture_tid();
-  e->stream = ovl_cupti_stream_id(stream);
-  if (group_depth > 0 && group_members < OVL_GROUP_MAX_MEMBERS) {
-    e->group_id = (int64_t)group_id;
-    e->id = ovl_group_member_id(group_id, group_members++);  /* launched by ncclGroupEnd */
+  e->peer = (int32_t)peer;
+  int64_t s = ovl_cupti_stream_id(stream);
+  e->stream = s >= 0 && s < OVL_COLL_NO_STREAM ? (uint32_t)s : OVL_COLL_NO_STREAM;
+  if (t->group_depth > 0 && t->group_members < OVL_GROUP_MAX_MEMBERS) {
+    e->id = ovl_group_member_id(t->group_id, t->group_members++);  /* launched by ncclGroupEnd */
   } else {
-    e->group_id = group_depth > 0 ? (int64_t)group_id : OVL_NONE;
-    e->id = (int64_t)atomic_fetch_add_explicit(&next_collective_id, 1, memory_order_relaxed);
-    if (group_depth == 0) p->pushed = ovl_cupti_push((uint64_t)e->id);
+    e->id = next_collective_id(t);
+    if (t->group_depth == 0) p->pushed = ovl_cupti_push((uint64_t)e->id);
   }
   p->recording = 1;
   e->host_start = ovl_clock_ns();
 }
 
 static void call_end(pending_call *p, ncclResult_t rc) {
-  hook_depth--;
-  if (!p->recording) return;
-  p->ev.host_end = ovl_clock_ns();
+  p->t->depth--;
+  int launched = rc == ncclSuccess || rc == ncclInProgress;  /* a failed call launched nothing */
+  if (!p->recording) {
+    if (p->unrecorded && launched) ovl_hostbuf_count_unrecorded();
+    return;
+  }
+  int64_t end = ovl_clock_ns();
+  p->ev.host_end = end >= p->ev.host_start ? end : p->ev.host_start;
   if (p->pushed) ovl_cupti_pop();
-  if (rc != ncclSuccess && rc != ncclInProgress) return;  /* launched nothing */
-  p->ev.seq = p->comm ? atomic_fetch_add_explicit(&p->comm->next_seq, 1, memory_order_relaxed) : OVL_NONE;
+  if (!launched) return;
+  p->ev.seq = p->comm ? next_seq(p->comm) : OVL_NONE;
   ovl_hostbuf_append(&p->ev, sizeof p->ev);
 }
 
@@ -243,74 +224,74 @@ static ncclResult_t hook_ncclAllReduce(const void *sendbuff, void *recvbuff, siz
   RECORD_CALL(ncclAllReduce, OVL_NCCL_ALLREDUCE, count, datatype, op, NO_PEER,
               sendbuff, recvbuff, count, datatype, op, comm, stream);
 }
-INTERPOSE(ncclAllReduce)
+OVL_INTERPOSE(ncclAllReduce)
 
 static ncclResult_t hook_ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
                                       ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
   RECORD_CALL(ncclReduceScatter, OVL_NCCL_REDUCESCATTER, recvcount, datatype, op, NO_PEER,
               sendbuff, recvbuff, recvcount, datatype, op, comm, stream);
 }
-INTERPOSE(ncclReduceScatter)
+OVL_INTERPOSE(ncclReduceScatter)
 
 static ncclResult_t hook_ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount, ncclDataType_t datatype,
                                   ncclComm_t comm, cudaStream_t stream) {
   RECORD_CALL(ncclAllGather, OVL_NCCL_ALLGATHER, sendcount, datatype, NO_REDOP, NO_PEER,
               sendbuff, recvbuff, sendcount, datatype, comm, stream);
 }
-INTERPOSE(ncclAllGather)
+OVL_INTERPOSE(ncclAllGather)
 
 static ncclResult_t hook_ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                                   int root, ncclComm_t comm, cudaStream_t stream) {
   RECORD_CALL(ncclBroadcast, OVL_NCCL_BROADCAST, count, datatype, NO_REDOP, root,
               sendbuff, recvbuff, count, datatype, root, comm, stream);
 }
-INTERPOSE(ncclBroadcast)
+OVL_INTERPOSE(ncclBroadcast)
 
 static ncclResult_t hook_ncclBcast(void *buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm,
                               cudaStream_t stream) {
   RECORD_CALL(ncclBcast, OVL_NCCL_BROADCAST, count, datatype, NO_REDOP, root, buff, count, datatype, root, comm, stream);
 }
-INTERPOSE(ncclBcast)
+OVL_INTERPOSE(ncclBcast)
 
 static ncclResult_t hook_ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                                ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
   RECORD_CALL(ncclReduce, OVL_NCCL_REDUCE, count, datatype, op, root,
               sendbuff, recvbuff, count, datatype, op, root, comm, stream);
 }
-INTERPOSE(ncclReduce)
+OVL_INTERPOSE(ncclReduce)
 
 static ncclResult_t hook_ncclAlltoAll(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                                  ncclComm_t comm, cudaStream_t stream) {
   RECORD_CALL(ncclAlltoAll, OVL_NCCL_ALLTOALL, count, datatype, NO_REDOP, NO_PEER,
               sendbuff, recvbuff, count, datatype, comm, stream);
 }
-INTERPOSE(ncclAlltoAll)
+OVL_INTERPOSE(ncclAlltoAll)
 
 static ncclResult_t hook_ncclGather(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
                                ncclComm_t comm, cudaStream_t stream) {
   RECORD_CALL(ncclGather, OVL_NCCL_GATHER, count, datatype, NO_REDOP, root,
               sendbuff, recvbuff, count, datatype, root, comm, stream);
 }
-INTERPOSE(ncclGather)
+OVL_INTERPOSE(ncclGather)
 
 static ncclResult_t hook_ncclScatter(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
                                 ncclComm_t comm, cudaStream_t stream) {
   RECORD_CALL(ncclScatter, OVL_NCCL_SCATTER, count, datatype, NO_REDOP, root,
               sendbuff, recvbuff, count, datatype, root, comm, stream);
 }
-INTERPOSE(ncclScatter)
+OVL_INTERPOSE(ncclScatter)
 
 static ncclResult_t hook_ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                              cudaStream_t stream) {
   RECORD_CALL(ncclSend, OVL_NCCL_SEND, count, datatype, NO_REDOP, peer, sendbuff, count, datatype, peer, comm, stream);
 }
-INTERPOSE(ncclSend)
+OVL_INTERPOSE(ncclSend)
 
 static ncclResult_t hook_ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                              cudaStream_t stream) {
   RECORD_CALL(ncclRecv, OVL_NCCL_RECV, count, datatype, NO_REDOP, peer, recvbuff, count, datatype, peer, comm, stream);
 }
-INTERPOSE(ncclRecv)
+OVL_INTERPOSE(ncclRecv)
 
 /* ---------------------------------------------------------------------------------- */
 /* Groups                                                                             */
@@ -318,26 +299,28 @@ INTERPOSE(ncclRecv)
 
 static ncclResult_t hook_ncclGroupStart(void) {
   RESOLVE(ncclGroupStart);
-  if (hook_depth == 0 && ovl_capture_activate() && group_depth++ == 0) {
-    group_id = atomic_fetch_add_explicit(&next_group_id, 1, memory_order_relaxed);
-    group_members = 0;
+  hook_thread *t = &me;
+  if (t->depth == 0 && ovl_capture_activate() && t->group_depth++ == 0) {
+    t->group_id = atomic_fetch_add_explicit(&next_group_id, 1, memory_order_relaxed);
+    t->group_members = 0;
   }
   return real();
 }
-INTERPOSE(ncclGroupStart)
+OVL_INTERPOSE(ncclGroupStart)
 
 /* The outermost ncclGroupEnd launches the group's work: its external id names the group. */
 static ncclResult_t hook_ncclGroupEnd(void) {
   RESOLVE(ncclGroupEnd);
-  if (hook_depth > 0 || group_depth == 0 || --group_depth > 0) return real();
-  int pushed = group_members > 0 && ovl_cupti_push(ovl_group_ext_id(group_id, group_members));
-  hook_depth++;
+  hook_thread *t = &me;
+  if (t->depth > 0 || t->group_depth == 0 || --t->group_depth > 0) return real();
+  int pushed = t->group_members > 0 && ovl_cupti_push(ovl_group_ext_id(t->group_id, t->group_members));
+  t->depth++;
   ncclResult_t rc = real();
-  hook_depth--;
+  t->depth--;
   if (pushed) ovl_cupti_pop();
   return rc;
 }
-INTERPOSE(ncclGroupEnd)
+OVL_INTERPOSE(ncclGroupEnd)
 
 /* ---------------------------------------------------------------------------------- */
 /* Communicator life                                                                  */
@@ -346,7 +329,7 @@ INTERPOSE(ncclGroupEnd)
 /* Enters a communicator hook; returns 1 when this call should be recorded. CUPTI is
 ** attached first (late, if the driver did not) so that NCCL's set-up work is captured. */
 static int init_begin(const char *hook) {
-  if (hook_depth++ > 0 || !ovl_capture_activate()) return 0;
+  if (me.depth++ > 0 || !ovl_capture_activate()) return 0;
   ovl_cupti_attach_late(hook);
   return 1;
 }
@@ -358,10 +341,10 @@ static ncclResult_t hook_ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniq
   int rec = init_begin("ncclCommInitRank");
   ncclResult_t rc = real(comm, nranks, commId, rank);
   if (rec && succeeded(rc) && comm) register_comm(*comm, ovl_comm_id_hash(&commId, sizeof commId, 0), rank, nranks);
-  hook_depth--;
+  me.depth--;
   return rc;
 }
-INTERPOSE(ncclCommInitRank)
+OVL_INTERPOSE(ncclCommInitRank)
 
 static ncclResult_t hook_ncclCommInitRankConfig(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank,
                                            ncclConfig_t *config) {
@@ -369,10 +352,10 @@ static ncclResult_t hook_ncclCommInitRankConfig(ncclComm_t *comm, int nranks, nc
   int rec = init_begin("ncclCommInitRankConfig");
   ncclResult_t rc = real(comm, nranks, commId, rank, config);
   if (rec && succeeded(rc) && comm) register_comm(*comm, ovl_comm_id_hash(&commId, sizeof commId, 0), rank, nranks);
-  hook_depth--;
+  me.depth--;
   return rc;
 }
-INTERPOSE(ncclCommInitRankConfig)
+OVL_INTERPOSE(ncclCommInitRankConfig)
 
 static ncclResult_t hook_ncclCommInitRankScalable(ncclComm_t *newcomm, int nranks, int myrank, int nId,
                                              ncclUniqueId *commIds, ncclConfig_t *config) {
@@ -381,10 +364,10 @@ static ncclResult_t hook_ncclCommInitRankScalable(ncclComm_t *newcomm, int nrank
   ncclResult_t rc = real(newcomm, nranks, myrank, nId, commIds, config);
   if (rec && succeeded(rc) && newcomm && commIds && nId > 0)
     register_comm(*newcomm, ovl_comm_id_hash(commIds, (size_t)nId * sizeof *commIds, 0), myrank, nranks);
-  hook_depth--;
+  me.depth--;
   return rc;
 }
-INTERPOSE(ncclCommInitRankScalable)
+OVL_INTERPOSE(ncclCommInitRankScalable)
 
 /* One communicator of ndev ranks, all in this process. */
 static ncclResult_t hook_ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist) {
@@ -402,10 +385,10 @@ static ncclResult_t hook_ncclCommInitAll(ncclComm_t *comms, int ndev, const int 
     int64_t id = ovl_comm_id_hash(&key, sizeof key, 1);
     for (int i = 0; i < ndev; i++) register_comm(comms[i], id, i, ndev);
   }
-  hook_depth--;
+  me.depth--;
   return rc;
 }
-INTERPOSE(ncclCommInitAll)
+OVL_INTERPOSE(ncclCommInitAll)
 
 /* A child communicator's id: the parent's id and how many children the parent had before,
 ** which every rank of the parent sees alike (splits are collective), plus the color. */
@@ -422,10 +405,10 @@ static ncclResult_t hook_ncclCommSplit(ncclComm_t comm, int color, int key, nccl
   int64_t id = rec ? child_id(comm, color, 0) : 0;
   ncclResult_t rc = real(comm, color, key, newcomm, config);
   if (rec && succeeded(rc) && newcomm && *newcomm) register_comm(*newcomm, id, OVL_NONE, OVL_NONE);
-  hook_depth--;
+  me.depth--;
   return rc;
 }
-INTERPOSE(ncclCommSplit)
+OVL_INTERPOSE(ncclCommSplit)
 
 static ncclResult_t hook_ncclCommShrink(ncclComm_t comm, int *excludeRanksList, int excludeRanksCount,
                                    ncclComm_t *newcomm, ncclConfig_t *config, int shrinkFlags) {
@@ -434,27 +417,27 @@ static ncclResult_t hook_ncclCommShrink(ncclComm_t comm, int *excludeRanksList, 
   int64_t id = rec ? child_id(comm, 0, 1) : 0;
   ncclResult_t rc = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
   if (rec && succeeded(rc) && newcomm && *newcomm) register_comm(*newcomm, id, OVL_NONE, OVL_NONE);
-  hook_depth--;
+  me.depth--;
   return rc;
 }
-INTERPOSE(ncclCommShrink)
+OVL_INTERPOSE(ncclCommShrink)
 
 static ncclResult_t hook_ncclCommDestroy(ncclComm_t comm) {
   RESOLVE(ncclCommDestroy);
   ovl_comms_remove(comm);
-  hook_depth++;
+  me.depth++;
   ncclResult_t rc = real(comm);
-  hook_depth--;
+  me.depth--;
   return rc;
 }
-INTERPOSE(ncclCommDestroy)
+OVL_INTERPOSE(ncclCommDestroy)
 
 static ncclResult_t hook_ncclCommAbort(ncclComm_t comm) {
   RESOLVE(ncclCommAbort);
   ovl_comms_remove(comm);
-  hook_depth++;
+  me.depth++;
   ncclResult_t rc = real(comm);
-  hook_depth--;
+  me.depth--;
   return rc;
 }
-INTERPOSE(ncclCommAbort)
+OVL_INTERPOSE(ncclCommAbort)

@@ -1,10 +1,12 @@
 /*
-** A program that looks for NCCL the way frameworks do, run under LD_PRELOAD=libovl.so by
-** tests/test_inject_hostile.c. It knows nothing of ovl.
+** A program that looks for NCCL (and CUPTI, whose calls libovl also interposes) the way
+** frameworks do, run under LD_PRELOAD=libovl.so by tests/test_inject_hostile.c. It knows
+** nothing of ovl.
 **
-**   inject_probe none        dlsym(RTLD_DEFAULT, ...) for NCCL's entry points: prints what
-**                            it finds, or a miss without a dlerror() message; exit 0 when
-**                            nothing is found, each miss explained (this program has no NCCL)
+**   inject_probe none        dlsym(RTLD_DEFAULT, ...) for NCCL's and CUPTI's entry points:
+**                            prints what it finds, or a miss without a dlerror() message;
+**                            exit 0 when nothing is found, each miss explained (this program
+**                            has neither)
 **   inject_probe dlopen LIB  the same probe, then dlopen(LIB, RTLD_NOW | RTLD_LOCAL), a
 **                            library that uses NCCL (tests/stubs/stub_nccl_user.c, as Python
 **                            loads libtorch_cuda.so), and its stub_nccl_user_run(100)
@@ -18,6 +20,7 @@ static const char *const entry_points[] = {
   "ncclAlltoAll", "ncclGather", "ncclScatter", "ncclSend", "ncclRecv", "ncclGroupStart", "ncclGroupEnd",
   "ncclCommInitRank", "ncclCommInitRankConfig", "ncclCommInitRankScalable", "ncclCommInitAll", "ncclCommSplit",
   "ncclCommShrink", "ncclCommDestroy", "ncclCommAbort", "ncclGetVersion",
+  "cuptiActivityRegisterCallbacks", "cuptiActivityDisable", "cuptiFinalize", "cuptiSubscribe", "cuptiSubscribe_v2",
 };
 
 static int probe(void) {
@@ -32,7 +35,7 @@ static int probe(void) {
       found++;
     }
   }
-  if (!found) printf("probe: no NCCL\n");
+  if (!found) printf("probe: no NCCL or CUPTI\n");
   return found;
 }
 

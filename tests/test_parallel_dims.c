@@ -71,7 +71,7 @@ static int run_job(const ovl_pm_params *p, ovl_pm_job *model, ovl_job *job, ovl_
 static void cleanup(ovl_pm_job *model, ovl_job *job, ovl_analysis_ctx *ctx, const char *dir) {
   for (int r = 0; r < model->nranks; r++) {
     char path[4200];
-    snprintf(path, sizeof path, "%s/rank%d.sqlite", dir, r);
+    snprintf(path, sizeof path, "%.4000s/rank%d.sqlite", dir, r);
     unlink(path);
   }
   rmdir(dir);
@@ -428,7 +428,7 @@ static void nvtx_dim(void) {
     ovl_analysis_ctx_free(&ctx);
   }
   for (int r = 0; r < model.nranks; r++) {
-    snprintf(path, sizeof path, "%s/rank%d.sqlite", dir, r);
+    snprintf(path, sizeof path, "%.4000s/rank%d.sqlite", dir, r);
     unlink(path);
   }
   rmdir(dir);

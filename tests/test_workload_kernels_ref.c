@@ -7,6 +7,7 @@
 #include "bucket_plan.h"
 #include "check.h"
 #include "data.h"
+#include "emulated_shape.h"
 #include "kernel_ref.h"
 #include "ref_trainer.h"
 
@@ -257,6 +258,65 @@ static void check_composed_step(void) {
   ovl_dataset_free(&d);
 }
 
+/* One emulated collective's shape: within bounds, and its touch fits in its share of the wait
+** at the assumed per-block rate (or it touches one group, the least it can). */
+static int shape_fits(int64_t bytes, double wait_ns) {
+  ovl_emulated_shape sh = ovl_emulated_shape_for(bytes, (int64_t)wait_ns);
+  double touch_ns = ovl_emulated_touch_bytes(bytes, sh) / (sh.blocks * OVL_EMULATED_BLOCK_BYTES_PER_NS);
+  int ok = sh.blocks >= 1 && sh.blocks <= OVL_EMULATED_MAX_BLOCKS && sh.stride >= 1 &&
+           (touch_ns <= OVL_EMULATED_TOUCH_SHARE * wait_ns || ovl_emulated_touch_bytes(bytes, sh) <= 32.0);
+  /* the whole buffer whenever the blocks allow it */
+  double all_ns = 2.0 * bytes / (OVL_EMULATED_MAX_BLOCKS * OVL_EMULATED_BLOCK_BYTES_PER_NS);
+  if (all_ns <= OVL_EMULATED_TOUCH_SHARE * wait_ns && sh.stride != 1) ok = 0;
+  if (!ok)
+    fprintf(stderr, "%lld bytes, wait %.0f ns: %d blocks, stride %lld, touch %.0f ns\n", (long long)bytes, wait_ns,
+            sh.blocks, (long long)sh.stride, touch_ns);
+  return ok;
+}
+
+/* The emulated kernels last the modelled alpha + bytes/beta for every bucket of every plan
+** ovl-ddp can make (models, modes, caps; the defaults, and the GPU tests' 1 ms / 100 GB/s / 8
+** ranks), and for a fast fabric where the buffer cannot all be touched in time. */
+static void check_emulated_shapes(void) {
+  static const char *models[] = {"small", "medium", "large", "xlarge"};
+  static const double fabrics[][3] = {{50e3, 25e9, 8}, {1e6, 100e9, 8}, {5e3, 900e9, 8}, {50e3, 25e9, 1}};
+  static const int64_t caps[] = {1 << 20, 5 << 20, 25 << 20, 100 << 20};
+  int buckets = 0, strided = 0;
+  for (size_t mi = 0; mi < sizeof models / sizeof models[0]; mi++) {
+    ovl_model m;
+    ovl_err err;
+    CHECK_I64(ovl_model_lookup(models[mi], &m, &err), OVL_OK);
+    for (int mode = OVL_MODE_NAIVE; mode < OVL_MODE_COUNT; mode++)
+      for (size_t ci = 0; ci < sizeof caps / sizeof caps[0]; ci++) {
+        ovl_plan_options o = {(ovl_mode)mode, caps[ci], caps[ci], 0};
+        ovl_plan plan;
+        if (ovl_plan_build(&m, &o, &plan, &err) != OVL_OK) continue;
+        for (int k = 0; k < plan.nbuckets; k++)
+          for (size_t f = 0; f < sizeof fabrics / sizeof fabrics[0]; f++) {
+            double bytes = (double)plan.buckets[k].bytes;
+            double wait = ovl_emulated_allreduce_ns(fabrics[f][0], fabrics[f][1], (int)fabrics[f][2], bytes);
+            CHECK(shape_fits(plan.buckets[k].bytes, wait));
+            strided += ovl_emulated_shape_for(plan.buckets[k].bytes, (int64_t)wait).stride > 1;
+            buckets++;
+          }
+        ovl_plan_free(&plan);
+      }
+  }
+  printf("emulated shapes: %d buckets x fabrics checked, %d touch a share of their buffer\n", buckets, strided);
+  CHECK(buckets > 100);
+  CHECK(strided > 0);  /* the fast fabric and the one-rank wait exercise the stride */
+  /* the one-block kernel of before could not: a 100 MiB all-reduce at 1 ms / 100 GB/s on 8 ranks
+  ** waits 2.8 ms, and touching it in half of that takes 15 blocks at the rate */
+  double wait = ovl_emulated_allreduce_ns(1e6, 100e9, 8, 100 << 20);
+  ovl_emulated_shape big = ovl_emulated_shape_for(100 << 20, (int64_t)wait);
+  CHECK(big.blocks > 1 && big.blocks < OVL_EMULATED_MAX_BLOCKS && big.stride == 1);
+  ovl_emulated_shape tiny = ovl_emulated_shape_for(4096, 50000);
+  CHECK(tiny.blocks == 1 && tiny.stride == 1);
+  ovl_emulated_shape none = ovl_emulated_shape_for(0, 0);
+  CHECK(none.blocks == 1 && none.stride == 1);
+  CHECK(shape_fits(1 << 30, 1000));  /* 1 GiB in 1 us: one group per block slot */
+}
+
 int main(void) {
   check_elementwise();
   check_bias_grad();
@@ -264,6 +324,7 @@ int main(void) {
   check_linear();
   check_pack_unpack();
   check_emulated_time();
+  check_emulated_shapes();
   check_composed_step();
   return check_summary();
 }

@@ -3,7 +3,9 @@
 ** must run without a GPU. Every call succeeds and does nothing; a communicator only
 ** remembers the rank, size and device it was created with, so that libovl's queries get
 ** answers. Like the real library, ncclBcast calls ncclBroadcast through the public entry
-** point (libovl must record such nested calls once).
+** point (libovl must record such nested calls once). A test that models the GPU side (the
+** fake CUPTI, tests/fakes) sets a launch hook: ncclAllReduce calls it where NCCL would
+** launch its kernel, while libovl's external correlation id is pushed.
 */
 #include <nccl.h>
 
@@ -28,6 +30,9 @@ static ncclResult_t new_comm(ncclComm_t *out, int rank, int nranks) {
 }
 
 static ncclResult_t check(ncclComm_t comm) { return comm ? ncclSuccess : ncclInvalidArgument; }
+
+static void (*launch_hook)(void);
+STUB void stub_nccl_set_launch_hook(void (*fn)(void)) { launch_hook = fn; }
 
 STUB ncclResult_t ncclGetVersion(int *version) {
   *version = NCCL_VERSION_CODE;
@@ -101,6 +106,7 @@ STUB ncclResult_t ncclCommCuDevice(const ncclComm_t comm, int *device) {
 STUB ncclResult_t ncclAllReduce(const void *s, void *r, size_t n, ncclDataType_t t, ncclRedOp_t op, ncclComm_t comm,
                                 cudaStream_t st) {
   (void)s, (void)r, (void)n, (void)t, (void)op, (void)st;
+  if (comm && launch_hook) launch_hook();
   return check(comm);
 }
 

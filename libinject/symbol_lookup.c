@@ -1,5 +1,5 @@
 /*
-** Symbol look-up in the loaded objects' own tables: see nccl_lookup.h.
+** Symbol look-up in the loaded objects' own tables: see symbol_lookup.h.
 **
 ** Every object's PT_DYNAMIC gives its symbol table, string table and GNU (or SysV) hash
 ** table; a name is looked up the way the dynamic linker does, without symbol versions.
@@ -8,8 +8,9 @@
 ** relative to it.
 */
 #define _GNU_SOURCE
-#include "nccl_lookup.h"
+#include "symbol_lookup.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <stdint.h>
@@ -117,8 +118,21 @@ NO_SANITIZE static int visit(struct dl_phdr_info *info, size_t size, void *arg) 
   return 1;
 }
 
-NO_SANITIZE void *ovl_nccl_lookup(const char *name) {
+/* Holds its own address only once relocated. */
+static void *const relocated_self = (void *)&relocated_self;
+NO_SANITIZE int ovl_self_relocated(void) {
+  return *(void *const volatile *)&relocated_self == (void *)&relocated_self;
+}
+
+NO_SANITIZE void *ovl_symbol_lookup(const char *name) {
   query q = {name, gnu_hash(name), sysv_hash(name), NULL};
   dl_iterate_phdr(visit, &q);
   return q.found;
 }
+
+void *ovl_find_real(const char *name) {
+  void *f = dlsym(RTLD_NEXT, name);
+  return f ? f : ovl_symbol_lookup(name);
+}
+
+void ovl_say_undefined(const char *name) { (void)dlsym(RTLD_NEXT, name); }

@@ -1,0 +1,367 @@
+#!/bin/bash
+# The GPU kit's one call on a lent GPU machine (tests/gpu/README.md): stages, each with its own
+# time limit, each appending one status line to $OUT/summary.txt as it ends (what finished
+# survives a limit), its output in $OUT/logs/<stage>.log, the traces in $OUT/traces.tar.gz.
+#
+#   OUT=DIR tests/gpu/device_check.sh [--dry-run] [--kit BUILD_DIR]
+#   STAGES="capture pytorch" ...       only these stages (a rerun of the failing ones)
+#   KEEP_WORK=1 ...                    keep the work folder ($TMPDIR/ovl-gpu-work) afterwards
+#
+# Stages: probe ctest capture ddp overhead pytorch profiler pack (see README.md for what each
+# checks). --dry-run runs every stage on a machine without a GPU: the steps that need one skip
+# with their reason, everything else runs, and the same files are written (the ctest test
+# test_gpu_kit_dry_run and bootstrap.sh test do this, so the kit keeps working).
+# --kit: the build to use [the one prepare.sh made, build-gpu, reached through /tmp/ovl-gpu].
+# Exit status: 0 when no stage failed (skipped stages are not failures), 1 otherwise.
+set -u
+
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+export ROOT
+ALL_STAGES="probe ctest capture ddp overhead pytorch profiler pack"
+
+# ----------------------------------------------------------------------------------------
+# Stages (each runs in its own process: `device_check.sh --stage NAME`, with KIT, WORK, DRY,
+# GPU_LIB_PATH, LIBOVL_PRELOAD in the environment). A stage prints "SKIP: why" and exits 77
+# to skip, and may print one "RESULT: ..." line that the summary shows.
+# ----------------------------------------------------------------------------------------
+
+skip() { echo "SKIP: $*"; exit 77; }
+# Our binaries need the GPU machine's CUDA libraries (cuBLAS, NCCL) on the loader path; other
+# programs (python, torch) keep their own environment.
+ours() { LD_LIBRARY_PATH="$GPU_LIB_PATH${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"; }
+have_gpu() { [ "$DRY" = 0 ] && command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; }
+have_torch_gpu() {
+  [ "$DRY" = 0 ] && python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null
+}
+summarize() { python3 "$ROOT/tests/gpu/trace_summary.py" "$@"; }
+traces_in() { find "$1" -name '*.sqlite' 2>/dev/null | sort; }
+
+stage_probe() {
+  echo "== machine"; uname -srm; echo "cores: $(nproc)"; free -g 2>/dev/null | head -2
+  echo "== GPU"
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi; nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv
+  else
+    echo "nvidia-smi: not found"
+  fi
+  echo "== CUDA toolkit"; (command -v nvcc && nvcc --version) || ls -d /usr/local/cuda*/bin/nvcc 2>/dev/null || echo "no nvcc"
+  echo "== tools"; for t in cmake ctest timeout tar python3; do printf "%s: %s\n" "$t" "$(command -v "$t" || echo MISSING)"; done
+  echo "== python, torch, NCCL and CUPTI wheels"
+  python3 - <<'EOF' 2>&1 || true
+import glob, os, sys
+print("python", sys.version.split()[0], sys.executable)
+try:
+    import torch
+    print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available(),
+          "nccl", torch.cuda.nccl.version() if torch.cuda.is_available() else "-", "at", os.path.dirname(torch.__file__))
+    if torch.cuda.is_available():
+        print("device", torch.cuda.get_device_name(0))
+except Exception as e:
+    print("torch: not usable:", e)
+try:
+    import nvidia
+    for root in nvidia.__path__:
+        for lib in sorted(glob.glob(os.path.join(root, "*", "lib", "lib*.so*"))):
+            if any(n in lib for n in ("nccl", "cupti", "cudart", "cublas.so", "nvrtc")):
+                print("wheel lib", lib)
+except Exception as e:
+    print("nvidia wheels: none (%s)" % e)
+EOF
+  echo "== CUDA libraries for ovl's binaries: LD_LIBRARY_PATH=${GPU_LIB_PATH:-(none needed)}"
+  missing=0
+  for bin in ovl libovl.so ovl-ddp tests/gpu_workload tests/gpu/test_gpu_kernels; do
+    [ -e "$KIT/$bin" ] || { echo "$bin: not built"; missing=$((missing + 1)); continue; }
+    echo "-- ldd $bin"; ours ldd "$KIT/$bin" | grep -v "linux-vdso"
+    n=$(ours ldd "$KIT/$bin" | grep -c "not found")
+    missing=$((missing + n))
+  done
+  gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
+  torch=$(python3 -c "import torch; print(torch.__version__)" 2>/dev/null)
+  echo "RESULT: gpu ${gpu:-none}; torch ${torch:-none}; libraries not found: $missing"
+  [ "$missing" = 0 ]
+}
+
+stage_ctest() {
+  cd "$KIT" || exit 1
+  # The GPU tests (label gpu: exactly those), then the capture fault test whose parts change
+  # where a GPU is present.
+  ours ctest -L gpu --output-on-failure --timeout 170 2>&1 | tee "$WORK/ctest-gpu.txt"
+  rc=${PIPESTATUS[0]}
+  ours ctest -R '^test_inject_faults$' --output-on-failure --timeout 120 2>&1 | tee "$WORK/ctest-faults.txt"
+  rc2=${PIPESTATUS[0]}
+  passed=$(grep -c " Passed " "$WORK/ctest-gpu.txt"); skipped=$(grep -c '\*\*\*Skipped' "$WORK/ctest-gpu.txt")
+  failed=$(grep -cE "\*\*\*Failed|\*\*\*Timeout|\*\*\*Exception" "$WORK/ctest-gpu.txt")
+  echo "RESULT: gpu tests: $passed passed, $skipped skipped, $failed failed; test_inject_faults: $([ "$rc2" = 0 ] && echo passed || echo FAILED)"
+  [ "$rc" = 0 ] && [ "$rc2" = 0 ]
+}
+
+stage_capture() {
+  dir="$WORK/capture"
+  mkdir -p "$dir"
+  if have_gpu; then
+    LD_PRELOAD="$LIBOVL_PRELOAD" OVL_OUTPUT="$dir" OVL_LOG=debug ours "$KIT/tests/gpu_workload" || return 1
+  else
+    echo "SKIP part: no GPU$([ "$DRY" = 1 ] && echo ' (dry run)'): the summary and report run on a simulated trace"
+    "$KIT/ovl" simulate --bucket-layers 8 --steps 3 --emit-trace "$dir/simulated.sqlite" >/dev/null || return 1
+  fi
+  mapfile -t traces < <(traces_in "$dir")
+  [ "${#traces[@]}" -gt 0 ] || { echo "no trace written"; return 1; }
+  "$KIT/ovl" report "$dir" || return 1
+  "$KIT/ovl" report --json "$dir" > "$WORK/capture-report.json" || return 1
+  summarize --result "${traces[@]}"
+}
+
+# One ovl-ddp run traced, reported: efficiency and finding codes.
+ddp_traced() {  # ddp_traced NAME ARGS...
+  local name=$1; shift
+  local dir="$WORK/ddp/$name"
+  ours "$KIT/ovl" run -o "$dir" -- "$KIT/ovl-ddp" "$@" > "$WORK/ddp-$name.out" 2>&1 || { cat "$WORK/ddp-$name.out"; return 1; }
+  echo "-- $name: ovl report"
+  "$KIT/ovl" report "$dir"
+  "$KIT/ovl" report --json "$dir" > "$WORK/ddp-$name.json" || return 1
+  python3 - "$WORK/ddp-$name.json" "$name" <<'EOF'
+import json, sys
+r = json.load(open(sys.argv[1]))
+ranks = r.get("ranks", [])
+codes = sorted({f["code"] for rk in ranks for s in rk.get("steps", []) for f in s.get("findings", [])} |
+               {f["code"] for rk in ranks for f in rk.get("findings", [])} | {f["code"] for f in r.get("findings", [])})
+eff = ranks[0].get("overlap_efficiency") if ranks else None
+print("mode %s: overlap efficiency %s, findings: %s" % (sys.argv[2], eff, ", ".join(codes) or "none"))
+EOF
+}
+
+stage_ddp() {
+  modes="naive interleaved bucketed misordered zero3"
+  if ! have_gpu; then
+    echo "SKIP part: no GPU$([ "$DRY" = 1 ] && echo ' (dry run)'): each mode's plan only"
+    for m in $modes; do "$KIT/ovl-ddp" --plan --mode "$m" --model small > /dev/null || return 1; done
+    "$KIT/ovl-ddp" --plan --mode bucketed --find-unused --model small > /dev/null || return 1
+    skip "no GPU: the plans of every mode are valid; nothing trained"
+  fi
+  fails=0
+  for m in $modes; do
+    if ours "$KIT/ovl-ddp" --model small --mode "$m" --comm emulated --verify > "$WORK/verify-$m.out" 2>&1; then
+      echo "verify $m: passed"
+    else
+      echo "verify $m: FAILED"; cat "$WORK/verify-$m.out"; fails=$((fails + 1))
+    fi
+  done
+  job="--model large --comm emulated --alpha 1ms --beta 100GB/s --emulate-ranks 8 --batch 8192 --samples 65536 --steps 10 --warmup 3"
+  for m in $modes; do
+    # shellcheck disable=SC2086
+    ddp_traced "$m" --mode "$m" $job || fails=$((fails + 1))
+  done
+  # shellcheck disable=SC2086
+  ddp_traced find-unused --mode bucketed --find-unused $job || fails=$((fails + 1))
+  echo "-- whatif on the bucketed trace"
+  "$KIT/ovl" whatif --bucket-mb 1,5,25,100 "$WORK/ddp/bucketed" || fails=$((fails + 1))
+  echo "RESULT: $fails failure(s) in $(echo $modes | wc -w) modes verified and traced, find-unused, whatif (per mode above)"
+  [ "$fails" = 0 ]
+}
+
+stage_overhead() {
+  local ddp="$KIT/ovl-ddp" lib="$LIBOVL_PRELOAD"
+  if ! have_gpu; then
+    echo "SKIP part: no GPU$([ "$DRY" = 1 ] && echo ' (dry run)'): the method runs on tests/fake_ovl_ddp.sh"
+    ddp="$ROOT/tests/fake_ovl_ddp.sh"
+    export FAKE_DDP_LOG=/dev/null
+  fi
+  declare -A cfg=(
+    [launch]="--model small --mode bucketed --comm emulated --batch 256 --steps 200 --warmup 20"
+    [gpu]="--model large --mode bucketed --comm emulated --batch 16384 --steps 20 --warmup 3")
+  for kind in launch gpu; do
+    for rep in 1 2 3; do
+      for variant in plain libovl disabled; do
+        out="$WORK/overhead/$kind-$variant-$rep"
+        mkdir -p "$out"
+        case $variant in
+          plain) pre="" ;;
+          libovl) pre="LD_PRELOAD=$lib OVL_OUTPUT=$out" ;;
+          disabled) pre="LD_PRELOAD=$lib OVL_OUTPUT=$out OVL_DISABLE=1" ;;
+        esac
+        # shellcheck disable=SC2086
+        line=$(env $pre LD_LIBRARY_PATH="$GPU_LIB_PATH" "$ddp" ${cfg[$kind]} 2>"$out.err" | grep '^RESULTS_JSON ')
+        echo "$kind $variant $rep ${line#RESULTS_JSON }" >> "$WORK/overhead.txt"
+      done
+    done
+  done
+  python3 - "$WORK/overhead.txt" "$WORK/overhead" <<'EOF'
+import glob, json, os, sqlite3, statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    kind, variant, rep, js = line.split(" ", 3)
+    try:
+        r = json.loads(js)
+        step = r["avg_epoch_s"] * r["epochs"] / r["steps"]
+    except Exception:
+        step = None
+    runs.setdefault((kind, variant), []).append(step)
+ok = True
+for kind in ("launch", "gpu"):
+    med = {}
+    for variant in ("plain", "libovl", "disabled"):
+        xs = [x for x in runs.get((kind, variant), []) if x]
+        med[variant] = statistics.median(xs) if xs else None
+    if None in med.values():
+        print("%s-bound: some runs printed no result: %s" % (kind, runs)); ok = False; continue
+    traces = glob.glob(os.path.join(sys.argv[2], "%s-libovl-*" % kind, "*.sqlite"))
+    dropped, size, steps = 0, 0, 0
+    for t in traces:
+        db = sqlite3.connect("file:%s?mode=ro" % t, uri=True)
+        dropped += int(dict(db.execute("SELECT key, value FROM meta").fetchall()).get("dropped_records", 0) or 0)
+        size += os.path.getsize(t)
+    reps = len(runs[(kind, "libovl")])
+    print("%s-bound: step %.3f ms plain, %.3f ms libovl (%+.2f%%), %.3f ms OVL_DISABLE=1 (%+.2f%%); "
+          "%d traces, dropped %d, %.1f KB per trace" % (
+              kind, med["plain"] * 1e3, med["libovl"] * 1e3, 100 * (med["libovl"] / med["plain"] - 1),
+              med["disabled"] * 1e3, 100 * (med["disabled"] / med["plain"] - 1), len(traces), dropped,
+              size / 1e3 / max(1, len(traces))))
+print("RESULT: " + ("overhead measured (lines above)" if ok else "some runs failed"))
+sys.exit(0 if ok else 1)
+EOF
+}
+
+# One PyTorch script under torchrun, plain and traced.
+torch_run() {  # torch_run NAME SCRIPT ARGS...
+  local name=$1 script=$2; shift 2
+  local dir="$WORK/pytorch/$name"
+  echo "-- $name: plain"
+  python3 -m torch.distributed.run --standalone --nproc-per-node 1 "$ROOT/workloads/pytorch/$script" "$@" \
+    > "$WORK/pytorch-$name-plain.out" 2>&1 || { cat "$WORK/pytorch-$name-plain.out"; return 1; }
+  grep '^RESULTS_JSON' "$WORK/pytorch-$name-plain.out"
+  echo "-- $name: under ovl run"
+  "$KIT/ovl" run -o "$dir" -- python3 -m torch.distributed.run --standalone --nproc-per-node 1 \
+    "$ROOT/workloads/pytorch/$script" "$@" > "$WORK/pytorch-$name-ovl.out" 2>&1 || { cat "$WORK/pytorch-$name-ovl.out"; return 1; }
+  grep -E '^RESULTS_JSON|^ovl:' "$WORK/pytorch-$name-ovl.out"
+  mapfile -t traces < <(traces_in "$dir")
+  [ "${#traces[@]}" -gt 0 ] || { echo "$name: no trace"; return 1; }
+  summarize --result "${traces[@]}"
+  "$KIT/ovl" report "$dir"
+}
+
+stage_pytorch() {
+  have_torch_gpu || skip "no PyTorch with a usable GPU$([ "$DRY" = 1 ] && echo ' (dry run)')"
+  fails=0
+  torch_run ddp ddp_train.py --model small --steps 20 --warmup 5 --ovl-nvtx || fails=$((fails + 1))
+  torch_run fsdp fsdp_train.py --model small --steps 20 --warmup 5 --ovl-nvtx || fails=$((fails + 1))
+  torch_run manual manual_train.py --model small --steps 20 --warmup 5 --ovl-nvtx || fails=$((fails + 1))
+  echo "RESULT: $fails of 3 PyTorch runs failed"
+  [ "$fails" = 0 ]
+}
+
+stage_profiler() {
+  have_torch_gpu || skip "no PyTorch with a usable GPU$([ "$DRY" = 1 ] && echo ' (dry run)')"
+  dir="$WORK/profiler"
+  mkdir -p "$dir"
+  env LD_PRELOAD="$LIBOVL_PRELOAD" OVL_OUTPUT="$dir" OVL_LOG=debug python3 "$ROOT/tests/gpu/profiler_probe.py" \
+    --out "$dir" || return 1
+  mapfile -t traces < <(traces_in "$dir")
+  [ "${#traces[@]}" -gt 0 ] || { echo "no ovl trace"; return 1; }
+  summarize --phases --result "${traces[@]}"
+}
+
+stage_pack() {
+  local list="$WORK/pack.list"
+  (cd "$WORK" && find . \( -name '*.sqlite' -o -name '*.json' -o -name '*.txt' -o -name '*.out' \) -type f | sort) > "$list"
+  tar czf "$OUT/traces.tar.gz" -C "$WORK" -T "$list" || return 1
+  # A file back from the device is at most 16 MiB: the largest traces go first.
+  while [ "$(stat -c %s "$OUT/traces.tar.gz")" -gt $((15 * 1024 * 1024)) ] && [ -s "$list" ]; do
+    biggest=$(cd "$WORK" && xargs -a "$list" ls -S | head -1)
+    echo "left out (size): $biggest"
+    grep -vxF "$biggest" "$list" > "$list.new"; mv "$list.new" "$list"
+    tar czf "$OUT/traces.tar.gz" -C "$WORK" -T "$list" || return 1
+  done
+  echo "RESULT: traces.tar.gz $(( $(stat -c %s "$OUT/traces.tar.gz") / 1024 )) KiB, $(wc -l < "$list") files"
+}
+
+# ----------------------------------------------------------------------------------------
+# Driver
+# ----------------------------------------------------------------------------------------
+
+stage_limit() {  # seconds per stage: all of them within 6 minutes on 16 cores
+  case $1 in probe) echo 30 ;; ctest) echo 180 ;; capture) echo 45 ;; ddp) echo 120 ;; overhead) echo 120 ;;
+    pytorch) echo 90 ;; profiler) echo 60 ;; pack) echo 30 ;; *) echo 60 ;; esac
+}
+
+# The directories holding the CUDA libraries our binaries need and the loader does not find
+# (the GPU machine has NCCL and cuBLAS as pip wheels, maybe not on its loader path).
+find_gpu_lib_path() {
+  local dirs=() path="" missing lib d
+  dirs+=(/usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib /usr/local/cuda/lib)
+  while IFS= read -r d; do dirs+=("$d"); done < <(python3 -c '
+import glob, os
+try:
+    import nvidia
+    for root in nvidia.__path__:
+        for d in sorted(glob.glob(os.path.join(root, "*", "lib"))): print(d)
+except Exception:
+    pass' 2>/dev/null)
+  for _ in 1 2 3; do
+    missing=$(for b in ovl-ddp tests/gpu_workload tests/gpu/test_gpu_kernels; do
+      [ -e "$KIT/$b" ] && LD_LIBRARY_PATH="$path" ldd "$KIT/$b" 2>/dev/null | awk '/not found/ { print $1 }'
+    done | sort -u)
+    [ -n "$missing" ] || break
+    for lib in $missing; do
+      for d in "${dirs[@]}"; do
+        if [ -e "$d/$lib" ]; then case ":$path:" in *":$d:"*) ;; *) path="${path:+$path:}$d" ;; esac; break; fi
+      done
+    done
+  done
+  echo "$path"
+}
+
+main() {
+  DRY=0
+  local kit_arg=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --dry-run) DRY=1; shift ;;
+      --kit) kit_arg=${2:?--kit needs a build directory}; shift 2 ;;
+      --stage) "stage_$2"; exit $? ;;
+      -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+      *) echo "device_check.sh: unknown argument '$1'" >&2; exit 1 ;;
+    esac
+  done
+  [ -n "${OUT:-}" ] || { echo "device_check.sh: set OUT to the folder for the results" >&2; exit 1; }
+  if [ -n "$kit_arg" ]; then
+    KIT=$(cd "$kit_arg" && pwd) || exit 1
+  else  # the prepared kit, at the paths its build recorded
+    [ -x "$ROOT/build-gpu/ovl" ] || { echo "device_check.sh: no build-gpu/ovl: run tests/gpu/prepare.sh first (and carry build-gpu)" >&2; exit 1; }
+    mkdir -p /tmp/ovl-gpu && ln -sfn "$ROOT" /tmp/ovl-gpu/src && ln -sfn "$ROOT/build-gpu" /tmp/ovl-gpu/build
+    KIT=/tmp/ovl-gpu/build
+  fi
+  WORK="${TMPDIR:-/tmp}/ovl-gpu-work"
+  rm -rf "$WORK" && mkdir -p "$WORK" "$OUT/logs" || exit 1
+  GPU_LIB_PATH=$(find_gpu_lib_path)
+  # LD_PRELOAD for libovl.so: a sanitized kit (the dry run of the ASan test build) needs the
+  # ASan runtime loaded first, and no leak report from the programs it is preloaded into.
+  local asan
+  asan=$(ldd "$KIT/libovl.so" 2>/dev/null | awk '/libasan/ { print $3 }')
+  LIBOVL_PRELOAD="${asan:+$asan:}$KIT/libovl.so"
+  [ -z "$asan" ] || export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+  export KIT WORK DRY GPU_LIB_PATH OUT LIBOVL_PRELOAD
+  local summary="$OUT/summary.txt" failed=0
+  {
+    echo "ovl GPU kit, $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo 'no git')$([ "$DRY" = 1 ] && echo ', DRY RUN')"
+    echo "kit $KIT; CUDA libraries for ovl's binaries: ${GPU_LIB_PATH:-none needed}"
+  } > "$summary"
+  for stage in ${STAGES:-$ALL_STAGES}; do
+    case " $ALL_STAGES " in *" $stage "*) ;; *) echo "$stage: unknown stage" >> "$summary"; failed=1; continue ;; esac
+    local limit t0 rc status detail log="$OUT/logs/$stage.log"
+    limit=$(stage_limit "$stage")
+    t0=$(date +%s)
+    timeout -k 10 "$limit" bash "$0" --stage "$stage" > "$log" 2>&1
+    rc=$?
+    case $rc in
+      0) status=ok; detail=$(grep '^RESULT: ' "$log" | tail -1 | cut -c9-) ;;
+      77) status=skipped; detail=$(grep '^SKIP: ' "$log" | tail -1 | cut -c7-) ;;
+      124|137) status=TIMEOUT; detail="over its ${limit} s limit; last line: $(grep -v '^$' "$log" | tail -1)"; failed=1 ;;
+      *) status=FAILED; detail="exit $rc; last line: $(grep -v '^$' "$log" | tail -1)"; failed=1 ;;
+    esac
+    printf '%-9s %-8s %4ss  %s\n' "$stage" "$status" "$(($(date +%s) - t0))" "$detail" | tee -a "$summary"
+  done
+  [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"  # what matters is packed in OUT
+  return $failed
+}
+
+main "$@"
