@@ -8,13 +8,13 @@
 #include "base/hash.h"
 #include "base/units.h"
 #include "base/vec.h"
+#include "load/comm_names.h"
 
 #include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 /* ---------------------------------------------------------------------------------- */
 /* Messages                                                                            */
@@ -287,12 +287,7 @@ static int compute_slowdown(ovl_diag *d) {
 /* The identifier around the communication word of a kernel name ("fused_allreduce_kernel" in
 ** "void ns::fused_allreduce_kernel<float>(...)"): what --comm-pattern could match, into buf. */
 static void name_token(const char *name, char *buf, size_t len) {
-  static const char *const words[] = {"allreduce", "all_reduce", "allgather", "all_gather", "reduce_scatter",
-                                      "reducescatter", "alltoall", "all_to_all", "all2all", "sendrecv"};
-  const char *at = NULL;
-  for (size_t i = 0; i < sizeof words / sizeof words[0] && !at; i++)
-    for (const char *p = name; *p && !at; p++)
-      if (strncasecmp(p, words[i], strlen(words[i])) == 0) at = p;
+  const char *at = ovl_comm_lookalike_word(name);
   if (!at) at = name;
   const char *b = at, *e = at;
   while (b > name && (isalnum((unsigned char)b[-1]) || b[-1] == '_')) b--;

@@ -171,17 +171,29 @@ ovl_op ovl_comm_kernel_op(const char *name) {
   return ovl_op_from_kernel_name(name);
 }
 
-int ovl_comm_lookalike_name(const char *name) {
+/* 1 when word (lower case) is spelled at p, in any case, with '_' and '-' anywhere after its
+** first letter ("All_Reduce" spells "allreduce"). */
+static int spells(const char *p, const char *word) {
+  for (; *word; p++) {
+    if (!*p) return 0;
+    if (*p == '_' || *p == '-') continue;
+    if (tolower((unsigned char)*p) != *word++) return 0;
+  }
+  return 1;
+}
+
+const char *ovl_comm_lookalike_word(const char *name) {
   static const char *const words[] = {"allreduce", "allgather", "reducescatter", "alltoall", "all2all", "sendrecv"};
-  if (!name || ovl_is_comm_kernel_name(name)) return 0;
-  char flat[256];  /* lower case without '_' and '-', cut to fit */
-  size_t n = 0;
-  for (const char *p = name; *p && n + 1 < sizeof flat; p++)
-    if (*p != '_' && *p != '-') flat[n++] = (char)tolower((unsigned char)*p);
-  flat[n] = 0;
-  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-    if (strstr(flat, words[i])) return 1;
-  return 0;
+  for (const char *p = name; p && *p; p++) {
+    if (*p == '_' || *p == '-') continue;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+      if (spells(p, words[i])) return p;
+  }
+  return NULL;
+}
+
+int ovl_comm_lookalike_name(const char *name) {
+  return name && !ovl_is_comm_kernel_name(name) && ovl_comm_lookalike_word(name) != NULL;
 }
 
 int64_t ovl_comm_id(uint64_t hash) {

@@ -49,6 +49,9 @@ ovl_op ovl_comm_kernel_op(const char *name);
 ** ("allreduce", "all_gather", "reduce_scatter", "alltoall", "all2all", "sendrecv", any case,
 ** '_' and '-' ignored): a custom collective that --comm-pattern could name. */
 int ovl_comm_lookalike_name(const char *name);
+/* Where in name the first word that names a collective begins (the words and rule above), or
+** NULL: what a --comm-pattern suggestion is cut around. */
+const char *ovl_comm_lookalike_word(const char *name);
 
 /* A communicator id from a hash: non-negative, so it never collides with OVL_NONE. */
 int64_t ovl_comm_id(uint64_t hash);
