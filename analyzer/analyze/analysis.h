@@ -177,8 +177,9 @@ typedef struct ovl_rank_cross {
   long matched;            /* collective calls matched on every rank */
   int64_t wait_ns, transfer_ns, exposed_transfer_ns;
   long times_last, decisive;
+  double expected_last;    /* times it would arrive last by chance */
   double p_value;          /* chance of arriving last that often */
-  int straggler;
+  int straggler;           /* judged by the diagnosis (diagnose/diagnose_cross.c), 0 before */
   int64_t wait_caused_ns;  /* others' waiting in collectives it arrived last at */
   int64_t late_gpu_ns, late_host_ns;  /* median lateness when last (host: OVL_NONE unknown) */
   int64_t delay_ns;        /* the job's delay it caused: its arrival - the second-last, summed */

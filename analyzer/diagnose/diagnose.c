@@ -166,7 +166,7 @@ static int first_iteration(ovl_diag *d) {
   free(sorted);
   const ovl_step_result *s0 = &r->steps[0];
   int rc = OVL_OK;
-  if (best >= 2 && 2 * best >= n && layout_hash(s0) != steady) {
+  if (best >= OVL_STEADY_MIN_STEPS && (double)best >= OVL_STEADY_MIN_SHARE * (double)n && layout_hash(s0) != steady) {
     size_t m = 0, example = 0;
     for (size_t s = 0; s < n; s++)
       if (h[s] == steady) {

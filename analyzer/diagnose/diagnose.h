@@ -5,7 +5,8 @@
 **
 ** A pass over finished results: the measurement of every rank (analyze/) and of the job
 ** (job/: cross-rank matching, dimensions) comes first and is never changed here, except the
-** findings lists this pass fills. The job driver (driver/job_driver.h) runs it; no
+** findings lists this pass fills and each rank's straggler mark (rank_cross.straggler, judged
+** from the counts the job measured). The job driver (driver/job_driver.h) runs it; no
 ** measurement code calls it.
 **
 ** Per step (steady state: when step 0's bucket layout differs from the later steps it gets
@@ -28,5 +29,10 @@ int ovl_diagnose_job(ovl_job *job, ovl_err *err);
 /* Diagnoses one rank alone (its step and rank findings), as ovl_diagnose_job does for each
 ** rank before looking across ranks. Same failure contract. */
 int ovl_diagnose_rank(ovl_rank_result *r, ovl_err *err);
+
+/* 1 when a rank that arrived last times_last times, where chance would have it expected_last
+** times with the one-sided binomial p-value p_value, in a job of nranks ranks, is a straggler
+** (thresholds.h: OVL_STRAGGLER_*). */
+int ovl_is_straggler(long times_last, double expected_last, double p_value, size_t nranks);
 
 #endif

@@ -1,11 +1,11 @@
 /*
-** Findings across ranks. straggler: a rank that the cross-rank statistics (job/cross_rank.h)
-** find arriving last significantly often, with its cause. peer_wait: findings revised with
-** what the job's other ranks tell: a collective that compute waits for
-** (blocking_collective) but that spent most of its time waiting for a peer to arrive is not
-** slow because the call blocks; it is slow because another rank is late. Such a finding
-** becomes peer_wait, naming the rank that arrived last and the split of the time, and the
-** rank's summaries are rebuilt. Thresholds in thresholds.h; docs/findings.md.
+** Findings across ranks. straggler: a rank that arrived last significantly often (judged here
+** from the counts and p-value the cross-rank statistics measured, job/cross_rank.h), with its
+** cause. peer_wait: findings revised with what the job's other ranks tell: a collective that
+** compute waits for (blocking_collective) but that spent most of its time waiting for a peer to
+** arrive is not slow because the call blocks; it is slow because another rank is late. Such a
+** finding becomes peer_wait, naming the rank that arrived last and the split of the time, and
+** the rank's summaries are rebuilt. Thresholds in thresholds.h; docs/findings.md.
 */
 #include "diagnose_internal.h"
 
@@ -61,7 +61,7 @@ static size_t longer_kernels(const ovl_job *job, size_t s, kernel_excess out[3])
     ovl_qsort(vals, n, sizeof *vals, cmp_double);
     double med = n % 2 ? vals[n / 2] : (vals[n / 2 - 1] + vals[n / 2]) / 2;
     double mine = k->total_ns / (double)(r->nsteps ? r->nsteps : 1);
-    if (mine <= med * 1.02) continue;
+    if (mine <= med * OVL_STRAGGLER_KERNEL_FACTOR) continue;
     kernel_excess e = {k, mine, med};
     /* keep the three largest excesses */
     size_t pos = nout < 3 ? nout++ : 3;
@@ -119,7 +119,7 @@ static int straggler_finding(ovl_job *job, size_t s, ovl_err *err) {
   double excess = compute_excess_per_step(job, s);
   char excess_text[32];
   ovl_format_ns(excess, excess_text, sizeof excess_text);
-  if (excess * 2 >= (double)x->late_gpu_ns) {
+  if (excess >= OVL_STRAGGLER_CAUSE_SHARE * (double)x->late_gpu_ns) {
     kernel_excess k[3];
     size_t nk = longer_kernels(job, s, k);
     n += snprintf(msg + n, sizeof msg - (size_t)n,
@@ -135,7 +135,8 @@ static int straggler_finding(ovl_job *job, size_t s, ovl_err *err) {
       snprintf(msg + n, sizeof msg - (size_t)n,
                ". Check this GPU (clocks, thermal or power throttling, ECC, other processes sharing it) and "
                "its inputs (an uneven shard or longer sequences give it more work).");
-  } else if (x->late_host_ns != OVL_NONE && x->late_host_ns * 2 >= x->late_gpu_ns) {
+  } else if (x->late_host_ns != OVL_NONE &&
+             (double)x->late_host_ns >= OVL_STRAGGLER_CAUSE_SHARE * (double)x->late_gpu_ns) {
     snprintf(msg + n, sizeof msg - (size_t)n,
              ", while its compute took no longer than its peers' (%s per step): the host is late, not the GPU. "
              "Look at what this rank's host does before and during the backward pass (data loading and "
@@ -254,8 +255,17 @@ static int peer_waits(ovl_job *job, ovl_err *err) {
   return OVL_OK;
 }
 
+int ovl_is_straggler(long times_last, double expected_last, double p_value, size_t nranks) {
+  return times_last >= OVL_STRAGGLER_MIN_LAST && (double)times_last >= OVL_STRAGGLER_OVER_CHANCE * expected_last &&
+         p_value < OVL_STRAGGLER_P / (double)(nranks ? nranks : 1);
+}
+
 int ovl_diagnose_cross(ovl_job *job, ovl_err *err) {
   int rc = OVL_OK;
+  for (size_t i = 0; i < job->cross.nmembers; i++) {  /* first: peer_wait names the job's straggler */
+    ovl_rank_cross *x = &job->ranks[job->cross.members[i]].cross;
+    x->straggler = ovl_is_straggler(x->times_last, x->expected_last, x->p_value, job->cross.nmembers);
+  }
   for (size_t i = 0; !rc && i < job->cross.nmembers; i++)
     if (job->ranks[job->cross.members[i]].cross.straggler) rc = straggler_finding(job, i, err);
   return rc ? rc : peer_waits(job, err);

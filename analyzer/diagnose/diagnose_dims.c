@@ -122,7 +122,7 @@ static int tp_blocking(const ovl_job *job, ovl_rank_result *r, ovl_err *err) {
            "(%.0f%% hidden). Keep TP inside a node (NVLink), lower the TP degree, or enable async TP / "
            "communication-computation overlap (Megatron --tp-comm-overlap, torch._inductor async TP)",
            100.0 * (double)t->comm / (double)span, (double)t->comm / steps / 1e6, (double)t->exposed / steps / 1e6, ag_rs ? "present (all-gather/reduce-scatter)" : "absent",
-           isnan(eff) || eff < 0.10 ? "absent" : "present", isnan(eff) ? 0.0 : 100.0 * eff);
+           isnan(eff) || eff < OVL_TP_ASYNC_MIN_HIDDEN ? "absent" : "present", isnan(eff) ? 0.0 : 100.0 * eff);
   if (groups) {  /* name the group */
     char tail[96];
     snprintf(tail, sizeof tail, " [TP group comm %lld, %lld ranks]", (long long)comm_id, (long long)nranks);

@@ -207,7 +207,8 @@ static int single_bucket(step_view *v, const size_sweep *sz, int *fired) {
   const ovl_coll_result *c = v->grad[0];
   double marked = 0;
   for (size_t i = 0; i < v->nmarks; i++) marked += v->marks[i].bytes > 0 ? (double)v->marks[i].bytes : 0;
-  if (marked > 0 && c->bytes != OVL_NONE && (double)c->bytes < 0.9 * marked) return OVL_OK;  /* other buckets exist */
+  if (marked > 0 && c->bytes != OVL_NONE && (double)c->bytes < OVL_SINGLE_BUCKET_MARKED_SHARE * marked)
+    return OVL_OK;  /* other buckets exist */
   if (!sz->ok) return OVL_OK;
   double recoverable = sz->model_tail - sz->best_tail;
   if (!significant(v, recoverable, OVL_DIAG_MIN_SHARE)) return OVL_OK;
@@ -402,8 +403,6 @@ static const char blocking_advice[] =
     "steps; if it fetches what the next compute needs (an AllGather of parameters), issue it earlier so that it "
     "overlaps the compute before it.";
 
-#define BLOCKING_NAMED 3  /* more blocking collectives in a step make one finding */
-
 /* On a compute stream a collective blocks compute by construction; elsewhere compute is only
 ** seen to wait for it (nothing computes while it runs, compute resumes right after). */
 static int blocking_finding(step_view *v, const ovl_coll_result *c, double recoverable, int64_t at, ovl_msg *m) {
@@ -420,7 +419,7 @@ static int blocks(const step_view *v, const ovl_coll_result *c) {
 }
 
 /* blocking_collective: one finding per collective compute waits for, or one for all of them
-** when a step has more than BLOCKING_NAMED (e.g. every gradient reduced on the compute stream). */
+** when a step has more than OVL_BLOCKING_MAX_NAMED (e.g. every gradient reduced on the compute stream). */
 static int blocking(step_view *v) {
   ovl_step_result *st = v->st;
   size_t count = 0;
@@ -434,7 +433,7 @@ static int blocking(step_view *v) {
     if (!first) first = c;
     if (!worst || c->exposed > worst->exposed) worst = c;
   }
-  if (count > BLOCKING_NAMED) {
+  if (count > OVL_BLOCKING_MAX_NAMED) {
     char t1[32];
     ovl_msg m = {0};
     ovl_msg_printf(&m, "%zu collectives block compute in this step, %s exposed in all; the largest: ", count,
@@ -530,10 +529,11 @@ static void comm_bound(const step_view *v, ovl_msg *m) {
       transfer += (double)c->cross->transfer_ns;
     }
     double b = c->cross && !isnan(c->cross->transfer_busbw_gbps) ? c->cross->transfer_busbw_gbps : c->busbw_gbps;
-    if (bw && !isnan(b) && c->bytes != OVL_NONE && c->bytes >= (1 << 20)) bw[nbw++] = b;  /* sizes that fill a link */
+    if (bw && !isnan(b) && c->bytes != OVL_NONE && c->bytes >= OVL_BUSBW_MIN_BYTES) bw[nbw++] = b;
   }
   if (bw) ovl_qsort(bw, nbw, sizeof *bw, cmp_double_desc);
   char busbw[96] = "";
+  _Static_assert(OVL_BUSBW_MIN_BYTES == 1 << 20, "the message names the size");
   if (nbw) snprintf(busbw, sizeof busbw, " (median busbw %.2f GB/s at 1 MiB or more)", bw[nbw / 2]);
   free(bw);
   if (crossed && wait >= transfer)

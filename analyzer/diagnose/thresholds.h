@@ -29,6 +29,13 @@
 #define OVL_LATENCY_MIN_COLLS 8
 #define OVL_LATENCY_MAX_EFFICIENCY 0.5
 #define OVL_LATENCY_GAIN_SHARE 0.05
+/* first_iteration_differs: the steady-state layout is the one shared by at least
+** OVL_STEADY_MIN_STEPS later steps and by at least OVL_STEADY_MIN_SHARE of them. */
+#define OVL_STEADY_MIN_STEPS 2
+#define OVL_STEADY_MIN_SHARE 0.5
+/* single_bucket: the one gradient collective carries at least this share of the bytes of the
+** step's grad_ready marks (fewer: other buckets exist that the trace does not show as such). */
+#define OVL_SINGLE_BUCKET_MARKED_SHARE 0.9
 /* find_unused_parameters: largest used-parameter map considered. */
 #define OVL_UNUSED_MAP_MAX_BYTES (1 << 20)
 /* blocking_collective (compute waits for it): exposed share of its duration, and the largest
@@ -36,13 +43,33 @@
 #define OVL_BLOCKING_EXPOSED_SHARE 0.9
 #define OVL_BLOCKING_RESUME_NS 20000
 #define OVL_BLOCKING_RESUME_SHARE 0.05
+/* blocking_collective: a step with more than this many gets one finding for all of them (naive
+** data parallelism blocks on every gradient: one finding says so, not hundreds). */
+#define OVL_BLOCKING_MAX_NAMED 3
 /* exposed_communication: a step without other findings whose exposed communication is at least
 ** this share of its duration, with an overlap efficiency below OVL_EXPOSED_MAX_EFFICIENCY. */
 #define OVL_EXPOSED_LARGE_SHARE 0.1
 #define OVL_EXPOSED_MAX_EFFICIENCY 0.5
+/* exposed_communication, communication-bound: the bus bandwidth it quotes is the median of the
+** collectives of at least this size (smaller ones pay mostly latency and say nothing of a link). */
+#define OVL_BUSBW_MIN_BYTES (1 << 20)
 /* peer_wait: a blocking collective that spent at least this share of its duration waiting for
 ** the last rank to arrive (job analysis). */
 #define OVL_PEER_WAIT_SHARE 0.5
+/* straggler: a rank that came last at least OVL_STRAGGLER_MIN_LAST times, at least
+** OVL_STRAGGLER_OVER_CHANCE times as often as chance (1 / participants) would have it, with a
+** one-sided binomial p-value below OVL_STRAGGLER_P divided by the number of ranks (Bonferroni:
+** with many ranks one of them comes last often by chance). The job stage (job/cross_rank.c)
+** measures the counts and the p-value; the diagnosis judges them. */
+#define OVL_STRAGGLER_MIN_LAST 3
+#define OVL_STRAGGLER_OVER_CHANCE 2.0
+#define OVL_STRAGGLER_P 1e-3
+/* straggler, its cause: its compute per step exceeds its peers' median by at least this share
+** of its lateness (then it is the GPU), else its host launched the collectives at least this
+** share of its lateness late (then it is the host); kernels are named whose time per step
+** exceeds the peers' median by this factor (noise between GPUs of one model stays below). */
+#define OVL_STRAGGLER_CAUSE_SHARE 0.5
+#define OVL_STRAGGLER_KERNEL_FACTOR 1.02
 /* compute_slowdown: total cost at least this share of the rank's compute time. */
 #define OVL_SLOWDOWN_MIN_SHARE 0.01
 /* compute_slowdown, per kernel signature (name, grid, block: the same work as far as the
@@ -76,6 +103,9 @@
 #define OVL_DIM_MIN_EXPOSED_SHARE 0.10
 /* tp_blocking_share: tensor-parallel communication above this share of the step. */
 #define OVL_TP_MIN_SHARE 0.05
+/* tp_blocking_share: async TP (communication overlapped with compute) is said to be present when
+** more than this share of the TP time is hidden. */
+#define OVL_TP_ASYNC_MIN_HIDDEN 0.10
 /* pipeline_bubble: a stage idle for more than this share of the step. */
 #define OVL_PP_MIN_BUBBLE 0.05
 /* alltoall_imbalance: all-to-all time differing across ranks by this share of its mean. */

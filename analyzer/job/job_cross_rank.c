@@ -255,8 +255,8 @@ static int cross_rank_stage(ovl_job *job, ovl_err *err) {
     }
     c->times_last = xr->times_last;
     c->decisive = xr->decisive;
+    c->expected_last = xr->expected_last;
     c->p_value = xr->p_value;
-    c->straggler = xr->straggler;
     c->wait_caused_ns = xr->wait_caused_ns;
     c->late_gpu_ns = xr->late_gpu_ns;
     c->late_host_ns = xr->late_host_ns;
