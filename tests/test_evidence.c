@@ -10,7 +10,6 @@
 #include "run_cmd.h"
 #include "trace_builder.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,16 +19,7 @@
 static const char *ovl, *traces;
 
 /* Runs `ovl` with the arguments printf-formatted. */
-static cmd_result ovl_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static cmd_result ovl_run(const char *fmt, ...) {
-  char args[8192], cmd[16384];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
-  va_end(ap);
-  snprintf(cmd, sizeof cmd, "'%s' %s", ovl, args);
-  return run_cmd(cmd);
-}
+#define ovl_run(...) run_tool(ovl, __VA_ARGS__)
 
 static int has(const char *text, const char *what) { return text && strstr(text, what) != NULL; }
 
