@@ -135,6 +135,8 @@ int ovl_ref_train(const ovl_ref_run *run, double *params, double *last_loss, ovl
       }
     pass(m, params, labels, rows, &ws, last_loss, grad, run->nthreads);
     for (int64_t i = 0; i < nparams; i++) params[i] -= run->lr * grad[i];
+    if (run->fp32_weights)
+      for (int64_t i = 0; i < nparams; i++) params[i] = (float)params[i];
   }
 done:
   free(grad);

@@ -28,6 +28,9 @@ typedef struct ovl_ref_run {
   int64_t steps;
   double lr;
   int nthreads;
+  int fp32_weights;    /* round the weights to float after each update, as the GPU stores them:
+                       ** a weight change of 1e-4 of the weight is then exact to ~6e-4 only (one
+                       ** float ulp), the same on both sides, so --verify compares arithmetic */
 } ovl_ref_run;
 
 /* Runs `steps` SGD steps, updating params in place; *last_loss is the last step's loss
