@@ -69,6 +69,10 @@ static void check_defaults(void) {
   CHECK_I64(parse("--verify --steps 5", &o, &err), OVL_OK);
   CHECK_I64(o.steps, 5);
   CHECK_I64(parse("--verify --warmup 2", &o, &err), OVL_EUSER);
+  CHECK_I64(parse("--verify", &o, &err), OVL_OK);
+  CHECK(o.save_weights == NULL);
+  CHECK_I64(parse("--verify --save-weights w.f32", &o, &err), OVL_OK);
+  CHECK_STR(o.save_weights, "w.f32");
 
   CHECK_I64(parse("--help", &o, &err), OVL_OK);
   CHECK_I64(o.help, 1);
@@ -96,6 +100,7 @@ static void check_errors(void) {
     {"--bogus", "--bogus: unknown option"},
     {"--model", "--model: missing value"},
     {"stray", "unexpected argument 'stray'"},
+    {"--save-weights w.f32", "--save-weights needs --verify"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     ovl_ddp_options o;

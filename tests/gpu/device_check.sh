@@ -2,7 +2,8 @@
 # The GPU kit's one call on a lent GPU machine (tests/gpu/README.md): stages, each with its own
 # time limit, each appending one status line to $OUT/summary.txt and its output to
 # $OUT/logs.txt as it ends (what finished survives a limit), the traces and every stage's own
-# log in $OUT/traces.tar.gz: three files (the device tool brings back at most 8 in all).
+# log in $OUT/traces.tar.gz, and stage verify's two weight files: five files (the device tool
+# brings back at most 8 in all).
 #
 #   OUT=DIR tests/gpu/device_check.sh [--dry-run] [--kit BUILD_DIR]
 #   STAGES="capture pytorch" ...       only these stages (a rerun of the failing ones)
@@ -172,10 +173,14 @@ stage_verify() {
         local out="$WORK/verify/b$batch-s$steps-tf32$tf32.out"
         mkdir -p "$WORK/verify"
         runs=$((runs + 1))
+        # The final weights of the 3-step runs at the default TF32 setting come back to $OUT
+        # (raw float32, 5.9 MB each), so that the comparison can be studied here.
+        local save=()
+        [ "$steps-$tf32" = 3-default ] && [ "$batch" != 4096 ] && save=(--save-weights "$OUT/weights-small-b$batch-s3.f32")
         if [ "$tf32" = off ]; then
           NVIDIA_TF32_OVERRIDE=0 ours "$KIT/ovl-ddp" --model small --mode bucketed --verify --batch "$batch" --steps "$steps" > "$out" 2>&1
         else
-          ours "$KIT/ovl-ddp" --model small --mode bucketed --verify --batch "$batch" --steps "$steps" > "$out" 2>&1
+          ours "$KIT/ovl-ddp" --model small --mode bucketed --verify --batch "$batch" --steps "$steps" "${save[@]}" > "$out" 2>&1
         fi
         local rc=$?
         [ "$rc" = 0 ] || fails=$((fails + 1))

@@ -56,6 +56,12 @@ static int verify(const ovl_ddp_options *o, const ovl_dataset *data, const ovl_s
     return ovl_oom(err, "verify");
   }
   cudaError_t e = cudaMemcpy(gpu, mlp->d_params, (size_t)n * sizeof(float), cudaMemcpyDeviceToHost);
+  if (e == cudaSuccess && o->save_weights) {
+    FILE *f = fopen(o->save_weights, "wb");
+    int ok = f && fwrite(gpu, sizeof(float), (size_t)n, f) == (size_t)n;
+    if (f && fclose(f) != 0) ok = 0;
+    if (!ok) fprintf(stderr, "ovl-ddp: %s: cannot write the weights; verifying anyway\n", o->save_weights);
+  }
   for (int64_t i = 0; i < n; i++) ref[i] = init[i];
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   /* Emulated runs are rank 0 of an emulated job: only its slice of each batch is trained on. */
