@@ -4,6 +4,7 @@
 #include "cli_job.h"
 
 #include "../analyze/whatif.h"
+#include "../mpi/mpi_job.h"
 #include "../report/report_html.h"
 
 #include <errno.h>
@@ -28,7 +29,8 @@ int ovl_cli_write_html(ovl_cli_job *j, const char *path, const char *title, doub
   ovl_err werr;
   ovl_err_clear(&werr);
   int have_whatif = ovl_whatif_run(j->job.ranks, j->job.nranks, &wopt, &w, &werr) == OVL_OK;
-  ovl_html_inputs in = {&j->job, &j->ctx, have_whatif ? &w : NULL, werr.msg, title};
+  ovl_html_inputs in = {&j->job, &j->ctx, have_whatif ? &w : NULL, werr.msg, title,
+                        ovl_mpi_active() ? ovl_mpi_step_work_read : NULL};
   int status = ovl_cli_write_file(path, emit_page, &in);
   if (have_whatif) ovl_whatif_result_free(&w);
   return status;

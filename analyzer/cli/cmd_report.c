@@ -1,6 +1,7 @@
 /* `ovl report`: analyse traces and print the overlap report (text or contract JSON). */
 #include "cli.h"
 #include "cli_job.h"
+#include "cli_mpi.h"
 
 #include "../report/report_json.h"
 #include "../report/report_text.h"
@@ -42,6 +43,7 @@ static const char help[] =
     "                       buckets and collectives of the worst 3\n"
     "  --detail N           text: show buckets and collectives of the N most exposed steps\n"
     "  --all                text: show every step, bucket and collective\n"
+    OVL_CLI_MPI_HELP
     "  -h, --help           this help\n"
     "\n"
     "Steps come from NVTX ranges named 'step' (domain 'ovl', or 'ovl:step'), ProfilerStep#N or\n"

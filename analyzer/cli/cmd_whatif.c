@@ -1,6 +1,7 @@
 /* `ovl whatif`: replay the trace's backward with other bucket sizes. */
 #include "cli.h"
 #include "cli_job.h"
+#include "cli_mpi.h"
 
 #include "../analyze/whatif.h"
 #include "base/units.h"
@@ -40,6 +41,7 @@ static const char help[] =
     "  --hta-compat           Kineto traces: what Holistic Trace Analysis analyses (docs/import.md)\n"
     "  --dim COMM=DIM,...   give process group COMM (a comm id from the report) the parallelism\n"
     "                       dimension DIM: dp (also fsdp), tp, pp or ep (docs/report.md)\n"
+    OVL_CLI_MPI_HELP
     "  -h, --help             this help\n"
     "Exit status: 0 ok, 1 bad input or usage, 2 internal error.\n";
 

@@ -226,7 +226,7 @@ int ovl_report_html(FILE *out, const ovl_html_inputs *in, ovl_err *err) {
   if (worst) {
     /* Boxes closer than a third of a pixel apart are drawn as one. */
     int64_t merge = (worst->end - worst->start) / (3 * OVL_HTML_WIDTH);
-    int rc = ovl_step_work_read(in->ctx, &job->ranks[ri], worst, merge, &work, err);
+    int rc = (in->read_step ? in->read_step : ovl_step_work_read)(in->ctx, &job->ranks[ri], worst, merge, &work, err);
     if (rc) return rc;
   }
   fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"

@@ -19,12 +19,20 @@
 /* The bucket caps (MiB, as `ovl whatif --bucket-mb`) the valley is drawn from: 1 MiB to 2 GiB. */
 #define OVL_HTML_VALLEY_CAPS "1,1.5,2,3,4,6,8,12,16,25,32,48,64,96,128,192,256,384,512,768,1024,1536,2048"
 
+#include "html_step_work.h"
+
+/* How the timeline's step work is read (ovl_step_work_read's contract). */
+typedef int (*ovl_step_work_reader)(const ovl_analysis_ctx *ctx, const ovl_rank_result *r, const ovl_step_result *st,
+                                    int64_t merge_ns, ovl_step_work *out, ovl_err *err);
+
 typedef struct ovl_html_inputs {
   const ovl_job *job;
   const ovl_analysis_ctx *ctx;       /* the job's options: how the timeline re-reads a trace */
   const ovl_whatif_result *whatif;   /* NULL: no replay (whatif_error says why) */
   const char *whatif_error;
   const char *title;                 /* shown in the header, e.g. the traces named */
+  ovl_step_work_reader read_step;    /* NULL: ovl_step_work_read (a job analysed over MPI reads it
+                                     ** where the trace is: mpi/mpi_job.h) */
 } ovl_html_inputs;
 
 /* Writes the page. Fails only when the worst step's trace cannot be re-read. */
