@@ -15,7 +15,6 @@
 #include "trace_builder.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,16 +26,7 @@
 static const char *ovl_bin;
 
 /* Runs `ovl ARGS`, ARGS formatted like printf. */
-static cmd_result ovl(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static cmd_result ovl(const char *fmt, ...) {
-  char args[1024], cmd[1536];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
-  va_end(ap);
-  snprintf(cmd, sizeof cmd, "'%s' %s", ovl_bin, args);
-  return run_cmd(cmd);
-}
+#define ovl(...) run_tool(ovl_bin, __VA_ARGS__)
 
 static const char *emit(const ovl_sim_params *p, int bucket_layers, const char *tag) {
   const char *path = tb_temp_path(tag);

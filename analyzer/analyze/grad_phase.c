@@ -95,6 +95,13 @@ void ovl_grad_phase(const ovl_rank_result *r, ovl_step_result *st) {
   free(keys);
 }
 
+void ovl_grad_phases(ovl_rank_result *r) {
+  for (size_t s = 0; s < r->nsteps; s++) ovl_grad_phase(r, &r->steps[s]);
+  r->colls_before_window = 0;
+  for (size_t i = 0; r->nsteps && i < r->steps[0].ncolls; i++)
+    r->colls_before_window += r->steps[0].colls[i].diag.role == OVL_ROLE_BEFORE_WINDOW;
+}
+
 int ovl_step_marks_build(const ovl_rank_result *r, ovl_step_marks *out) {
   out->offset = calloc(r->nsteps + 1, sizeof *out->offset);
   out->marks = malloc((r->nmarks ? r->nmarks : 1) * sizeof *out->marks);

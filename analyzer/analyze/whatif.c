@@ -225,6 +225,9 @@ int ovl_whatif_run(const ovl_rank_result *ranks, size_t nranks, const ovl_whatif
       acc_means(&acc[2 + c], max_steps, &cd->step_ns, &cd->exposed_ns, &cd->buckets);
       if (cd->step_ns < out->cands[out->best].step_ns) out->best = c;
     }
+    out->gain_ns = opt->ncaps ? out->model_step_ns - out->cands[out->best].step_ns : 0;
+    int fitted = !out->alpha_given || !out->beta_given;
+    out->fit_weak = fitted && out->fit.fit.separable && !(out->fit.fit.r2 >= OVL_WHATIF_WEAK_R2);
   }
   for (size_t i = 0; acc && i < nseries; i++) free(acc[i].by_step);
   free(acc);
