@@ -19,8 +19,9 @@ void ovl_whatif_text(FILE *out, const ovl_whatif_result *w, double first_cap_byt
   fprintf(out, "cost: alpha %s (%s), beta %.3f GB/s (%s)", ns_text(w->alpha_ns, a), w->alpha_given ? "given" : "fitted",
           w->beta / 1e9, w->beta_given ? "given" : "fitted");
   if (!w->alpha_given || !w->beta_given) {
-    fprintf(out, " on %zu %s collectives of comm %lld", w->fit.fit.samples, ovl_op_name(w->fit.op),
-            (long long)w->fit.comm);
+    fprintf(out, " on %zu %s collectives", w->fit.fit.samples, ovl_op_name(w->fit.op));
+    if (w->fit.comm != OVL_NONE) fprintf(out, " of comm %lld", (long long)w->fit.comm);
+    else fprintf(out, " known by their kernels (no communicator)");
     if (w->fit.fit.separable) fprintf(out, ", r2 %.2f", w->fit.fit.r2);
   }
   fprintf(out, "\nfirst bucket cap: ");
