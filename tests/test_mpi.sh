@@ -4,7 +4,8 @@
 # byte for byte, on this machine's MPI with several processes (--oversubscribe with Open MPI).
 #   same    jobs: ZeRO-3 on 8 ranks, 2x2 TP x FSDP, the real 8-rank DLRM Kineto job (each
 #           process converts its share: the conversions stay where they were made), HTA's
-#           Kineto traces (several jobs, sampled traces), a CPU-only trace beside GPU ones,
+#           Kineto traces (several jobs, sampled traces), the H200 traces of tests/data/gpu-h100
+#           (ovl-ddp's modes and PyTorch: marks on the GPU's timeline), a CPU-only trace beside GPU ones,
 #           two jobs given together, a folder with a file that is not a trace by name; --json
 #           for 1, 2, 3 and 4 processes; for 4 processes the text report, --all, --compact,
 #           --html (its worst step's timeline read by the process that measured it), whatif
@@ -88,6 +89,7 @@ same)
   compare zero3-all 4 report --all zero3
   compare tpfsdp-json 4 report --compact --json tpfsdp
   compare hta-json 4 report --json "$traces/kineto-hta"
+  compare h200-json 4 report --json "$traces/../gpu-h100/ddp" "$traces/../gpu-h100/pytorch"
   compare mixed 4 report mixed
   compare mixed-json 4 report --json mixed
   compare two-jobs 4 report zero3 tpfsdp

@@ -7,8 +7,9 @@
 ** every dimension, pipeline stats off), pipeline parallel on 4 stages, DDP with every fault of
 ** `ovl simulate` (findings, marks, buckets), the real 8-rank DLRM Kineto job (conversions,
 ** cross-rank matching, a straggler's evidence), HTA's Kineto traces (several jobs, sampled
-** traces), a CPU-only trace beside a GPU one (a process without GPU work), and a file that is
-** not a trace (the failure travels). Also: a packed rank packs again to the same bytes; a
+** traces), the H200 traces of ovl-ddp's modes and of PyTorch (tests/data/gpu-h100: api rows,
+** grad_ready marks on the GPU's timeline, sizes from marks), a CPU-only trace beside a GPU one
+** (a process without GPU work), and a file that is not a trace (the failure travels). Also: a packed rank packs again to the same bytes; a
 ** collective costs under 200 bytes packed (its cross-rank part and exposed pieces included); every prefix of a packed file and flipped bytes are
 ** refused or read without a crash (the sanitizer build checks the reads and frees).
 ** usage: test_rank_pack OVL_BINARY TRACES_DIR
@@ -231,11 +232,17 @@ int main(int argc, char **argv) {
   snprintf(hta, sizeof hta, "%s/kineto-hta", traces);
   snprintf(cpu, sizeof cpu, "%s/kineto-nonccl/cpu_only__rank-34.Jul_15_10_52_41.1074.pt.trace.json.gz", traces);
   snprintf(gpu1, sizeof gpu1, "%s/kineto-param-dlrm8/worker0_step_12.json.gz", traces);
+  char h200_ddp[4300], h200_torch[4300];
+  snprintf(h200_ddp, sizeof h200_ddp, "%s/../gpu-h100/ddp", traces);
+  snprintf(h200_torch, sizeof h200_torch, "%s/../gpu-h100/pytorch", traces);
   char *a_dlrm[] = {dlrm}, *a_hta[] = {hta}, *a_mixed[] = {cpu, gpu1}, *a_jobs[] = {zero3, tpf};
+  char *a_h200_ddp[] = {h200_ddp}, *a_h200_torch[] = {h200_torch};
   same_job("dlrm8 (Kineto)", a_dlrm, 1, OVL_OK);
   same_job("hta (Kineto)", a_hta, 1, OVL_OK);
   same_job("cpu-only beside a GPU trace", a_mixed, 2, OVL_OK);
   same_job("two jobs together", a_jobs, 2, OVL_OK);
+  same_job("H200 ovl-ddp traces (marks on the GPU's timeline)", a_h200_ddp, 1, OVL_OK);
+  same_job("H200 PyTorch traces", a_h200_torch, 1, OVL_OK);
 
   snprintf(mixed, sizeof mixed, "%s/mixed", dir);
   snprintf(bad, sizeof bad, "%s/mixed/rank9.sqlite", dir);

@@ -10,9 +10,10 @@
 
 #if UINTPTR_MAX == UINT64_MAX
 /* Every field of these is carried: a new field must be added to the codec (and then here). */
-_Static_assert(sizeof(ovl_coll_result) == 304, "ovl_coll_result changed: carry the new field in rank_pack.c");
+_Static_assert(sizeof(ovl_coll_result) == 320, "ovl_coll_result changed: carry the new field in rank_pack.c");
 _Static_assert(sizeof(ovl_step_result) == 272, "ovl_step_result changed: carry the new field in rank_pack.c");
 _Static_assert(sizeof(ovl_rank_result) == 736, "ovl_rank_result changed: carry the new field in rank_pack.c");
+_Static_assert(sizeof(ovl_grad_mark) == 56, "ovl_grad_mark changed: carry the new field in rank_pack.c");
 _Static_assert(sizeof(ovl_host_only) == 704, "ovl_host_only changed: carry the new field in rank_pack.c");
 #endif
 
@@ -105,6 +106,7 @@ static void put_coll(ovl_bytes *b, const ovl_rank_result *r, const ovl_coll_resu
   ovl_put_opt_near(b, c->device, q->device);
   ovl_put_opt_near(b, c->stream, q->stream);
   put_int(b, c->bucket);
+  ovl_put_i64(b, c->bytes_from_marks);
   ovl_put_opt_near(b, c->gpu_start, q->gpu_start);
   ovl_put_opt_near(b, c->gpu_end, c->gpu_start);
   ovl_put_opt_near(b, c->host_launch, c->gpu_start);
@@ -112,6 +114,7 @@ static void put_coll(ovl_bytes *b, const ovl_rank_result *r, const ovl_coll_resu
   put_int(b, c->exposed);
   ovl_put_opt_near(b, c->ready, c->gpu_start);
   put_int(b, c->stall);
+  ovl_put_opt_near(b, c->ready_gpu, c->gpu_start);
   put_int(b, c->queueing);
   ovl_put_opt_near(b, c->compute_before, c->gpu_start);
   ovl_put_opt_near(b, c->compute_after, c->gpu_end);
@@ -223,6 +226,8 @@ void ovl_rank_pack(const ovl_rank_result *r, ovl_bytes *b) {
     put_int(b, m->bytes);
     put_int(b, m->tid);
     put_int(b, m->step);
+    ovl_put_opt_near(b, m->launch_corr, 0);
+    ovl_put_opt_near(b, m->gpu_t, m->t);
   }
   const long counts[] = {r->n_kernels, r->n_comm_kernels, r->n_memops, r->n_comm_memops, r->n_moe_kernels,
                          r->colls_outside_steps, r->colls_without_gpu_work, r->colls_numbered,
@@ -385,6 +390,7 @@ static void get_coll(rank_in *ri, ovl_coll_result *c, coll_pred *p) {
   c->device = ovl_get_opt_near(in, q->device);
   c->stream = ovl_get_opt_near(in, q->stream);
   c->bucket = (long)get_int(in);
+  c->bytes_from_marks = (int)ovl_get_i64(in);
   c->gpu_start = ovl_get_opt_near(in, q->gpu_start);
   c->gpu_end = ovl_get_opt_near(in, c->gpu_start);
   c->host_launch = ovl_get_opt_near(in, c->gpu_start);
@@ -392,6 +398,7 @@ static void get_coll(rank_in *ri, ovl_coll_result *c, coll_pred *p) {
   c->exposed = get_int(in);
   c->ready = ovl_get_opt_near(in, c->gpu_start);
   c->stall = get_int(in);
+  c->ready_gpu = ovl_get_opt_near(in, c->gpu_start);
   c->queueing = get_int(in);
   c->compute_before = ovl_get_opt_near(in, c->gpu_start);
   c->compute_after = ovl_get_opt_near(in, c->gpu_end);
@@ -521,6 +528,8 @@ static void get_rank(rank_in *ri) {
       m->bytes = get_int(in);
       m->tid = get_int(in);
       m->step = (long)get_int(in);
+      m->launch_corr = ovl_get_opt_near(in, 0);
+      m->gpu_t = ovl_get_opt_near(in, m->t);
     }
   }
   long *counts[] = {&r->n_kernels, &r->n_comm_kernels, &r->n_memops, &r->n_comm_memops, &r->n_moe_kernels,
