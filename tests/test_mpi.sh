@@ -2,15 +2,14 @@
 # `mpirun ... ovl <verb> --mpi` (docs/mpi.md) against one process on the same files: the same
 # stdout, the same stderr (warnings, errors: the root alone prints) and the same exit status,
 # byte for byte, on this machine's MPI with several processes (--oversubscribe with Open MPI).
-#   same    jobs: ZeRO-3 on 8 ranks, 2x2 TP x FSDP, the real 8-rank DLRM Kineto job (each
-#           process converts its share: the conversions stay where they were made), HTA's
+#   same    --json for 1, 2, 3 and 4 processes: ZeRO-3 on 8 ranks, the real 8-rank DLRM Kineto
+#           job (each process converts its share: the conversions stay where they were made);
+#           a job of one trace on 4 processes (3 measure nothing); --mpi without mpirun
+#   formats on 4 processes: the text report, --all, --compact, --json of 2x2 TP x FSDP, HTA's
 #           Kineto traces (several jobs, sampled traces), the H200 traces of tests/data/gpu-h100
-#           (ovl-ddp's modes and PyTorch: marks on the GPU's timeline), a CPU-only trace beside GPU ones,
-#           two jobs given together, a folder with a file that is not a trace by name; --json
-#           for 1, 2, 3 and 4 processes; for 4 processes the text report, --all, --compact,
-#           --html (its worst step's timeline read by the process that measured it), whatif
-#           and fit; a job of one trace on 4 processes (3 measure nothing); ovl --mpi without
-#           mpirun (one process)
+#           (ovl-ddp's modes and PyTorch: marks on the GPU's timeline), a CPU-only trace beside
+#           GPU ones, two jobs given together, a folder with a file that is not a trace by name;
+#           --html (its worst step's timeline read by the process that measured it), whatif, fit
 #   local   --mpi-local: each node's own folder. One node given one folder: every process takes
 #           its share, the report as one process's; processes given different folders (as
 #           nodes would be: mpirun's colon syntax) report what one process gives for the folders
@@ -75,15 +74,22 @@ sim() { "$ovl" simulate "$@" > /dev/null || { echo "FAIL: ovl simulate $*"; exit
 case "$part" in
 same)
   sim --strategy zero3 --dp 8 --emit-trace zero3
+  for p in 1 2 3 4; do
+    compare zero3-json "$p" report --json zero3
+    compare dlrm8-json "$p" report --json "$traces/kineto-param-dlrm8"
+  done
+  compare one-trace 4 report --json zero3/rank5.sqlite
+  "$ovl" report --mpi --json zero3 > alone.out 2> alone.err
+  check "--mpi without mpirun: exit 0" test $? = 0
+  check "--mpi without mpirun: one process, the same report" same_files zero3-json.one.out alone.out
+  ;;
+formats)
+  sim --strategy zero3 --dp 8 --emit-trace zero3
   sim --strategy zero3 --dp 2 --tp 2 --emit-trace tpfsdp
   mkdir -p mixed named
   cp "$traces"/kineto-nonccl/cpu_only__rank-34.*.json.gz mixed/
   cp "$traces"/kineto-param-dlrm8/worker[0-2]_step_12.json.gz mixed/
   cp zero3/rank[0-3].sqlite named/ && echo "notes" > named/README.txt
-  for p in 1 2 3 4; do
-    compare zero3-json "$p" report --json zero3
-    compare dlrm8-json "$p" report --json "$traces/kineto-param-dlrm8"
-  done
   compare zero3 4 report zero3
   compare dlrm8 4 report "$traces/kineto-param-dlrm8"
   compare zero3-all 4 report --all zero3
@@ -95,7 +101,6 @@ same)
   compare two-jobs 4 report zero3 tpfsdp
   compare two-jobs-json 4 report --json zero3 tpfsdp
   compare named 4 report named
-  compare one-trace 4 report --json zero3/rank5.sqlite
   compare whatif 4 whatif --bucket-mb 1,4,25,100 --alpha 50us zero3
   compare whatif-json 4 whatif --json --bucket-mb 1,4,25,100 "$traces/kineto-param-dlrm8"
   compare fit 4 fit --json zero3
@@ -107,9 +112,6 @@ same)
     check "$name --html, 4 processes: exit 0" test $? = 0
     check "$name --html: the same page, 4 processes" same_files "$name.one.html" "$name.4.html"
   done
-  "$ovl" report --mpi --json zero3 > alone.out 2> alone.err
-  check "--mpi without mpirun: exit 0" test $? = 0
-  check "--mpi without mpirun: one process, the same report" same_files zero3-json.one.out alone.out
   ;;
 local)
   sim --strategy zero3 --dp 8 --emit-trace zero3
