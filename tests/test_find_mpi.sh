@@ -12,13 +12,7 @@
 set -u
 src=$1
 work=${TMPDIR:-/tmp}/find-mpi.$$
-fails=0
-check() {  # check DESCRIPTION COMMAND...
-  what=$1; shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
-}
-# cmake wraps long messages: lines are joined and runs of spaces squeezed before searching
-has() { tr -s '\n ' '  ' < "$1" | grep -q -- "$2"; }
+. "$(dirname "$0")/check.sh"
 
 configure() {  # configure NAME SOURCE [cmake args...]: output in $work/NAME.log, status returned
   name=$1 dir=$2; shift 2

@@ -21,16 +21,12 @@
 set -u
 part=$1 ovl=$2 mpiexec=$3 traces=$4
 work=${TMPDIR:-/tmp}/mpi-test.$$
-fails=0
 # Open MPI as root (containers) and without the cross-memory attach a container may forbid.
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 oversubscribe=""
 "$mpiexec" --version 2>&1 | grep -qE "Open ?MPI|OpenRTE" && oversubscribe="--oversubscribe"
 
-check() {  # check DESCRIPTION COMMAND...
-  what=$1; shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
-}
+. "$(dirname "$0")/check.sh"
 
 mkdir -p "$work"
 trap 'rm -rf "$work"' EXIT

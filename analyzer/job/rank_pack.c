@@ -155,13 +155,18 @@ static void put_step(ovl_bytes *b, const ovl_rank_result *r, const ovl_step_resu
   put_dims(b, st->dims);
 }
 
+/* A kernel signature: name, grid and block. */
+static void put_signature(ovl_bytes *b, const char *name, const int64_t grid[3], const int64_t block[3], long runs) {
+  ovl_put_str(b, name);
+  for (int d = 0; d < 3; d++) put_int(b, grid[d]);
+  for (int d = 0; d < 3; d++) put_int(b, block[d]);
+  put_int(b, runs);
+}
+
 static void put_kernel_fits(ovl_bytes *b, const ovl_kernel_slowdown *k, size_t n) {
   ovl_put_u64(b, n);
   for (size_t i = 0; i < n; i++) {
-    ovl_put_str(b, k[i].name);
-    for (int d = 0; d < 3; d++) put_int(b, k[i].grid[d]);
-    for (int d = 0; d < 3; d++) put_int(b, k[i].block[d]);
-    put_int(b, k[i].runs);
+    put_signature(b, k[i].name, k[i].grid, k[i].block, k[i].runs);
     put_int(b, k[i].runs_alone);
     put_int(b, k[i].runs_overlapped);
     const double v[] = {k[i].alone_ns, k[i].factor, k[i].cost_ns, k[i].slope, k[i].t_stat,
@@ -173,10 +178,7 @@ static void put_kernel_fits(ovl_bytes *b, const ovl_kernel_slowdown *k, size_t n
 static void put_kernel_totals(ovl_bytes *b, const ovl_kernel_total *k, size_t n) {
   ovl_put_u64(b, n);
   for (size_t i = 0; i < n; i++) {
-    ovl_put_str(b, k[i].name);
-    for (int d = 0; d < 3; d++) put_int(b, k[i].grid[d]);
-    for (int d = 0; d < 3; d++) put_int(b, k[i].block[d]);
-    put_int(b, k[i].runs);
+    put_signature(b, k[i].name, k[i].grid, k[i].block, k[i].runs);
     ovl_put_f64(b, k[i].total_ns);
   }
 }
@@ -445,6 +447,16 @@ static void get_step(rank_in *ri, ovl_step_result *st, coll_pred *p) {
   get_dims(in, st->dims);
 }
 
+/* A signature written by put_signature; its name NULL (and the input bad) when missing. */
+static char *get_signature(rank_in *ri, int64_t grid[3], int64_t block[3], long *runs) {
+  char *name = ovl_get_str(ri->in, &ri->oom);
+  for (int d = 0; d < 3; d++) grid[d] = get_int(ri->in);
+  for (int d = 0; d < 3; d++) block[d] = get_int(ri->in);
+  *runs = (long)get_int(ri->in);
+  if (!name) ri->in->bad = 1;
+  return name;
+}
+
 static void get_kernel_fits(rank_in *ri, ovl_kernel_slowdown **out, size_t *n) {
   ovl_bytes_reader *in = ri->in;
   size_t count = ovl_get_count(in, 80);
@@ -453,16 +465,12 @@ static void get_kernel_fits(rank_in *ri, ovl_kernel_slowdown **out, size_t *n) {
   if (!k) return;
   *out = k;
   for (size_t i = 0; i < count && !in->bad; i++, (*n)++) {
-    k[i].name = ovl_get_str(in, &ri->oom);
-    for (int d = 0; d < 3; d++) k[i].grid[d] = get_int(in);
-    for (int d = 0; d < 3; d++) k[i].block[d] = get_int(in);
-    k[i].runs = (long)get_int(in);
+    k[i].name = get_signature(ri, k[i].grid, k[i].block, &k[i].runs);
     k[i].runs_alone = (long)get_int(in);
     k[i].runs_overlapped = (long)get_int(in);
     double *v[] = {&k[i].alone_ns, &k[i].factor, &k[i].cost_ns, &k[i].slope, &k[i].t_stat,
                    &k[i].alone_mean_ns, &k[i].alone_sd_ns, &k[i].over_mean_ns, &k[i].over_sd_ns};
     for (size_t d = 0; d < sizeof v / sizeof v[0]; d++) *v[d] = ovl_get_f64(in);
-    if (!k[i].name) in->bad = 1;
   }
 }
 
@@ -474,12 +482,8 @@ static void get_kernel_totals(rank_in *ri, ovl_kernel_total **out, size_t *n) {
   if (!k) return;
   *out = k;
   for (size_t i = 0; i < count && !in->bad; i++, (*n)++) {
-    k[i].name = ovl_get_str(in, &ri->oom);
-    for (int d = 0; d < 3; d++) k[i].grid[d] = get_int(in);
-    for (int d = 0; d < 3; d++) k[i].block[d] = get_int(in);
-    k[i].runs = (long)get_int(in);
+    k[i].name = get_signature(ri, k[i].grid, k[i].block, &k[i].runs);
     k[i].total_ns = ovl_get_f64(in);
-    if (!k[i].name) in->bad = 1;
   }
 }
 
