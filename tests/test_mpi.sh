@@ -9,7 +9,8 @@
 #           Kineto traces (several jobs, sampled traces), the H200 traces of tests/data/gpu-h100
 #           (ovl-ddp's modes and PyTorch: marks on the GPU's timeline), a CPU-only trace beside
 #           GPU ones, two jobs given together, a folder with a file that is not a trace by name;
-#           --html (its worst step's timeline read by the process that measured it), whatif, fit
+#           -o FILE; --html (its worst step's timeline read by the process that measured it);
+#           whatif; fit
 #   local   --mpi-local: each node's own folder. One node given one folder: every process takes
 #           its share, the report as one process's; processes given different folders (as
 #           nodes would be: mpirun's colon syntax) report what one process gives for the folders
@@ -100,6 +101,11 @@ formats)
   compare whatif 4 whatif --bucket-mb 1,4,25,100 --alpha 50us zero3
   compare whatif-json 4 whatif --json --bucket-mb 1,4,25,100 "$traces/kineto-param-dlrm8"
   compare fit 4 fit --json zero3
+  # -o FILE: written by the root alone, complete
+  "$ovl" report --json -o o.one.json zero3
+  "$mpiexec" $oversubscribe -n 4 "$ovl" report --mpi --json -o o.4.json zero3 > o.4.out 2> o.4.err
+  check "-o FILE, 4 processes: exit 0, nothing on stdout" test $? = 0 -a ! -s o.4.out
+  check "-o FILE, 4 processes: the one-process file" same_files o.one.json o.4.json
   # the HTML page: written to a file by each; the worst step of DLRM's job is another process's
   for job in dlrm8:"$traces/kineto-param-dlrm8" zero3:zero3; do
     name=${job%%:*} args=${job#*:}
