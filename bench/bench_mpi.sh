@@ -5,18 +5,19 @@
 #   strong: the whole job by one process (`ovl report`), then by `mpirun -n P ovl report
 #           --mpi` for P = 1, 2, 4, alternated, REPEATS times each: wall time, CPU time (all
 #           processes), peak RSS of every process (the root's and the largest other's)
-#   weak:   RANKS/4 ranks per process (1,024 by default): the first RANKS/4 x P ranks by P
+#   weak:   WEAK ranks per process (default RANKS/4: 1,024): the first WEAK x P ranks by P
 #           processes, P = 1..4, each beside one process on the same ranks
 # Every run's report must equal the one process's report of the same ranks byte for byte, and
 # name rank 7 the straggler and rank 100 last at one collective; a run that does not fails the
 # bench. Prints markdown rows (medians over the repeats) for bench/results/mpi.md.
 #
-# usage: bench/bench_mpi.sh [BUILD_DIR] [RANKS] [REPEATS]   (defaults: build, 4096, 2)
+# usage: bench/bench_mpi.sh [BUILD_DIR] [RANKS] [REPEATS] [WEAK]   (defaults: build, 4096, 2, RANKS/4)
 # Traces are generated once into $OVL_BENCH_DIR (default /tmp/ovl-bench): about 0.4 MB a rank.
 set -euo pipefail
 build=${1:-build}
 ranks=${2:-4096}
 repeats=${3:-2}
+weak=${4:-$((ranks / 4))}
 dir=${OVL_BENCH_DIR:-/tmp/ovl-bench}
 gen="$build/bench/ovl_bench_gen_fsdp_job"
 ovl=$(cd "$(dirname "$build/ovl")" && pwd)/ovl
@@ -132,7 +133,7 @@ echo
 echo "| weak: ranks | one process: wall | its CPU | its peak RSS | processes | wall | CPU, all | CPU, busiest | root peak RSS | largest other peak RSS |"
 echo "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 for p in 1 2 3 4; do
-  n=$((ranks / 4 * p))
+  n=$((weak * p))
   traces=$(subset "$n")
   if [ "$n" = "$ranks" ]; then  # the strong runs' job: their first repeat, not measured again
     read -r w1 c1 r1 s1 <<< "${wall[0]%% *} ${cpu[0]%% *} ${root[0]%% *} ${slowest[0]%% *}"
