@@ -21,7 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ST_META, ST_STRING, ST_KERNEL, ST_MEMOP, ST_COLL, ST_LAUNCH, ST_NVTX, ST_API, ST_COUNT };
+enum { ST_META, ST_STRING, ST_KERNEL, ST_MEMOP, ST_COLL, ST_LAUNCH, ST_NVTX, ST_API, ST_CHANNEL, ST_PROXY_OP,
+       ST_PROXY_STEP, ST_COUNT };
 
 static const char *const insert_sql[ST_COUNT] = {
   "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
@@ -30,10 +31,16 @@ static const char *const insert_sql[ST_COUNT] = {
   " block_x, block_y, block_z) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
   "INSERT INTO memops(start, end, device, stream, correlation, kind, bytes) VALUES (?,?,?,?,?,?,?)",
   "INSERT INTO collectives(id, comm, rank, nranks, seq, op, count, dtype, bytes, redop, peer,"
-  " device, stream, host_start, host_end, tid, group_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+  " device, stream, host_start, host_end, tid, group_id, algorithm, protocol, nchannels, nwarps, nccl_seq)"
+  " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
   "INSERT INTO collective_launches(collective, correlation) VALUES (?, ?)",
   "INSERT INTO nvtx(start, end, tid, domain, name) VALUES (?,?,?,?,?)",
   "INSERT INTO api(start, end, tid, correlation, name) VALUES (?,?,?,?,?)",
+  "INSERT INTO collective_channels(collective, channel, device, start, end, timer_start, timer_end)"
+  " VALUES (?,?,?,?,?,?,?)",
+  "INSERT INTO proxy_ops(collective, channel, peer, is_send, nsteps, chunk_size, start, end) VALUES (?,?,?,?,?,?,?,?)",
+  "INSERT INTO proxy_steps(collective, channel, is_send, step, bytes, start, end, gpu_wait, peer_wait, net_wait,"
+  " flush_wait) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
 };
 
 /* The statements name every column of their table (their order is the binding order of the
@@ -42,10 +49,13 @@ _Static_assert(OVL_SCHEMA_META_NCOLUMNS == 2, "meta columns: see insert_sql");
 _Static_assert(OVL_SCHEMA_STRINGS_NCOLUMNS == 2, "strings columns: see insert_sql");
 _Static_assert(OVL_SCHEMA_KERNELS_NCOLUMNS == 12, "kernels columns: see insert_sql");
 _Static_assert(OVL_SCHEMA_MEMOPS_NCOLUMNS == 7, "memops columns: see insert_sql");
-_Static_assert(OVL_SCHEMA_COLLECTIVES_NCOLUMNS == 17, "collectives columns: see insert_sql");
+_Static_assert(OVL_SCHEMA_COLLECTIVES_NCOLUMNS == 22, "collectives columns: see insert_sql");
 _Static_assert(OVL_SCHEMA_COLLECTIVE_LAUNCHES_NCOLUMNS == 2, "collective_launches columns: see insert_sql");
 _Static_assert(OVL_SCHEMA_NVTX_NCOLUMNS == 5, "nvtx columns: see insert_sql");
 _Static_assert(OVL_SCHEMA_API_NCOLUMNS == 5, "api columns: see insert_sql");
+_Static_assert(OVL_SCHEMA_COLLECTIVE_CHANNELS_NCOLUMNS == 7, "collective_channels columns: see insert_sql");
+_Static_assert(OVL_SCHEMA_PROXY_OPS_NCOLUMNS == 8, "proxy_ops columns: see insert_sql");
+_Static_assert(OVL_SCHEMA_PROXY_STEPS_NCOLUMNS == 11, "proxy_steps columns: see insert_sql");
 
 /* Batched tables: the single-row statement each one falls back to, and its columns. */
 enum { B_KERNEL, B_MEMOP, B_API, B_LAUNCH, B_COUNT };
@@ -318,6 +328,11 @@ int ovl_tw_memop(ovl_trace_writer *w, const ovl_memop_row *r, ovl_err *err) {
 }
 
 int ovl_tw_collective(ovl_trace_writer *w, const ovl_collective_row *r, int64_t *id, ovl_err *err) {
+  return ovl_tw_collective_nccl(w, r, NULL, id, err);
+}
+
+int ovl_tw_collective_nccl(ovl_trace_writer *w, const ovl_collective_row *r, const ovl_collective_nccl *nccl,
+                           int64_t *id, ovl_err *err) {
   sqlite3_stmt *st = w->st[ST_COLL];
   bind_opt_int(st, 1, r->id);
   bind_opt_int(st, 2, r->comm);
@@ -336,9 +351,36 @@ int ovl_tw_collective(ovl_trace_writer *w, const ovl_collective_row *r, int64_t 
   bind_opt_int(st, 15, r->host_end);
   bind_opt_int(st, 16, r->tid);
   bind_opt_int(st, 17, r->group_id);
+  bind_text(st, 18, nccl ? nccl->algorithm : NULL);
+  bind_text(st, 19, nccl ? nccl->protocol : NULL);
+  bind_opt_int(st, 20, nccl ? nccl->nchannels : OVL_NONE);
+  bind_opt_int(st, 21, nccl ? nccl->nwarps : OVL_NONE);
+  bind_opt_int(st, 22, nccl ? nccl->nccl_seq : OVL_NONE);
   int rc = step_row(w, ST_COLL, err);
   if (!rc && id) *id = r->id != OVL_NONE ? r->id : sqlite3_last_insert_rowid(w->db);
   return rc;
+}
+
+/* Binds n integers (OVL_NONE as NULL) to a single-row statement and inserts the row. */
+static int insert_ints(ovl_trace_writer *w, int which, const int64_t *v, int n, ovl_err *err) {
+  for (int i = 0; i < n; i++) bind_opt_int(w->st[which], i + 1, v[i]);
+  return step_row(w, which, err);
+}
+
+int ovl_tw_channel(ovl_trace_writer *w, const ovl_channel_row *r, ovl_err *err) {
+  const int64_t v[] = {r->collective, r->channel, r->device, r->start, r->end, r->timer_start, r->timer_end};
+  return insert_ints(w, ST_CHANNEL, v, 7, err);
+}
+
+int ovl_tw_proxy_op(ovl_trace_writer *w, const ovl_proxy_op_row *r, ovl_err *err) {
+  const int64_t v[] = {r->collective, r->channel, r->peer, r->is_send, r->nsteps, r->chunk_size, r->start, r->end};
+  return insert_ints(w, ST_PROXY_OP, v, 8, err);
+}
+
+int ovl_tw_proxy_step(ovl_trace_writer *w, const ovl_proxy_step_row *r, ovl_err *err) {
+  const int64_t v[] = {r->collective, r->channel, r->is_send,  r->step,     r->bytes,     r->start,
+                       r->end,        r->gpu_wait, r->peer_wait, r->net_wait, r->flush_wait};
+  return insert_ints(w, ST_PROXY_STEP, v, 11, err);
 }
 
 int ovl_tw_launch(ovl_trace_writer *w, int64_t collective, int64_t correlation, ovl_err *err) {
