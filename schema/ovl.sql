@@ -105,10 +105,17 @@ CREATE TABLE IF NOT EXISTS collective_channels (
   collective  INTEGER,          -- collectives.id
   channel     INTEGER,          -- NCCL channel
   device      INTEGER,          -- CUDA device ordinal (NULL when unknown)
-  start       INTEGER,          -- the channel's work on the GPU, on the trace clock
-  end         INTEGER,
+  start       INTEGER,          -- the channel's work on the GPU, on the trace clock (placed with the
+  end         INTEGER,          -- offset known when written; readers re-place with gpu_timer_offsets)
   timer_start INTEGER,          -- the same two instants as the GPU global timer gave them (ns)
   timer_end   INTEGER
+);
+
+CREATE TABLE IF NOT EXISTS gpu_timer_offsets (
+  device      INTEGER PRIMARY KEY,  -- CUDA device ordinal; -1: stamps of devices not told apart
+  offset      INTEGER,          -- add to a GPU global-timer stamp to place it on the trace clock
+  error       INTEGER,          -- how far the offset may be off either way (NULL: bounded on one side only)
+  stamps      INTEGER           -- stamps it was measured from (docs/capture.md, "One clock")
 );
 
 CREATE TABLE IF NOT EXISTS proxy_ops (

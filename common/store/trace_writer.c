@@ -22,7 +22,7 @@
 #include <string.h>
 
 enum { ST_META, ST_STRING, ST_KERNEL, ST_MEMOP, ST_COLL, ST_LAUNCH, ST_NVTX, ST_API, ST_CHANNEL, ST_PROXY_OP,
-       ST_PROXY_STEP, ST_COUNT };
+       ST_PROXY_STEP, ST_GPU_TIMER, ST_COUNT };
 
 static const char *const insert_sql[ST_COUNT] = {
   "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
@@ -41,6 +41,7 @@ static const char *const insert_sql[ST_COUNT] = {
   "INSERT INTO proxy_ops(collective, channel, peer, is_send, nsteps, chunk_size, start, end) VALUES (?,?,?,?,?,?,?,?)",
   "INSERT INTO proxy_steps(collective, channel, is_send, step, bytes, start, end, gpu_wait, peer_wait, net_wait,"
   " flush_wait) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+  "INSERT OR REPLACE INTO gpu_timer_offsets(device, offset, error, stamps) VALUES (?,?,?,?)",
 };
 
 /* The statements name every column of their table (their order is the binding order of the
@@ -56,6 +57,7 @@ _Static_assert(OVL_SCHEMA_API_NCOLUMNS == 5, "api columns: see insert_sql");
 _Static_assert(OVL_SCHEMA_COLLECTIVE_CHANNELS_NCOLUMNS == 7, "collective_channels columns: see insert_sql");
 _Static_assert(OVL_SCHEMA_PROXY_OPS_NCOLUMNS == 8, "proxy_ops columns: see insert_sql");
 _Static_assert(OVL_SCHEMA_PROXY_STEPS_NCOLUMNS == 11, "proxy_steps columns: see insert_sql");
+_Static_assert(OVL_SCHEMA_GPU_TIMER_OFFSETS_NCOLUMNS == 4, "gpu_timer_offsets columns: see insert_sql");
 
 /* Batched tables: the single-row statement each one falls back to, and its columns. */
 enum { B_KERNEL, B_MEMOP, B_API, B_LAUNCH, B_COUNT };
@@ -381,6 +383,12 @@ int ovl_tw_proxy_step(ovl_trace_writer *w, const ovl_proxy_step_row *r, ovl_err 
   const int64_t v[] = {r->collective, r->channel, r->is_send,  r->step,     r->bytes,     r->start,
                        r->end,        r->gpu_wait, r->peer_wait, r->net_wait, r->flush_wait};
   return insert_ints(w, ST_PROXY_STEP, v, 11, err);
+}
+
+int ovl_tw_gpu_timer_offset(ovl_trace_writer *w, int64_t device, int64_t offset, int64_t error, int64_t stamps,
+                            ovl_err *err) {
+  const int64_t v[] = {device, offset, error, stamps};
+  return insert_ints(w, ST_GPU_TIMER, v, 4, err);
 }
 
 int ovl_tw_launch(ovl_trace_writer *w, int64_t collective, int64_t correlation, ovl_err *err) {
