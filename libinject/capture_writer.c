@@ -19,6 +19,7 @@
 #include "event_rows.h"
 #include "host_buffer.h"
 #include "log.h"
+#include "nccl_profiler.h"
 #include "trace_file.h"
 
 #include <errno.h>
@@ -59,6 +60,7 @@ typedef struct writer {
   unsigned since_clock;      /* events since the last look at the clock */
   int cut_short;             /* the final deadline stopped the writing */
   unsigned last_cupti_generation;
+  char nccl_profiler[256];   /* meta.nccl_profiler as last written */
 } writer;
 
 /* ---------------------------------------------------------------------------------- */
@@ -138,6 +140,19 @@ static int write_cupti_meta(writer *x, ovl_err *err) {
   return rc;
 }
 
+/* meta.nccl_profiler (when NCCL loaded libovl as its plugin) and the GPU timer's offset. */
+static int write_nccl_profiler_meta(writer *x, ovl_err *err) {
+  char text[sizeof x->nccl_profiler];
+  ovl_nccl_profiler_describe(text, sizeof text);
+  int rc = OVL_OK;
+  if (text[0] && strcmp(text, x->nccl_profiler) != 0) {
+    memcpy(x->nccl_profiler, text, sizeof text);
+    rc = ovl_tw_meta(x->w, "nccl_profiler", text, err);
+  }
+  if (!rc) rc = ovl_nccl_rows_meta(&x->events.nccl, x->w, err);
+  return rc;
+}
+
 static int update_meta(writer *x, ovl_err *err) {
   int rc = OVL_OK;
   ovl_event_rows *e = &x->events;
@@ -164,6 +179,7 @@ static int update_meta(writer *x, ovl_err *err) {
     x->last_cupti_generation = gen;
     rc = write_cupti_meta(x, err);
   }
+  if (!rc) rc = write_nccl_profiler_meta(x, err);
   return rc;
 }
 
@@ -227,10 +243,13 @@ static int cycle(writer *x, ovl_err *err) {
 static void close_trace(writer *x) {
   ovl_err err = {0};
   if (ovl_tw_close(x->w, &err)) ovl_warn(NULL, "%s", err.msg);
-  ovl_debug("closed %s: %llu kernels, %llu memops, %llu api, %llu collectives, %llu nvtx, %llu links",
+  ovl_debug("closed %s: %llu kernels, %llu memops, %llu api, %llu collectives, %llu nvtx, %llu links, "
+            "%llu channel intervals",
             x->file.shown, (unsigned long long)x->records.counts.kernels, (unsigned long long)x->records.counts.memops,
-            (unsigned long long)x->records.counts.api, (unsigned long long)x->events.collectives,
-            (unsigned long long)x->events.nvtx, (unsigned long long)x->records.counts.links);
+            (unsigned long long)x->records.counts.api,
+            (unsigned long long)(x->events.collectives + x->events.nccl.collectives),
+            (unsigned long long)x->events.nvtx, (unsigned long long)x->records.counts.links,
+            (unsigned long long)x->events.nccl.channels);
   ovl_cupti_records_free(&x->records);
   x->w = NULL;
 }

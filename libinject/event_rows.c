@@ -9,6 +9,7 @@ void ovl_event_rows_init(ovl_event_rows *e, ovl_trace_writer *w) {
   memset(e, 0, sizeof *e);
   e->w = w;
   e->rank = e->world_size = OVL_NONE;
+  ovl_nccl_rows_init(&e->nccl);
 }
 
 static int add_collective(ovl_event_rows *e, const ovl_coll_event *c) {
@@ -52,6 +53,8 @@ void ovl_event_rows_add(void *ctx, const ovl_event_header *ev) {
     case OVL_EV_COLLECTIVE: e->rc = add_collective(e, (const ovl_coll_event *)ev); break;
     case OVL_EV_NVTX: e->rc = add_nvtx(e, (const ovl_nvtx_event *)ev); break;
     case OVL_EV_COMM: add_comm(e, (const ovl_comm_event *)ev); break;
-    default: break;
+    default:
+      if (ovl_nccl_rows_takes(ev)) e->rc = ovl_nccl_rows_add(&e->nccl, e->w, ev, &e->err);
+      break;
   }
 }

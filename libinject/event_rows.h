@@ -7,6 +7,7 @@
 #define OVL_INJECT_EVENT_ROWS_H
 
 #include "host_events.h"
+#include "nccl_plugin_rows.h"
 #include "store/trace_writer.h"
 
 typedef struct ovl_event_rows {
@@ -17,6 +18,7 @@ typedef struct ovl_event_rows {
   int64_t rank, world_size;    /* from the largest communicator; OVL_NONE until one is seen */
   int64_t nccl_version;        /* 0 until known */
   int meta_changed;            /* rank, world_size or nccl_version changed since last cleared */
+  ovl_nccl_rows nccl;          /* the NCCL profiler plugin's events */
 } ovl_event_rows;
 
 void ovl_event_rows_init(ovl_event_rows *e, ovl_trace_writer *w);

@@ -18,6 +18,7 @@
 #include "host_buffer.h"
 #include "log.h"
 #include "nccl_comms.h"
+#include "nccl_join.h"
 #include "interpose.h"
 #include "nccl_names.h"
 #include "store/trace_rows.h"
@@ -135,6 +136,7 @@ typedef struct pending_call {
   ovl_coll_event ev;
   ovl_comm_info *comm;
   int recording, pushed;
+  ovl_nccl_join join;  /* NCCL's profiler plugin may join its account to this call */
 } pending_call;
 
 static void call_begin(pending_call *p, int call, ncclComm_t comm, cudaStream_t stream, size_t count, int dtype,
@@ -170,6 +172,10 @@ static void call_begin(pending_call *p, int call, ncclComm_t comm, cudaStream_t 
     if (group_depth == 0) p->pushed = ovl_cupti_push((uint64_t)e->id);
   }
   p->recording = 1;
+  p->join = (ovl_nccl_join){e->id, info, NULL};
+  ovl_nccl_join_now = &p->join;
+  if (!atomic_load_explicit(&ovl_nccl_hooks_recording, memory_order_relaxed))
+    atomic_store_explicit(&ovl_nccl_hooks_recording, 1, memory_order_relaxed);
   e->host_start = ovl_clock_ns();
 }
 
@@ -177,10 +183,12 @@ static void call_end(pending_call *p, ncclResult_t rc) {
   hook_depth--;
   if (!p->recording) return;
   p->ev.host_end = ovl_clock_ns();
+  ovl_nccl_join_now = NULL;
   if (p->pushed) ovl_cupti_pop();
-  if (rc != ncclSuccess && rc != ncclInProgress) return;  /* launched nothing */
-  p->ev.seq = p->comm ? atomic_fetch_add_explicit(&p->comm->next_seq, 1, memory_order_relaxed) : OVL_NONE;
-  ovl_hostbuf_append(&p->ev, sizeof p->ev);
+  int launched = rc == ncclSuccess || rc == ncclInProgress;  /* a failed call launched nothing */
+  if (launched) p->ev.seq = p->comm ? atomic_fetch_add_explicit(&p->comm->next_seq, 1, memory_order_relaxed) : OVL_NONE;
+  if (p->join.claim) ovl_nccl_plugin_join_end(p->join.claim, &p->ev, launched);  /* one row, the plugin's */
+  else if (launched) ovl_hostbuf_append(&p->ev, sizeof p->ev);
 }
 
 #define NO_REDOP (-1)
