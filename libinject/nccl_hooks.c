@@ -172,11 +172,11 @@ static void call_begin(pending_call *p, int call, ncclComm_t comm, cudaStream_t 
     if (group_depth == 0) p->pushed = ovl_cupti_push((uint64_t)e->id);
   }
   p->recording = 1;
-  p->join = (ovl_nccl_join){e->id, info, NULL};
-  ovl_nccl_join_now = &p->join;
   if (!atomic_load_explicit(&ovl_nccl_hooks_recording, memory_order_relaxed))
     atomic_store_explicit(&ovl_nccl_hooks_recording, 1, memory_order_relaxed);
   e->host_start = ovl_clock_ns();
+  p->join = (ovl_nccl_join){e->id, info, e->host_start, NULL};
+  ovl_nccl_join_now = &p->join;
 }
 
 static void call_end(pending_call *p, ncclResult_t rc) {

@@ -23,6 +23,7 @@ struct ovl_comm_info;
 typedef struct ovl_nccl_join {
   int64_t id;                   /* the collective id the hooks gave the call */
   struct ovl_comm_info *comm;   /* the hooks' communicator entry, NULL when unknown */
+  int64_t host_start;           /* when the call began (before anything it launched) */
   void *claim;                  /* set by the plugin when NCCL reported this call to it */
 } ovl_nccl_join;
 

@@ -94,7 +94,7 @@ typedef struct coll_rec {
   plugin_comm *comm;
   group_rec *group;
   int64_t device;                /* for the channel rows (ev.device may be rewritten by the hooks) */
-  int64_t host_before;           /* before the kernel launch: a lower bound for the clock */
+  int64_t host_before;           /* before the kernel launch (a lower bound for the clock), or OVL_NONE */
   ovl_nccl_coll_event ev;
 } coll_rec;
 
@@ -262,6 +262,7 @@ static int join_hooks(coll_rec *r) {
   if (!j || j->claim) return 0;
   j->claim = r;
   r->ev.id = j->id;
+  r->host_before = j->host_start;
   if (j->comm) {
     ovl_comm_info *none = NULL;
     atomic_compare_exchange_strong(&r->comm->bound, &none, j->comm);
@@ -371,7 +372,9 @@ static void *start_task_v5(void *parent, int is_coll, const ovl_ncclp_coll_field
 }
 
 /* v4: no API events; the task is the call (its end: the task's stop). Calls the hooks see but
-** whose task NCCL starts outside them (inside ncclGroupEnd) cannot be joined: left to the hooks. */
+** whose task NCCL starts outside them (inside ncclGroupEnd) cannot be joined: left to the hooks.
+** NCCL starts tasks once the kernel is launched (hostStreamPlanTask): no bound for the clock
+** before it, but the hooks' start of the call. */
 static void *start_task_v4(plugin_comm *c, int is_coll, const ovl_ncclp_coll_fields *cf, const ovl_ncclp_p2p_fields *pf) {
   if (!ovl_nccl_join_now && atomic_load_explicit(&ovl_nccl_hooks_recording, memory_order_relaxed)) {
     atomic_fetch_add_explicit(&unmatched, 1, memory_order_relaxed);
@@ -387,6 +390,7 @@ static void *start_task_v4(plugin_comm *c, int is_coll, const ovl_ncclp_coll_fie
       own_row(r, NULL, op_of(pf->func), pf->count, pf->dtype, pf->peer, NULL);
     }
     r->ev.host_start = r->host_before;
+    r->host_before = OVL_NONE;
   }
   task_details(r, is_coll, cf, pf);
   return &r->task_kind;
