@@ -212,6 +212,32 @@ static int64_t current_device(void) {
   return get && get(&dev) == 0 ? dev : OVL_NONE;
 }
 
+/* A stream's id: CUPTI's when CUPTI is attached; else libovl numbers the streams it is told
+** of from 1, in order of first use (the trace then has no CUPTI ids to confuse them with). */
+#define STREAM_SLOTS 256
+static _Atomic(void *) stream_keys[STREAM_SLOTS];
+static atomic_int stream_count;
+static pthread_mutex_t stream_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int64_t stream_id(void *stream) {
+  int64_t id = ovl_cupti_stream_id(stream);
+  if (id != OVL_NONE) return id;
+  void *key = stream ? stream : (void *)&stream_keys;  /* the default stream: a key of its own */
+  int n = atomic_load_explicit(&stream_count, memory_order_acquire);
+  for (int i = 0; i < n; i++)
+    if (atomic_load_explicit(&stream_keys[i], memory_order_relaxed) == key) return i + 1;
+  pthread_mutex_lock(&stream_lock);
+  n = atomic_load_explicit(&stream_count, memory_order_relaxed);
+  int i = 0;
+  while (i < n && atomic_load_explicit(&stream_keys[i], memory_order_relaxed) != key) i++;
+  if (i == n && n < STREAM_SLOTS) {
+    atomic_store_explicit(&stream_keys[n], key, memory_order_relaxed);
+    atomic_store_explicit(&stream_count, n + 1, memory_order_release);
+  }
+  pthread_mutex_unlock(&stream_lock);
+  return i < STREAM_SLOTS ? i + 1 : OVL_NONE;
+}
+
 static int64_t comm_id(plugin_comm *c) {
   ovl_comm_info *b = atomic_load_explicit(&c->bound, memory_order_relaxed);
   return b ? b->id : c->id;
@@ -273,7 +299,8 @@ static int join_hooks(coll_rec *r) {
 }
 
 /* The fields of a row the plugin writes itself, from what NCCL reports of the call. */
-static void own_row(coll_rec *r, group_rec *g, int op, size_t count, const char *dtype, int64_t peer, void *stream) {
+static void own_row(coll_rec *r, group_rec *g, int op, size_t count, const char *dtype, int64_t peer, int has_stream,
+                    void *stream) {
   plugin_comm *c = r->comm;
   ovl_nccl_coll_event *e = &r->ev;
   r->owned = 1;
@@ -290,7 +317,7 @@ static void own_row(coll_rec *r, group_rec *g, int op, size_t count, const char 
   e->dtype = dtype_of(dtype);
   e->bytes = ovl_nccl_send_bytes(op, e->count, e->dtype, e->nranks);
   e->peer = peer;
-  e->stream = stream ? ovl_cupti_stream_id(stream) : OVL_NONE;
+  e->stream = has_stream ? stream_id(stream) : OVL_NONE;
   e->tid = ovl_capture_tid();
 }
 
@@ -331,10 +358,10 @@ static void *start_api(plugin_comm *c, const ovl_ncclp_descr_v5 *d) {
   if (!join_hooks(r)) {
     if (d->type == OVL_NCCLP_COLL_API) {
       int op = op_of(d->u.coll_api.func);
-      own_row(r, g, op, d->u.coll_api.count, d->u.coll_api.dtype, has_root(op) ? d->u.coll_api.root : -1,
+      own_row(r, g, op, d->u.coll_api.count, d->u.coll_api.dtype, has_root(op) ? d->u.coll_api.root : -1, 1,
               d->u.coll_api.stream);
     } else {
-      own_row(r, g, op_of(d->u.p2p_api.func), d->u.p2p_api.count, d->u.p2p_api.dtype, -1, d->u.p2p_api.stream);
+      own_row(r, g, op_of(d->u.p2p_api.func), d->u.p2p_api.count, d->u.p2p_api.dtype, -1, 1, d->u.p2p_api.stream);
     }
     r->ev.host_start = r->host_before;
   }
@@ -385,9 +412,9 @@ static void *start_task_v4(plugin_comm *c, int is_coll, const ovl_ncclp_coll_fie
   if (!join_hooks(r)) {
     if (is_coll) {
       int op = op_of(cf->func);
-      own_row(r, NULL, op, cf->count, cf->dtype, has_root(op) ? cf->root : -1, NULL);
+      own_row(r, NULL, op, cf->count, cf->dtype, has_root(op) ? cf->root : -1, 0, NULL);
     } else {
-      own_row(r, NULL, op_of(pf->func), pf->count, pf->dtype, pf->peer, NULL);
+      own_row(r, NULL, op_of(pf->func), pf->count, pf->dtype, pf->peer, 0, NULL);
     }
     r->ev.host_start = r->host_before;
     r->host_before = OVL_NONE;
