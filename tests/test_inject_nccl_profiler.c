@@ -5,7 +5,7 @@
 **     every call once, with its sequence number per communicator, NCCL's own sequence number,
 **     algorithm, protocol and channels; each channel's GPU interval placed on the host clock
 **     within the measured offset's error of the fake GPU's truth; the offset within its bounds;
-**     `ovl report` shows the communication on the GPU timeline;
+**     `ovl report` shows the communication on the GPU timeline and a slow channel's spread;
 **   * preloaded only, NCCL linked statically: the hooks see nothing, no trace;
 **   * both ways, NCCL linked statically or as a shared library, and with a copy of libovl as
 **     the plugin: one trace, each call recorded once, the hooks' and NCCL's facts in one row
@@ -153,10 +153,35 @@ static void check_clock(sqlite3 *db, int one_sided) {
   CHECK_I64(matched, lines);
 }
 
+/* `ovl report` on a plugin-only trace: each device's communication is on the GPU timeline, from
+** NCCL's channels (no CUPTI), and the slow channel (2, 30 us late) is the widest spread. */
+static void check_report(const char *dir) {
+  char cmd[1200];
+  snprintf(cmd, sizeof cmd, "%s report --json '%s'", OVL_TEST_OVL, dir);
+  cmd_result r = run_cmd(cmd);
+  CHECK_I64(r.status, 0);
+  int ranks = 0, with_comm = 0, spread_ok = 0;
+  for (const char *p = r.out; (p = strstr(p, "\"t_comm_ns\": ")) != NULL; p++) {
+    ranks++;
+    with_comm += strtoll(p + 13, NULL, 10) > 0;
+  }
+  for (const char *p = r.out; (p = strstr(p, "\"max_spread_ns\": ")) != NULL; p++)
+    spread_ok += strtoll(p + 17, NULL, 10) == 30000 + 200;  /* channel 2 ends 30 us + 100 ns after 0 */
+  CHECK(ranks >= THREADS);
+  CHECK(with_comm >= THREADS);
+  CHECK_I64(spread_ok, THREADS);
+  char want[64];
+  snprintf(want, sizeof want, "\"gpu_time_from_channels\": %d", CALLS / THREADS);
+  CHECK(strstr(r.out, want) != NULL);
+  CHECK(strstr(r.out, "\"algorithm\": \"RING\"") != NULL);
+  cmd_free(&r);
+}
+
 /* Plugin only, v5 (NCCL 2.28) or v4 (2.26-2.27), NCCL linked into the program. */
 static void test_plugin_only(int version) {
   const char *dir = ih_fresh_dir(version == 5 ? "plugin-v5" : "plugin-v4");
-  cmd_result r = run_trainer(OVL_TEST_APP, 0, OVL_TEST_LIBOVL, dir, version == 5 ? "" : "FAKE_NCCL_PROFILER_VERSION=4");
+  cmd_result r = run_trainer(OVL_TEST_APP, 0, OVL_TEST_LIBOVL, dir,
+                             version == 5 ? "FAKE_NCCL_SLOW_CHANNEL=2" : "FAKE_NCCL_PROFILER_VERSION=4");
   CHECK(run_ok(&r));
   CHECK_STR(r.err, "");
   cmd_free(&r);
@@ -182,6 +207,7 @@ static void test_plugin_only(int version) {
     /* seq follows the calls' order (NCCL launches a group's tasks in its own order). */
     CHECK_I64(dbq_int(db, "SELECT COUNT(*) FROM collectives a JOIN collectives b ON a.comm = b.comm"
                           " AND b.seq = a.seq + 1 WHERE b.host_start < a.host_start"), 0);
+    check_report(dir);
   }
   CHECK_I64(dbq_int(db, "SELECT COUNT(*) FROM proxy_ops"), 0);
   sqlite3_close(db);
