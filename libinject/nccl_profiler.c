@@ -193,7 +193,12 @@ static int has_root(int op) {
 }
 
 static void copy_text(char *dst, size_t size, const char *src) {
-  snprintf(dst, size, "%s", src ? src : "");
+  size_t n = 0;
+  while (src && n + 1 < size && src[n]) {
+    dst[n] = src[n];
+    n++;
+  }
+  dst[n] = 0;
 }
 
 /* ---------------------------------------------------------------------------------- */

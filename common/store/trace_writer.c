@@ -2,7 +2,7 @@
 ** Trace writer: see trace_writer.h.
 **
 ** One prepared INSERT per table, bound and stepped per row inside a long transaction. The
-** high-volume tables (kernels, memops, api, collective_launches) are written BATCH_ROWS rows
+** high-volume tables (kernels, memops, api, collective_launches, collective_channels) are written BATCH_ROWS rows
 ** per statement: rows wait in the writer as plain integers and go out in one multi-row
 ** INSERT, which halves the per-row cost of SQLite's statement machinery. Pending rows are
 ** written before any single-row insert into the same table, and at every commit, so the
@@ -60,7 +60,7 @@ _Static_assert(OVL_SCHEMA_PROXY_STEPS_NCOLUMNS == 11, "proxy_steps columns: see 
 _Static_assert(OVL_SCHEMA_GPU_TIMER_OFFSETS_NCOLUMNS == 4, "gpu_timer_offsets columns: see insert_sql");
 
 /* Batched tables: the single-row statement each one falls back to, and its columns. */
-enum { B_KERNEL, B_MEMOP, B_API, B_LAUNCH, B_COUNT };
+enum { B_KERNEL, B_MEMOP, B_API, B_LAUNCH, B_CHANNEL, B_COUNT };
 #define BATCH_ROWS 64
 #define BATCH_MAX_COLS 12
 static const struct { int single, ncols, text_col; } batched[B_COUNT] = {
@@ -68,6 +68,7 @@ static const struct { int single, ncols, text_col; } batched[B_COUNT] = {
   {ST_MEMOP, OVL_SCHEMA_MEMOPS_NCOLUMNS, 5},
   {ST_API, OVL_SCHEMA_API_NCOLUMNS, -1},
   {ST_LAUNCH, OVL_SCHEMA_COLLECTIVE_LAUNCHES_NCOLUMNS, -1},
+  {ST_CHANNEL, OVL_SCHEMA_COLLECTIVE_CHANNELS_NCOLUMNS, -1},
 };
 /* memops.kind values a batch can hold (as an index); other text takes the single-row path. */
 static const char *const memop_kinds[] = {"HtoD", "DtoH", "DtoD", "PtoP", "HtoH", "memset"};
@@ -370,8 +371,12 @@ static int insert_ints(ovl_trace_writer *w, int which, const int64_t *v, int n, 
 }
 
 int ovl_tw_channel(ovl_trace_writer *w, const ovl_channel_row *r, ovl_err *err) {
-  const int64_t v[] = {r->collective, r->channel, r->device, r->start, r->end, r->timer_start, r->timer_end};
-  return insert_ints(w, ST_CHANNEL, v, 7, err);
+  int rc;
+  int64_t *v = batch_row(w, B_CHANNEL, err, &rc);
+  if (!v) return rc;
+  v[0] = r->collective, v[1] = r->channel, v[2] = r->device, v[3] = r->start, v[4] = r->end;
+  v[5] = r->timer_start, v[6] = r->timer_end;
+  return add_batch_row(w, B_CHANNEL, err);
 }
 
 int ovl_tw_proxy_op(ovl_trace_writer *w, const ovl_proxy_op_row *r, ovl_err *err) {

@@ -22,7 +22,8 @@
 ** kernel ends, lasts 20 us + 0.1 ns per byte; channel c starts c x 200 ns after the kernel and
 ** ends (nchannels - 1 - c) x 100 ns before its end, channel FAKE_NCCL_SLOW_CHANNEL (if set)
 ** 30 us after. Its global timer reads CLOCK_MONOTONIC + FAKE_GPU_TIMER_OFFSET (default
-** 1600000000000000000). FAKE_NCCL_TRUTH=<file> appends one line per task with the truth in
+** 1600000000000000000). FAKE_NCCL_FAST=1 (benchmarks): a kernel starts at its launch and
+** lasts 1 us, so the proxy reports at once. FAKE_NCCL_TRUTH=<file> appends one line per task with the truth in
 ** host time: "coll|p2p <rank> <nranks> <func> <seq or -1> <kernel start> <kernel end>
 ** <first channel start> <last channel end>".
 **
@@ -142,18 +143,36 @@ static descr new_descr(uint64_t type, void *parent, int rank) {
   return d;
 }
 
+static unsigned long plugin_calls, proxy_plugin_calls;  /* start, stop and record calls made (benchmarks) */
+static __thread int on_proxy_thread;
+
 static void *start_event(void *ctx, descr *d) {
   void *h = NULL;
-  if (plugin.start && ctx) plugin.start(ctx, &h, d);
+  if (plugin.start && ctx) {
+    plugin.start(ctx, &h, d);
+    __atomic_add_fetch(on_proxy_thread ? &proxy_plugin_calls : &plugin_calls, 1, __ATOMIC_RELAXED);
+  }
   return h;
 }
 
 static void stop_event(void *h) {
-  if (plugin.stop && h) plugin.stop(h);
+  if (plugin.stop && h) {
+    plugin.stop(h);
+    __atomic_add_fetch(on_proxy_thread ? &proxy_plugin_calls : &plugin_calls, 1, __ATOMIC_RELAXED);
+  }
 }
 
 static void record_state(void *h, int state, uint64_t arg) {
-  if (plugin.record && h) plugin.record(h, state, &arg);
+  if (plugin.record && h) {
+    plugin.record(h, state, &arg);
+    __atomic_add_fetch(on_proxy_thread ? &proxy_plugin_calls : &plugin_calls, 1, __ATOMIC_RELAXED);
+  }
+}
+
+/* The plugin calls made so far (startEvent, stopEvent, recordEventState): on the threads that
+** call NCCL, and on the proxy threads. */
+FAKE_API unsigned long fake_nccl_profiler_calls(int proxy) {
+  return __atomic_load_n(proxy ? &proxy_plugin_calls : &plugin_calls, __ATOMIC_RELAXED);
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -178,10 +197,23 @@ static void sleep_until(int64_t t) {
   }
 }
 
-static int64_t gpu_timer_offset(void) {
+/* The environment, read once (getenv per event would weigh on the benchmarks). */
+static int64_t gpu_offset = INT64_C(1600000000000000000);
+static int fast_mode, slow = -1;
+static const char *truth_path;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+
+static void read_env(void) {
   const char *v = getenv("FAKE_GPU_TIMER_OFFSET");
-  return v && *v ? strtoll(v, NULL, 10) : INT64_C(1600000000000000000);
+  if (v && *v) gpu_offset = strtoll(v, NULL, 10);
+  v = getenv("FAKE_NCCL_FAST");
+  fast_mode = v && atoi(v) > 0;
+  v = getenv("FAKE_NCCL_SLOW_CHANNEL");
+  if (v && *v) slow = atoi(v);
+  truth_path = getenv("FAKE_NCCL_TRUTH");
 }
+
+static int64_t gpu_timer_offset(void) { return gpu_offset; }
 
 static __thread int current_device;
 FAKE_API void fake_cuda_set_device(int device) { current_device = device; }
@@ -245,11 +277,11 @@ static int64_t channel_end(const kernel_work *k, int c);
 
 /* The task's truth: its kernel and the span of its channels, in host time. */
 static void write_truth(ncclComm_t c, const task *t, int64_t seq, const kernel_work *k) {
+  if (!truth_path || !*truth_path) return;
+  const char *path = truth_path;
   int64_t first = channel_start(k, 0), last = 0;
   for (int ch = 0; ch < k->nchannels; ch++)
     if (channel_end(k, ch) > last) last = channel_end(k, ch);
-  const char *path = getenv("FAKE_NCCL_TRUTH");
-  if (!path || !*path) return;
   pthread_mutex_lock(&truth_lock);
   FILE *f = fopen(path, "a");
   if (f) {
@@ -261,10 +293,8 @@ static void write_truth(ncclComm_t c, const task *t, int64_t seq, const kernel_w
   pthread_mutex_unlock(&truth_lock);
 }
 
-static int slow_channel(void) {
-  const char *v = getenv("FAKE_NCCL_SLOW_CHANNEL");
-  return v && *v ? atoi(v) : -1;
-}
+static int fast(void) { return fast_mode; }
+static int slow_channel(void) { return slow; }
 
 static int64_t channel_start(const kernel_work *k, int c) { return k->start + 200 * c; }
 static int64_t channel_end(const kernel_work *k, int c) {
@@ -321,6 +351,7 @@ static void report_kernel(ncclComm_t c, const kernel_work *k) {
 
 static void *proxy_main(void *arg) {
   ncclComm_t c = arg;
+  on_proxy_thread = 1;
   pthread_mutex_lock(&c->lock);
   for (;;) {
     while (!c->count && !c->stopping) pthread_cond_wait(&c->cv, &c->lock);
@@ -369,7 +400,7 @@ static void launch_plan(ncclComm_t c, task **tasks, int n) {
     PUT(&ld, 24, (void *)NULL);
     launch = start_event(c->ctx, &ld);
   }
-  int64_t start = now_ns() + 20000;  /* the launch: the kernel starts 20 us later at the earliest */
+  int64_t start = now_ns() + (fast() ? 0 : 20000);  /* the kernel starts 20 us after its launch at the earliest */
   if (start < c->gpu_free_at) start = c->gpu_free_at;
   stop_event(launch);
   descr gd = new_descr(T_GROUP, NULL, c->rank);
@@ -381,7 +412,7 @@ static void launch_plan(ncclComm_t c, task **tasks, int n) {
     int is_p2p = t->func >= F_SEND;
     kernel_work *k = &work[i];
     *k = (kernel_work){NULL, is_p2p ? 1 : 4, is_p2p, t->peer, start, 0, task_bytes(t)};
-    k->end = start + 20000 + k->bytes / 10;
+    k->end = start + (fast() ? 1000 : 20000 + k->bytes / 10);
     start = k->end;
     c->gpu_free_at = k->end + (slow_channel() >= 0 ? 30000 : 0);
     int64_t seq = is_p2p ? -1 : (int64_t)c->seq[t->func];
@@ -509,6 +540,7 @@ static uint64_t hash_id(const ncclUniqueId *id) {
 
 FAKE_API ncclResult_t ncclCommInitRank(ncclComm_t *out, int nranks, ncclUniqueId id, int rank) {
   if (!out || nranks < 1 || rank < 0 || rank >= nranks) return ncclInvalidArgument;
+  pthread_once(&env_once, read_env);
   load_plugin();
   struct ncclComm *c = calloc(1, sizeof *c);
   if (!c) return ncclSystemError;
