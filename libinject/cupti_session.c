@@ -172,6 +172,16 @@ static const char *attach(char *why, size_t size) {
 
 int ovl_cupti_attach(const char *how) {
   if (atomic_load(&attach_state)) return ovl_cupti_was_attached();
+  if (ovl_capture_settings()->cupti_off) {  /* asked for: no warning */
+    pthread_mutex_lock(&attach_lock);
+    if (!atomic_load(&attach_state)) {
+      snprintf(texts.status, sizeof texts.status, "not attached: OVL_CUPTI=0");
+      atomic_store(&attach_state, -1);
+      texts_changed();
+    }
+    pthread_mutex_unlock(&attach_lock);
+    return 0;
+  }
   pthread_mutex_lock(&attach_lock);
   if (!atomic_load(&attach_state)) {
     char why[256];
