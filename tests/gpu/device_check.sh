@@ -239,13 +239,60 @@ torch_run() {  # torch_run NAME SCRIPT ARGS...
   "$KIT/ovl" report "$dir"
 }
 
+# NCCL's profiler plugin beside the preloaded capture of the same DDP job (whose `ovl run`
+# trace torch_run made in $WORK/pytorch/ddp): the job with NCCL_PROFILER_PLUGIN=libovl.so and no
+# preload (OVL_CUPTI=0: NCCL's channel timing alone), then both ways; plugin_compare.py checks.
+plugin_runs() {
+  local args="--model small --steps 20 --warmup 5 --ovl-nvtx" d="$WORK/pytorch"
+  echo "-- ddp: NCCL_PROFILER_PLUGIN=libovl.so, no preload, OVL_CUPTI=0"
+  # shellcheck disable=SC2086
+  env NCCL_PROFILER_PLUGIN="$KIT/libovl.so" OVL_OUTPUT="$d/ddp-plugin" OVL_CUPTI=0 NCCL_DEBUG=INFO \
+    NCCL_DEBUG_SUBSYS=INIT,ENV python3 -m torch.distributed.run --standalone --nproc-per-node 1 \
+    "$ROOT/workloads/pytorch/ddp_train.py" $args > "$WORK/pytorch-ddp-plugin.out" 2>&1 ||
+    { cat "$WORK/pytorch-ddp-plugin.out"; return 1; }
+  grep -iE '^RESULTS_JSON|^ovl:|profiler' "$WORK/pytorch-ddp-plugin.out" | head -20
+  echo "-- ddp: under ovl run and NCCL_PROFILER_PLUGIN=libovl.so"
+  # shellcheck disable=SC2086
+  NCCL_PROFILER_PLUGIN="$KIT/libovl.so" "$KIT/ovl" run -o "$d/ddp-both" -- python3 -m torch.distributed.run \
+    --standalone --nproc-per-node 1 "$ROOT/workloads/pytorch/ddp_train.py" $args > "$WORK/pytorch-ddp-both.out" 2>&1 ||
+    { cat "$WORK/pytorch-ddp-both.out"; return 1; }
+  grep -E '^RESULTS_JSON|^ovl:' "$WORK/pytorch-ddp-both.out"
+  compare_plugin "$d/ddp" "$d/ddp-plugin" "$d/ddp-both"
+}
+
+# plugin_compare.py's lines, its RESULT kept in $WORK/plugin-compare.txt for the stage's own.
+compare_plugin() {  # compare_plugin HOOKS PLUGIN BOTH
+  python3 "$ROOT/tests/gpu/plugin_compare.py" --hooks "$1" --plugin "$2" --both "$3" --ovl "$KIT/ovl" |
+    tee "$WORK/plugin-compare.txt" | sed 's/^RESULT: /plugin comparison: /'
+  return "${PIPESTATUS[0]}"
+}
+plugin_result() { grep '^RESULT: ' "$WORK/plugin-compare.txt" 2>/dev/null | tail -1 | cut -c9-; }
+
+# Without PyTorch on a GPU, the same comparison on the fake NCCL core of the tests: the stand-in
+# trainer linked to it as a library (preloaded; preloaded and the plugin) and statically (the
+# plugin alone), so the method and plugin_compare.py stay rehearsed.
+plugin_runs_fake() {
+  local d="$WORK/plugin-fake" t="$KIT/tests"
+  [ -x "$t/fake_nccl_trainer" ] && [ -x "$t/fake_nccl_trainer_static" ] || { echo "no fake NCCL trainer in the kit"; return 1; }
+  env LD_PRELOAD="$LIBOVL_PRELOAD" OVL_OUTPUT="$d/hooks" "$t/fake_nccl_trainer" 2 6 || return 1
+  env NCCL_PROFILER_PLUGIN="$KIT/libovl.so" OVL_OUTPUT="$d/plugin" "$t/fake_nccl_trainer_static" 2 6 || return 1
+  env LD_PRELOAD="$LIBOVL_PRELOAD" NCCL_PROFILER_PLUGIN="$KIT/libovl.so" OVL_OUTPUT="$d/both" \
+    "$t/fake_nccl_trainer" 2 6 || return 1
+  compare_plugin "$d/hooks" "$d/plugin" "$d/both"
+}
+
 stage_pytorch() {
-  have_torch_gpu || skip "no PyTorch with a usable GPU$([ "$DRY" = 1 ] && echo ' (dry run)')"
+  if ! have_torch_gpu; then
+    echo "SKIP part: no PyTorch with a usable GPU$([ "$DRY" = 1 ] && echo ' (dry run)'): NCCL's profiler plugin is compared on the fake NCCL core"
+    plugin_runs_fake || return 1
+    skip "no PyTorch with a usable GPU$([ "$DRY" = 1 ] && echo ' (dry run)'); NCCL's profiler plugin on the fake NCCL core: $(plugin_result)"
+  fi
   fails=0
   torch_run ddp ddp_train.py --model small --steps 20 --warmup 5 --ovl-nvtx || fails=$((fails + 1))
+  plugin_runs || fails=$((fails + 1))
   torch_run fsdp fsdp_train.py --model small --steps 20 --warmup 5 --ovl-nvtx || fails=$((fails + 1))
   torch_run manual manual_train.py --model small --steps 20 --warmup 5 --ovl-nvtx || fails=$((fails + 1))
-  echo "RESULT: $fails of 3 PyTorch runs failed"
+  echo "RESULT: $fails of 4 PyTorch checks failed (ddp, NCCL's profiler plugin beside it, fsdp, manual); plugin: $(plugin_result)"
   [ "$fails" = 0 ]
 }
 
@@ -278,9 +325,9 @@ stage_pack() {
 # Driver
 # ----------------------------------------------------------------------------------------
 
-stage_limit() {  # seconds per stage: all of them within 6 minutes on 16 cores
+stage_limit() {  # seconds per stage: all of them within 7 minutes on 16 cores
   case $1 in probe) echo 30 ;; ctest) echo 180 ;; capture) echo 45 ;; ddp) echo 120 ;; overhead) echo 120 ;;
-    pytorch) echo 90 ;; profiler) echo 60 ;; pack) echo 30 ;; *) echo 60 ;; esac
+    pytorch) echo 150 ;; profiler) echo 60 ;; pack) echo 30 ;; *) echo 60 ;; esac
 }
 
 # The directories holding the CUDA libraries our binaries need and the loader does not find
