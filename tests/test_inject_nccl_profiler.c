@@ -10,6 +10,7 @@
 **   * both ways, NCCL linked statically or as a shared library, and with a copy of libovl as
 **     the plugin: one trace, each call recorded once, the hooks' and NCCL's facts in one row
 **     (v4: the calls NCCL starts inside ncclGroupEnd are the hooks' alone);
+**   * `ovl run --nccl-profiler` does both ways at once;
 **   * OVL_NCCL_PROXY=1 adds proxy operations and steps; OVL_DISABLE=1 declines the plugin;
 **     the trainer's output and exit status never change.
 */
@@ -290,6 +291,25 @@ static void test_proxy(void) {
   clean(dir);
 }
 
+/* `ovl run --nccl-profiler`: preloaded and named as the plugin, on the static trainer the
+** plugin alone sees. */
+static void test_ovl_run(void) {
+  const char *dir = ih_fresh_dir("ovl-run");
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "env %s%s '%s' run --lib '%s' --nccl-profiler -o '%s' -- '%s' %d %d",
+           OVL_TEST_PRELOAD_FIRST[0] ? "LD_PRELOAD=" : "", OVL_TEST_PRELOAD_FIRST, OVL_TEST_OVL, OVL_TEST_LIBOVL, dir,
+           OVL_TEST_APP, THREADS, STEPS);
+  cmd_result r = run_cmd(cmd);
+  CHECK(run_ok(&r));
+  cmd_free(&r);
+  sqlite3 *db = open_db(dir);
+  if (!db) return;
+  check_each_call_once(db);
+  CHECK_I64(dbq_int(db, "SELECT COUNT(*) FROM collectives WHERE algorithm IS NOT NULL"), COLLS);
+  sqlite3_close(db);
+  clean(dir);
+}
+
 static void test_disabled(void) {
   const char *dir = ih_fresh_dir("disabled");
   cmd_result r = run_trainer(OVL_TEST_APP, 0, OVL_TEST_LIBOVL, dir, "OVL_DISABLE=1");
@@ -309,6 +329,7 @@ int main(void) {
   test_both(OVL_TEST_DYNAMIC_TRAINER, 4, OVL_TEST_LIBOVL, "both-dynamic-v4");
   test_copy_as_plugin();
   test_proxy();
+  test_ovl_run();
   test_disabled();
   return check_summary();
 }
