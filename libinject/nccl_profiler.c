@@ -1,7 +1,7 @@
 /*
 ** libovl.so as NCCL's profiler plugin: NCCL_PROFILER_PLUGIN=/path/to/libovl.so makes NCCL
-** (2.23 and later, whatever way it is linked) load libovl and report to it, through the
-** exported ncclProfiler_v5 table (ncclProfiler_v4 for NCCL 2.26-2.27), its own account of
+** (whatever way it is linked) load libovl and report to it, through the exported
+** ncclProfiler_v5 table (NCCL 2.28 on; ncclProfiler_v4 for the releases before), its own account of
 ** every call: the API call, the task with NCCL's sequence number, algorithm, protocol and
 ** channels, the kernel launch, each channel's GPU start and stop from the GPU global timer,
 ** and (OVL_NCCL_PROXY=1) proxy operations and their network steps. docs/capture.md says when

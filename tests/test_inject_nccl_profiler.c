@@ -178,7 +178,7 @@ static void check_report(const char *dir) {
   cmd_free(&r);
 }
 
-/* Plugin only, v5 (NCCL 2.28) or v4 (2.26-2.27), NCCL linked into the program. */
+/* Plugin only, v5 (NCCL 2.28 on) or v4 (the releases before), NCCL linked into the program. */
 static void test_plugin_only(int version) {
   const char *dir = ih_fresh_dir(version == 5 ? "plugin-v5" : "plugin-v4");
   cmd_result r = run_trainer(OVL_TEST_APP, 0, OVL_TEST_LIBOVL, dir,
