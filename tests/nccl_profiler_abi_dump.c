@@ -25,25 +25,26 @@ static void descr_common(const char *t, int v5) {
   }
 }
 
-/* The members both versions have, at the same place in their union (checked below for v4). */
-#define SHARED(t, D, coll, p2p)                                     \
-  OFF(t, "coll.seqNumber", D, u.coll.seq);                          \
-  OFF(t, "coll.func", D, u.coll.func);                              \
-  OFF(t, "coll.sendBuff", D, u.coll.send_buf);                      \
-  OFF(t, "coll.recvBuff", D, u.coll.recv_buf);                      \
-  OFF(t, "coll.count", D, u.coll.count);                            \
-  OFF(t, "coll.root", D, u.coll.root);                              \
-  OFF(t, "coll.datatype", D, u.coll.dtype);                         \
-  OFF(t, "coll.nChannels", D, u.coll.nchannels);                    \
-  OFF(t, "coll.nWarps", D, u.coll.nwarps);                          \
-  OFF(t, "coll.algo", D, u.coll.algorithm);                         \
-  OFF(t, "coll.proto", D, u.coll.protocol);                         \
-  OFF(t, "p2p.func", D, u.p2p.func);                                \
-  OFF(t, "p2p.buff", D, u.p2p.buf);                                 \
-  OFF(t, "p2p.datatype", D, u.p2p.dtype);                           \
-  OFF(t, "p2p.count", D, u.p2p.count);                              \
-  OFF(t, "p2p.peer", D, u.p2p.peer);                                \
-  OFF(t, "p2p.nChannels", D, u.p2p.nchannels);                      \
+/* The members both versions have: COLL and P2P name where D holds a collective's and a
+** point-to-point task's fields (v5 wraps them beside its parent_group pointers). */
+#define SHARED(t, D, COLL, P2P)                                     \
+  OFF(t, "coll.seqNumber", D, COLL.seq);                            \
+  OFF(t, "coll.func", D, COLL.func);                                \
+  OFF(t, "coll.sendBuff", D, COLL.send_buf);                        \
+  OFF(t, "coll.recvBuff", D, COLL.recv_buf);                        \
+  OFF(t, "coll.count", D, COLL.count);                              \
+  OFF(t, "coll.root", D, COLL.root);                                \
+  OFF(t, "coll.datatype", D, COLL.dtype);                           \
+  OFF(t, "coll.nChannels", D, COLL.nchannels);                      \
+  OFF(t, "coll.nWarps", D, COLL.nwarps);                            \
+  OFF(t, "coll.algo", D, COLL.algorithm);                           \
+  OFF(t, "coll.proto", D, COLL.protocol);                           \
+  OFF(t, "p2p.func", D, P2P.func);                                  \
+  OFF(t, "p2p.buff", D, P2P.buf);                                   \
+  OFF(t, "p2p.datatype", D, P2P.dtype);                             \
+  OFF(t, "p2p.count", D, P2P.count);                                \
+  OFF(t, "p2p.peer", D, P2P.peer);                                  \
+  OFF(t, "p2p.nChannels", D, P2P.nchannels);                        \
   OFF(t, "proxyOp.pid", D, u.proxy_op.pid);                         \
   OFF(t, "proxyOp.channelId", D, u.proxy_op.channel);               \
   OFF(t, "proxyOp.peer", D, u.proxy_op.peer);                       \
@@ -56,34 +57,11 @@ static void descr_common(const char *t, int v5) {
   OFF(t, "netPlugin.id", D, u.net_plugin.id);                       \
   OFF(t, "netPlugin.data", D, u.net_plugin.data)
 
-/* v5's union holds the shared fields inside wrappers: give them v4's names. */
-typedef struct v5_flat {
-  uint64_t type;
-  void *parent;
-  int rank;
-  union {
-    ovl_ncclp_coll_fields coll;
-    ovl_ncclp_p2p_fields p2p;
-    ovl_ncclp_proxy_op_fields proxy_op;
-    struct {
-      int step;
-    } proxy_step;
-    ovl_ncclp_kernel_ch_fields kernel_ch;
-    struct {
-      int64_t id;
-      void *data;
-    } net_plugin;
-  } u;
-} v5_flat;
-_Static_assert(offsetof(v5_flat, u) == offsetof(ovl_ncclp_descr_v5, u), "v5 union");
-_Static_assert(offsetof(ovl_ncclp_descr_v5, u.coll.f) == offsetof(ovl_ncclp_descr_v5, u), "v5 coll fields first");
-_Static_assert(offsetof(ovl_ncclp_descr_v5, u.p2p.f) == offsetof(ovl_ncclp_descr_v5, u), "v5 p2p fields first");
-
 static void descr_v5(void) {
   const char *t = "ncclProfilerEventDescr_v5_t";
   SIZE(t, ovl_ncclp_descr_v5);
   descr_common(t, 1);
-  SHARED(t, v5_flat, coll, p2p);
+  SHARED(t, ovl_ncclp_descr_v5, u.coll.f, u.p2p.f);
   OFF(t, "groupApi.graphCaptured", ovl_ncclp_descr_v5, u.group_api.graph_captured);
   OFF(t, "groupApi.groupDepth", ovl_ncclp_descr_v5, u.group_api.depth);
   OFF(t, "collApi.func", ovl_ncclp_descr_v5, u.coll_api.func);
@@ -106,7 +84,7 @@ static void descr_v4(void) {
   const char *t = "ncclProfilerEventDescr_v4_t";
   SIZE(t, ovl_ncclp_descr_v4);
   descr_common(t, 0);
-  SHARED(t, ovl_ncclp_descr_v4, coll, p2p);
+  SHARED(t, ovl_ncclp_descr_v4, u.coll, u.p2p);
 }
 
 static void tables(void) {
