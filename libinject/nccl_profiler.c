@@ -72,11 +72,15 @@ enum {
 #define PLUGIN_SINGLE_BASE (INT64_C(1) << 61)
 
 typedef struct plugin_comm {
+  struct plugin_comm *next;    /* all of them, newest first (never freed) */
   int version;                 /* 4 or 5: the interface NCCL called init through */
   int64_t id, rank, nranks, device;
-  int64_t next_seq;            /* calls counted while no hooks' communicator is bound */
+  atomic_int_fast64_t next_seq;  /* calls counted while no hooks' communicator is bound (v4 tasks
+                                 ** may come from NCCL's host-stream thread) */
   _Atomic(ovl_comm_info *) bound;  /* the hooks' entry for the same communicator, once known */
 } plugin_comm;
+
+static _Atomic(plugin_comm *) comms;
 
 typedef struct group_rec {
   uint32_t kind;
@@ -251,7 +255,7 @@ static int64_t comm_id(plugin_comm *c) {
 /* The next call on the communicator: one counter with the hooks' once bound to them. */
 static int64_t next_seq(plugin_comm *c) {
   ovl_comm_info *b = atomic_load_explicit(&c->bound, memory_order_relaxed);
-  return b ? atomic_fetch_add_explicit(&b->next_seq, 1, memory_order_relaxed) : c->next_seq++;
+  return atomic_fetch_add_explicit(b ? &b->next_seq : &c->next_seq, 1, memory_order_relaxed);
 }
 
 static int activation_mask(int version) {
@@ -265,13 +269,18 @@ static ovl_ncclp_result plugin_init(int version, void **context, uint64_t hash, 
   *context = NULL;
   if (!ovl_capture_activate()) return OVL_NCCLP_INTERNAL_ERROR;  /* NCCL goes on without a plugin */
   ovl_cupti_attach_late("NCCL's profiler plugin init");
-  plugin_comm *c = calloc(1, sizeof *c);  /* never freed: records may outlive finalize */
+  plugin_comm *c = calloc(1, sizeof *c);  /* never freed (records may outlive finalize): on `comms` */
   if (!c) return OVL_NCCLP_INTERNAL_ERROR;
   c->version = version;
+  atomic_init(&c->next_seq, 0);
+  atomic_init(&c->bound, NULL);
   c->id = ovl_comm_id_hash(&hash, sizeof hash, 4);
   c->rank = rank;
   c->nranks = nranks;
   c->device = current_device();
+  c->next = atomic_load(&comms);
+  while (!atomic_compare_exchange_weak(&comms, &c->next, c)) {
+  }
   int expected = 0;
   atomic_compare_exchange_strong(&loaded_version, &expected, version);
   atomic_fetch_add(&ncomms, 1);
