@@ -9,6 +9,7 @@ void ovl_config_read(ovl_capture_config *c, ovl_getenv_fn get) {
   memset(c, 0, sizeof *c);
   c->flush_ms = OVL_DEFAULT_FLUSH_MS;
   c->log = OVL_LOG_INFO;
+  c->tsc_clock = 1;
 
   const char *v = get("OVL_DISABLE");
   c->disabled = v && *v && strcmp(v, "0") != 0;
@@ -40,6 +41,13 @@ void ovl_config_read(ovl_capture_config *c, ovl_getenv_fn get) {
     else if (strcmp(v, "info") == 0) c->log = OVL_LOG_INFO;
     else if (strcmp(v, "debug") == 0) c->log = OVL_LOG_DEBUG;
     else snprintf(c->problem, sizeof c->problem, "OVL_LOG='%.64s' is not quiet, info or debug: using info", v);
+  }
+
+  v = get("OVL_CLOCK");
+  if (v && *v) {
+    if (strcmp(v, "monotonic") == 0) c->tsc_clock = 0;
+    else if (strcmp(v, "tsc") != 0)
+      snprintf(c->problem, sizeof c->problem, "OVL_CLOCK='%.64s' is not tsc or monotonic: using tsc", v);
   }
 
   v = get("OVL_FLUSH_MS");

@@ -5,6 +5,8 @@
 **   OVL_DISABLE    any value but "" or "0": capture nothing
 **   OVL_FLUSH_MS   commit period in ms (default 1000, 10..600000)
 **   OVL_LOG        quiet | info | debug (default info: problems only)
+**   OVL_CLOCK      tsc (default: CLOCK_MONOTONIC read through a calibrated TSC where the CPU
+**                  has an invariant one, clock.h) | monotonic (clock_gettime every time)
 **   OVL_CUPTI_LIBRARY  the libcupti to load, instead of looking for one (cupti_locate.h)
 **   OVL_CUPTI      "0": never attach CUPTI (no GPU kernels or copies: NCCL calls, NCCL's own
 **                  channel timing as its profiler plugin, NVTX)
@@ -25,6 +27,7 @@ typedef struct ovl_capture_config {
   char output_dir[4096];  /* "" when OVL_OUTPUT is too long (see problem): capture nothing */
   long flush_ms;
   ovl_log_level log;
+  int tsc_clock;          /* OVL_CLOCK: 1 = tsc (default), 0 = monotonic */
   char cupti_library[1024];  /* OVL_CUPTI_LIBRARY, or "" */
   int nccl_proxy;            /* OVL_NCCL_PROXY */
   int cupti_off;             /* OVL_CUPTI=0 */

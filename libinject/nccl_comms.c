@@ -6,6 +6,7 @@
 #include "nccl_comms.h"
 
 #include "base/hash.h"
+#include "base/none.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -14,6 +15,10 @@
 
 static _Atomic(ovl_comm_info *) slots[SLOTS];
 static pthread_mutex_t add_lock = PTHREAD_MUTEX_INITIALIZER;
+/* The largest communicator so far (rank << 32 | size, written under add_lock, one store so
+** that a reader never pairs one communicator's rank with another's size), and the version. */
+static atomic_uint_fast64_t world;
+static atomic_int_fast64_t nccl_version;
 
 static size_t slot_of(const void *handle) {
   uint64_t h = (uint64_t)(uintptr_t)handle * 0x9E3779B97F4A7C15ULL;
@@ -56,6 +61,9 @@ ovl_comm_info *ovl_comms_add(const void *handle, int64_t id, int64_t rank, int64
     }
   }
   if (free_slot < SLOTS) atomic_store_explicit(&slots[free_slot], e, memory_order_release);
+  uint64_t w = atomic_load_explicit(&world, memory_order_relaxed);
+  if (rank >= 0 && nranks > 0 && rank < nranks && nranks <= UINT32_MAX && (uint64_t)nranks > (w & UINT32_MAX))
+    atomic_store_explicit(&world, (uint64_t)rank << 32 | (uint64_t)nranks, memory_order_relaxed);
   pthread_mutex_unlock(&add_lock);
   if (free_slot == SLOTS) {
     free(e);
@@ -76,3 +84,12 @@ int64_t ovl_comm_id_hash(const void *bytes, size_t n, uint64_t seed) {
   h ^= h >> 29;
   return (int64_t)(h & ((UINT64_C(1) << 62) - 1));
 }
+
+void ovl_comms_world(int64_t *rank, int64_t *nranks) {
+  uint64_t w = atomic_load_explicit(&world, memory_order_relaxed);
+  *rank = w ? (int64_t)(w >> 32) : OVL_NONE;
+  *nranks = w ? (int64_t)(w & UINT32_MAX) : OVL_NONE;
+}
+
+void ovl_comms_set_nccl_version(int64_t version) { atomic_store_explicit(&nccl_version, version, memory_order_relaxed); }
+int64_t ovl_comms_nccl_version(void) { return atomic_load_explicit(&nccl_version, memory_order_relaxed); }

@@ -27,6 +27,15 @@ ovl_comm_info *ovl_comms_find(const void *handle);
 /* Forgets a destroyed communicator. */
 void ovl_comms_remove(const void *handle);
 
+/* The process's place in the job, as meta.rank and meta.world_size give it: its rank in the
+** largest communicator it joined (the first of that size), with rank and size known; both
+** OVL_NONE before one. Any thread, lock-free: the writer reads it at every commit, so a
+** trace knows its rank as soon as the communicator exists. */
+void ovl_comms_world(int64_t *rank, int64_t *nranks);
+/* The NCCL version (ncclGetVersion) the hooks found, 0 before; noted once by the hooks. */
+void ovl_comms_set_nccl_version(int64_t version);
+int64_t ovl_comms_nccl_version(void);
+
 /* 62-bit id (non-negative in SQLite) hashed from bytes, e.g. an ncclUniqueId. */
 int64_t ovl_comm_id_hash(const void *bytes, size_t n, uint64_t seed);
 

@@ -29,11 +29,24 @@
 #include <string.h>
 #include <unistd.h>
 
-static __thread int hook_depth;        /* > 0 inside a hooked call on this thread */
-static __thread int group_depth;       /* ncclGroupStart nesting */
-static __thread uint64_t group_id;     /* the current outermost group */
-static __thread uint32_t group_members;
-static atomic_uint_fast64_t next_collective_id = 1;
+/* A thread's hook state, one thread-local block (one lookup per call). */
+typedef struct hook_thread {
+  int depth;              /* > 0 inside a hooked call on this thread */
+  int group_depth;        /* ncclGroupStart nesting */
+  uint32_t group_members;
+  uint64_t group_id;      /* the current outermost group */
+  int64_t next_id, end_id;  /* the thread's block of collective ids: [next_id, end_id) */
+  ovl_nccl_join *join;    /* the recorded call in progress (nccl_join.h) */
+} hook_thread;
+static __thread hook_thread me;
+
+atomic_int ovl_nccl_hooks_recording;
+
+ovl_nccl_join *ovl_nccl_join_current(void) { return me.join; }
+
+/* Collective ids come in blocks, so that threads calling at once share no counter. */
+#define ID_BLOCK 1024
+static atomic_int_fast64_t next_id_block = 1;
 static atomic_uint_fast64_t next_group_id = 1;
 static atomic_uint_fast64_t next_init_all = 1;
 static atomic_int first_call_seen;
@@ -113,10 +126,8 @@ static ovl_comm_info *register_comm(ncclComm_t comm, int64_t id, int64_t rank, i
   if (rank < 0 || rank == OVL_NONE) rank = query("ncclCommUserRank", comm);
   if (nranks <= 0 || nranks == OVL_NONE) nranks = query("ncclCommCount", comm);
   int64_t device = query("ncclCommCuDevice", comm);
-  ovl_comm_info *info = ovl_comms_add(comm, id, rank, nranks, device);
-  ovl_comm_event ev = {{OVL_EV_COMM, sizeof ev, 0}, id, rank, nranks, device, version_of_nccl()};
-  ovl_hostbuf_append(&ev, sizeof ev);
-  return info;
+  ovl_comms_set_nccl_version(version_of_nccl());
+  return ovl_comms_add(comm, id, rank, nranks, device);
 }
 
 /* A communicator libovl did not see created (made through an entry point it does not hook):
@@ -135,58 +146,75 @@ static ovl_comm_info *comm_of(ncclComm_t comm) {
 typedef struct pending_call {
   ovl_coll_event ev;
   ovl_comm_info *comm;
-  int recording, pushed;
+  hook_thread *t;
+  int recording, pushed, unrecorded;
   ovl_nccl_join join;  /* NCCL's profiler plugin may join its account to this call */
 } pending_call;
 
+/* The communicator's next sequence number. NCCL forbids calls on one communicator from two
+** threads at once, so a load and a store do (a read-modify-write costs ~10 ns a call); calls
+** from several threads taking turns under the program's own lock are ordered by that lock. */
+static int64_t next_seq(ovl_comm_info *c) {
+  int64_t seq = atomic_load_explicit(&c->next_seq, memory_order_relaxed);
+  atomic_store_explicit(&c->next_seq, seq + 1, memory_order_relaxed);
+  return seq;
+}
+
+static int64_t next_collective_id(hook_thread *t) {
+  if (t->next_id == t->end_id) {
+    t->next_id = atomic_fetch_add_explicit(&next_id_block, ID_BLOCK, memory_order_relaxed);
+    t->end_id = t->next_id + ID_BLOCK;
+  }
+  return t->next_id++;
+}
+
 static void call_begin(pending_call *p, int call, ncclComm_t comm, cudaStream_t stream, size_t count, int dtype,
                        int redop, int64_t peer) {
-  p->recording = p->pushed = 0;
-  if (hook_depth++ > 0 || !ovl_capture_activate()) return;
+  hook_thread *t = p->t = &me;
+  p->recording = p->pushed = p->unrecorded = 0;
+  if (t->depth++ > 0) return;
+  if (!ovl_capture_activate()) {
+    p->unrecorded = ovl_capture_counts_unrecorded();
+    return;
+  }
   if (!atomic_load_explicit(&first_call_seen, memory_order_relaxed) &&
       !atomic_exchange_explicit(&first_call_seen, 1, memory_order_relaxed))
     ovl_cupti_attach_late(ovl_nccl_call_name(call));
   ovl_comm_info *info = p->comm = comm_of(comm);
   ovl_coll_event *e = &p->ev;
-  memset(e, 0, sizeof *e);
-  e->h.kind = OVL_EV_COLLECTIVE;
-  e->h.size = sizeof *e;
-  e->comm = info ? info->id : OVL_NONE;
-  e->rank = info ? info->rank : OVL_NONE;
-  e->nranks = info ? info->nranks : OVL_NONE;
-  e->device = info ? info->device : OVL_NONE;
-  e->op = call;
-  e->dtype = dtype;
-  e->redop = redop;
+  e->h = (ovl_event_header){OVL_EV_COLLECTIVE, sizeof *e, (uint8_t)call, (uint8_t)(dtype >= 0 && dtype < 255 ? dtype : 255),
+                            (int8_t)(redop < -1 ? -1 : redop > 127 ? 127 : redop), t->group_depth > 0 ? OVL_EV_IN_GROUP : 0};
+  e->comm = info;
   e->count = (int64_t)count;
-  e->bytes = ovl_nccl_send_bytes(call, e->count, dtype, e->nranks);
-  e->peer = peer;
-  e->tid = ovl_capture_tid();
-  e->stream = ovl_cupti_stream_id(stream);
-  if (group_depth > 0 && group_members < OVL_GROUP_MAX_MEMBERS) {
-    e->group_id = (int64_t)group_id;
-    e->id = ovl_group_member_id(group_id, group_members++);  /* launched by ncclGroupEnd */
+  e->peer = (int32_t)peer;
+  int64_t s = ovl_cupti_stream_id(stream);
+  e->stream = s >= 0 && s < OVL_COLL_NO_STREAM ? (uint32_t)s : OVL_COLL_NO_STREAM;
+  if (t->group_depth > 0 && t->group_members < OVL_GROUP_MAX_MEMBERS) {
+    e->id = ovl_group_member_id(t->group_id, t->group_members++);  /* launched by ncclGroupEnd */
   } else {
-    e->group_id = group_depth > 0 ? (int64_t)group_id : OVL_NONE;
-    e->id = (int64_t)atomic_fetch_add_explicit(&next_collective_id, 1, memory_order_relaxed);
-    if (group_depth == 0) p->pushed = ovl_cupti_push((uint64_t)e->id);
+    e->id = next_collective_id(t);
+    if (t->group_depth == 0) p->pushed = ovl_cupti_push((uint64_t)e->id);
   }
   p->recording = 1;
   if (!atomic_load_explicit(&ovl_nccl_hooks_recording, memory_order_relaxed))
     atomic_store_explicit(&ovl_nccl_hooks_recording, 1, memory_order_relaxed);
   e->host_start = ovl_clock_ns();
   p->join = (ovl_nccl_join){e->id, info, e->host_start, NULL};
-  ovl_nccl_join_now = &p->join;
+  t->join = &p->join;
 }
 
 static void call_end(pending_call *p, ncclResult_t rc) {
-  hook_depth--;
-  if (!p->recording) return;
-  p->ev.host_end = ovl_clock_ns();
-  ovl_nccl_join_now = NULL;
-  if (p->pushed) ovl_cupti_pop();
+  p->t->depth--;
   int launched = rc == ncclSuccess || rc == ncclInProgress;  /* a failed call launched nothing */
-  if (launched) p->ev.seq = p->comm ? atomic_fetch_add_explicit(&p->comm->next_seq, 1, memory_order_relaxed) : OVL_NONE;
+  if (!p->recording) {
+    if (p->unrecorded && launched) ovl_hostbuf_count_unrecorded();
+    return;
+  }
+  p->t->join = NULL;
+  int64_t end = ovl_clock_ns();
+  p->ev.host_end = end >= p->ev.host_start ? end : p->ev.host_start;
+  if (p->pushed) ovl_cupti_pop();
+  if (launched) p->ev.seq = p->comm ? next_seq(p->comm) : OVL_NONE;
   if (p->join.claim) ovl_nccl_plugin_join_end(p->join.claim, &p->ev, launched);  /* one row, the plugin's */
   else if (launched) ovl_hostbuf_append(&p->ev, sizeof p->ev);
 }
@@ -283,9 +311,10 @@ OVL_INTERPOSE(ncclRecv)
 
 static ncclResult_t hook_ncclGroupStart(void) {
   RESOLVE(ncclGroupStart);
-  if (hook_depth == 0 && ovl_capture_activate() && group_depth++ == 0) {
-    group_id = atomic_fetch_add_explicit(&next_group_id, 1, memory_order_relaxed);
-    group_members = 0;
+  hook_thread *t = &me;
+  if (t->depth == 0 && ovl_capture_activate() && t->group_depth++ == 0) {
+    t->group_id = atomic_fetch_add_explicit(&next_group_id, 1, memory_order_relaxed);
+    t->group_members = 0;
   }
   return real();
 }
@@ -294,11 +323,12 @@ OVL_INTERPOSE(ncclGroupStart)
 /* The outermost ncclGroupEnd launches the group's work: its external id names the group. */
 static ncclResult_t hook_ncclGroupEnd(void) {
   RESOLVE(ncclGroupEnd);
-  if (hook_depth > 0 || group_depth == 0 || --group_depth > 0) return real();
-  int pushed = group_members > 0 && ovl_cupti_push(ovl_group_ext_id(group_id, group_members));
-  hook_depth++;
+  hook_thread *t = &me;
+  if (t->depth > 0 || t->group_depth == 0 || --t->group_depth > 0) return real();
+  int pushed = t->group_members > 0 && ovl_cupti_push(ovl_group_ext_id(t->group_id, t->group_members));
+  t->depth++;
   ncclResult_t rc = real();
-  hook_depth--;
+  t->depth--;
   if (pushed) ovl_cupti_pop();
   return rc;
 }
@@ -311,7 +341,7 @@ OVL_INTERPOSE(ncclGroupEnd)
 /* Enters a communicator hook; returns 1 when this call should be recorded. CUPTI is
 ** attached first (late, if the driver did not) so that NCCL's set-up work is captured. */
 static int init_begin(const char *hook) {
-  if (hook_depth++ > 0 || !ovl_capture_activate()) return 0;
+  if (me.depth++ > 0 || !ovl_capture_activate()) return 0;
   ovl_cupti_attach_late(hook);
   return 1;
 }
@@ -323,7 +353,7 @@ static ncclResult_t hook_ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniq
   int rec = init_begin("ncclCommInitRank");
   ncclResult_t rc = real(comm, nranks, commId, rank);
   if (rec && succeeded(rc) && comm) register_comm(*comm, ovl_comm_id_hash(&commId, sizeof commId, 0), rank, nranks);
-  hook_depth--;
+  me.depth--;
   return rc;
 }
 OVL_INTERPOSE(ncclCommInitRank)
@@ -334,7 +364,7 @@ static ncclResult_t hook_ncclCommInitRankConfig(ncclComm_t *comm, int nranks, nc
   int rec = init_begin("ncclCommInitRankConfig");
   ncclResult_t rc = real(comm, nranks, commId, rank, config);
   if (rec && succeeded(rc) && comm) register_comm(*comm, ovl_comm_id_hash(&commId, sizeof commId, 0), rank, nranks);
-  hook_depth--;
+  me.depth--;
   return rc;
 }
 OVL_INTERPOSE(ncclCommInitRankConfig)
@@ -346,7 +376,7 @@ static ncclResult_t hook_ncclCommInitRankScalable(ncclComm_t *newcomm, int nrank
   ncclResult_t rc = real(newcomm, nranks, myrank, nId, commIds, config);
   if (rec && succeeded(rc) && newcomm && commIds && nId > 0)
     register_comm(*newcomm, ovl_comm_id_hash(commIds, (size_t)nId * sizeof *commIds, 0), myrank, nranks);
-  hook_depth--;
+  me.depth--;
   return rc;
 }
 OVL_INTERPOSE(ncclCommInitRankScalable)
@@ -367,7 +397,7 @@ static ncclResult_t hook_ncclCommInitAll(ncclComm_t *comms, int ndev, const int 
     int64_t id = ovl_comm_id_hash(&key, sizeof key, 1);
     for (int i = 0; i < ndev; i++) register_comm(comms[i], id, i, ndev);
   }
-  hook_depth--;
+  me.depth--;
   return rc;
 }
 OVL_INTERPOSE(ncclCommInitAll)
@@ -387,7 +417,7 @@ static ncclResult_t hook_ncclCommSplit(ncclComm_t comm, int color, int key, nccl
   int64_t id = rec ? child_id(comm, color, 0) : 0;
   ncclResult_t rc = real(comm, color, key, newcomm, config);
   if (rec && succeeded(rc) && newcomm && *newcomm) register_comm(*newcomm, id, OVL_NONE, OVL_NONE);
-  hook_depth--;
+  me.depth--;
   return rc;
 }
 OVL_INTERPOSE(ncclCommSplit)
@@ -399,7 +429,7 @@ static ncclResult_t hook_ncclCommShrink(ncclComm_t comm, int *excludeRanksList, 
   int64_t id = rec ? child_id(comm, 0, 1) : 0;
   ncclResult_t rc = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
   if (rec && succeeded(rc) && newcomm && *newcomm) register_comm(*newcomm, id, OVL_NONE, OVL_NONE);
-  hook_depth--;
+  me.depth--;
   return rc;
 }
 OVL_INTERPOSE(ncclCommShrink)
@@ -407,9 +437,9 @@ OVL_INTERPOSE(ncclCommShrink)
 static ncclResult_t hook_ncclCommDestroy(ncclComm_t comm) {
   RESOLVE(ncclCommDestroy);
   ovl_comms_remove(comm);
-  hook_depth++;
+  me.depth++;
   ncclResult_t rc = real(comm);
-  hook_depth--;
+  me.depth--;
   return rc;
 }
 OVL_INTERPOSE(ncclCommDestroy)
@@ -417,9 +447,9 @@ OVL_INTERPOSE(ncclCommDestroy)
 static ncclResult_t hook_ncclCommAbort(ncclComm_t comm) {
   RESOLVE(ncclCommAbort);
   ovl_comms_remove(comm);
-  hook_depth++;
+  me.depth++;
   ncclResult_t rc = real(comm);
-  hook_depth--;
+  me.depth--;
   return rc;
 }
 OVL_INTERPOSE(ncclCommAbort)

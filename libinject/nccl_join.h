@@ -6,7 +6,7 @@
 ** carries the hooks' id, communicator and sequence number with NCCL's algorithm, protocol,
 ** channels and GPU intervals. One source of truth per (communicator, sequence number).
 **
-** The hooks set ovl_nccl_join_now around the real call of a call they record; the plugin
+** The hooks offer (ovl_nccl_join_current) the call they record around its real call; the plugin
 ** claims it (at most once) and is told when the call ended. A claim is the plugin's; the
 ** hooks only hand it back.
 */
@@ -28,7 +28,7 @@ typedef struct ovl_nccl_join {
 } ovl_nccl_join;
 
 /* The recorded hooked call in progress on this thread, NULL outside one. */
-extern __thread ovl_nccl_join *ovl_nccl_join_now;
+ovl_nccl_join *ovl_nccl_join_current(void);
 /* Set once the hooks recorded a call in this process (they see the program's NCCL calls). */
 extern atomic_int ovl_nccl_hooks_recording;
 

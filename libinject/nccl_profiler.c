@@ -50,9 +50,6 @@
 
 #define PLUGIN_NAME "ovl"
 
-__thread ovl_nccl_join *ovl_nccl_join_now;
-atomic_int ovl_nccl_hooks_recording;
-
 /* The first word of every handle libovl gives NCCL. */
 enum {
   H_GROUP_API = 0x6f760001,  /* group_rec */
@@ -161,6 +158,14 @@ static int retain_if_live(coll_rec *r) {
   return 0;
 }
 
+/* Hands a channel's or a proxy's event to the writer while capturing; one let through while
+** the capture closes or counts is counted as dropped (host_buffer.h). Returns 0 once handed. */
+static int hand_over(const void *ev, size_t size) {
+  if (ovl_capture_state() == OVL_CAPTURE_ACTIVE) return ovl_hostbuf_append(ev, size);
+  if (ovl_capture_counts_unrecorded()) ovl_hostbuf_count_unrecorded();
+  return -1;
+}
+
 /* One part of the row arrived; the last one writes it. */
 static void part_done(coll_rec *r) {
   if (atomic_fetch_sub_explicit(&r->parts, 1, memory_order_acq_rel) != 1) return;
@@ -258,6 +263,15 @@ static int64_t next_seq(plugin_comm *c) {
   return atomic_fetch_add_explicit(b ? &b->next_seq : &c->next_seq, 1, memory_order_relaxed);
 }
 
+/* meta.nccl_version when the hooks did not note it: ncclGetVersion of a dynamically loaded
+** NCCL (a statically linked one exports nothing: then it stays unknown). */
+static void note_nccl_version(void) {
+  if (ovl_comms_nccl_version()) return;
+  int (*get)(int *) = (int (*)(int *))ovl_find_real("ncclGetVersion");
+  int v = 0;
+  if (get && get(&v) == 0 && v > 0) ovl_comms_set_nccl_version(v);
+}
+
 static int activation_mask(int version) {
   int mask = OVL_NCCLP_COLL | OVL_NCCLP_P2P | OVL_NCCLP_KERNEL_CH;
   if (version >= 5) mask |= OVL_NCCLP_GROUP_API | OVL_NCCLP_COLL_API | OVL_NCCLP_P2P_API | OVL_NCCLP_KERNEL_LAUNCH;
@@ -284,8 +298,10 @@ static ovl_ncclp_result plugin_init(int version, void **context, uint64_t hash, 
   int expected = 0;
   atomic_compare_exchange_strong(&loaded_version, &expected, version);
   atomic_fetch_add(&ncomms, 1);
-  ovl_comm_event ev = {{OVL_EV_COMM, sizeof ev, 0}, c->id, rank, nranks, c->device, 0};
-  ovl_hostbuf_append(&ev, sizeof ev);
+  /* Known to the communicator table under its own key (no ncclComm_t ever has this address),
+  ** so that meta.rank and world_size come also when no hook sees the communicator. */
+  ovl_comms_add(c, c->id, rank, nranks, c->device);
+  note_nccl_version();
   ovl_debug("NCCL loaded libovl as its profiler plugin (v%d): communicator rank %d of %d", version, rank, nranks);
   *mask = activation_mask(version);
   *context = c;
@@ -298,7 +314,7 @@ static ovl_ncclp_result plugin_init(int version, void **context, uint64_t hash, 
 
 /* Joins the hooks' call in progress on this thread, if there is one to join. */
 static int join_hooks(coll_rec *r) {
-  ovl_nccl_join *j = ovl_nccl_join_now;
+  ovl_nccl_join *j = ovl_nccl_join_current();
   if (!j || j->claim) return 0;
   j->claim = r;
   r->ev.id = j->id;
@@ -336,7 +352,14 @@ static void own_row(coll_rec *r, group_rec *g, int op, size_t count, const char 
 }
 
 static coll_rec *new_record(plugin_comm *c, group_rec *g, int refs, int parts) {
-  if (!c || !ovl_capture_activate()) return NULL;
+  if (!c) return NULL;
+  if (!ovl_capture_activate()) {
+    /* A call let through while the capture closes or counts: counted as dropped, by the
+    ** hooks when they see calls, else here. */
+    if (!atomic_load_explicit(&ovl_nccl_hooks_recording, memory_order_relaxed) && ovl_capture_counts_unrecorded())
+      ovl_hostbuf_count_unrecorded();
+    return NULL;
+  }
   coll_rec *r = ovl_pool_get(&recs);
   if (!r) {
     atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
@@ -417,7 +440,7 @@ static void *start_task_v5(void *parent, int is_coll, const ovl_ncclp_coll_field
 ** NCCL starts tasks once the kernel is launched (hostStreamPlanTask): no bound for the clock
 ** before it, but the hooks' start of the call. */
 static void *start_task_v4(plugin_comm *c, int is_coll, const ovl_ncclp_coll_fields *cf, const ovl_ncclp_p2p_fields *pf) {
-  if (!ovl_nccl_join_now && atomic_load_explicit(&ovl_nccl_hooks_recording, memory_order_relaxed)) {
+  if (!ovl_nccl_join_current() && atomic_load_explicit(&ovl_nccl_hooks_recording, memory_order_relaxed)) {
     atomic_fetch_add_explicit(&unmatched, 1, memory_order_relaxed);
     return NULL;
   }
@@ -451,22 +474,23 @@ void ovl_nccl_plugin_join_end(void *claim, const ovl_coll_event *ev, int launche
     atomic_store_explicit(&r->failed, 1, memory_order_relaxed);
   } else {
     ovl_nccl_coll_event *e = &r->ev;  /* its id is the hooks' since the claim */
-    e->comm = ev->comm;
-    e->rank = ev->rank;
-    e->nranks = ev->nranks;
+    const ovl_comm_info *comm = ev->comm;
+    e->comm = comm ? comm->id : OVL_NONE;
+    e->rank = comm ? comm->rank : OVL_NONE;
+    e->nranks = comm ? comm->nranks : OVL_NONE;
     e->seq = ev->seq;
+    e->op = ev->h.op;
     e->count = ev->count;
-    e->bytes = ev->bytes;
+    e->dtype = ev->h.dtype;
+    e->redop = ev->h.redop;
+    e->bytes = ovl_nccl_send_bytes(e->op, e->count, e->dtype, e->nranks);
     e->peer = ev->peer;
-    e->device = ev->device;
-    e->stream = ev->stream;
+    if (comm && comm->device != OVL_NONE) e->device = comm->device;
+    e->stream = ev->stream == OVL_COLL_NO_STREAM ? OVL_NONE : (int64_t)ev->stream;
     e->host_start = ev->host_start;
     e->host_end = ev->host_end;
-    e->tid = ev->tid;
-    e->group_id = ev->group_id;
-    e->op = ev->op;
-    e->dtype = ev->dtype;
-    e->redop = ev->redop;
+    e->tid = ovl_capture_tid();  /* the hooks call this on the calling thread */
+    e->group_id = (ev->h.flags & OVL_EV_IN_GROUP) && ev->id >= OVL_COLL_GROUP_BASE ? ovl_member_group(ev->id) : OVL_NONE;
   }
   part_done(r);
   release(r);
@@ -520,12 +544,12 @@ static void *start_channel(void *parent, int channel, uint64_t gpu_start) {
 
 static void stop_channel(channel_h *ch) {
   coll_rec *r = ch->rec;
-  if (ch->gpu_end > 0 && ovl_capture_state() == OVL_CAPTURE_ACTIVE) {
+  if (ch->gpu_end > 0) {
     ovl_nccl_channel_event ev = {
-      {OVL_EV_NCCL_CHANNEL, sizeof ev, 0}, r->ev.id, r->device, ch->channel,
+      {OVL_EV_NCCL_CHANNEL, sizeof ev, 0, 0, 0, 0}, r->ev.id, r->device, ch->channel,
       ch->gpu_start, ch->gpu_end, r->host_before, ch->seen_start, ch->seen_end,
     };
-    if (ovl_hostbuf_append(&ev, sizeof ev) == 0) atomic_fetch_add_explicit(&channel_events, 1, memory_order_relaxed);
+    if (hand_over(&ev, sizeof ev) == 0) atomic_fetch_add_explicit(&channel_events, 1, memory_order_relaxed);
   }
   if (ch->took_ref) release(r);
   ovl_pool_put(&channels, ch);
@@ -541,14 +565,15 @@ static void *start_proxy_op(void *parent, const ovl_ncclp_proxy_op_fields *f) {
   op->kind = H_PROXY_OP;
   op->rec = from_task(parent);
   op->took_ref = retain_if_live(op->rec);
-  op->ev = (ovl_nccl_proxy_op_event){{OVL_EV_NCCL_PROXY_OP, sizeof op->ev, 0}, op->rec->ev.id, f->channel, f->peer,
-                                     f->is_send, f->nsteps, f->chunk_size, ovl_clock_ns(), OVL_NONE};
+  op->ev = (ovl_nccl_proxy_op_event){{OVL_EV_NCCL_PROXY_OP, sizeof op->ev, 0, 0, 0, 0},
+                                     op->rec->ev.id, f->channel, f->peer, f->is_send, f->nsteps, f->chunk_size,
+                                     ovl_clock_ns(), OVL_NONE};
   return op;
 }
 
 static void stop_proxy_op(proxy_op_h *op) {
   op->ev.end = ovl_clock_ns();
-  if (ovl_capture_state() == OVL_CAPTURE_ACTIVE) ovl_hostbuf_append(&op->ev, sizeof op->ev);
+  hand_over(&op->ev, sizeof op->ev);
   if (op->took_ref) release(op->rec);
   ovl_pool_put(&proxy_ops, op);
 }
@@ -562,9 +587,9 @@ static void *start_proxy_step(void *parent, int step) {
     return NULL;
   }
   s->kind = H_PROXY_STEP;
-  s->ev = (ovl_nccl_proxy_step_event){{OVL_EV_NCCL_PROXY_STEP, sizeof s->ev, 0}, op->ev.collective, op->ev.channel,
-                                      op->ev.is_send, step, OVL_NONE, ovl_clock_ns(), OVL_NONE,
-                                      OVL_NONE, OVL_NONE, OVL_NONE, OVL_NONE};
+  s->ev = (ovl_nccl_proxy_step_event){{OVL_EV_NCCL_PROXY_STEP, sizeof s->ev, 0, 0, 0, 0},
+                                      op->ev.collective, op->ev.channel, op->ev.is_send, step, OVL_NONE,
+                                      ovl_clock_ns(), OVL_NONE, OVL_NONE, OVL_NONE, OVL_NONE, OVL_NONE};
   return s;
 }
 
@@ -587,7 +612,7 @@ static void step_state(proxy_step_h *s, int state, const ovl_ncclp_state_args *a
 
 static void stop_proxy_step(proxy_step_h *s) {
   s->ev.end = ovl_clock_ns();
-  if (ovl_capture_state() == OVL_CAPTURE_ACTIVE) ovl_hostbuf_append(&s->ev, sizeof s->ev);
+  hand_over(&s->ev, sizeof s->ev);
   ovl_pool_put(&proxy_steps, s);
 }
 

@@ -93,19 +93,20 @@ static void from_attributes(message *m, const nvtxEventAttributes_t *a) {
 
 static const char *domain_name(nvtxDomainHandle_t d) { return d ? d->name : NULL; }
 
+/* What to do with a call: record it (1), count it as a dropped row (-1: the capture is
+** closing or stopped writing) or ignore it (0: off). */
 static int recording(void) {
   int s = ovl_capture_state();
   if (s == OVL_CAPTURE_CLOSING) ovl_capture_note_call_while_closing();
-  return s == OVL_CAPTURE_IDLE || s == OVL_CAPTURE_ACTIVE;
+  if (s == OVL_CAPTURE_IDLE || s == OVL_CAPTURE_ACTIVE) return 1;
+  return s == OVL_CAPTURE_CLOSING || s == OVL_CAPTURE_COUNTING ? -1 : 0;
 }
 
 static void emit(int64_t start, int64_t end, int64_t tid, const char *domain, const char *name, size_t len) {
   size_t size = (sizeof(ovl_nvtx_event) + len + 7) & ~(size_t)7;
   ovl_nvtx_event *e = ovl_hostbuf_reserve(size);
   if (!e) return;
-  e->h.kind = OVL_EV_NVTX;
-  e->h.size = (uint16_t)size;
-  e->h.reserved = 0;
+  e->h = (ovl_event_header){OVL_EV_NVTX, (uint16_t)size, 0, 0, 0, 0};
   e->start = start;
   e->end = end;
   e->tid = tid;
@@ -120,7 +121,9 @@ static void emit(int64_t start, int64_t end, int64_t tid, const char *domain, co
 /* ---------------------------------------------------------------------------------- */
 
 static void mark(nvtxDomainHandle_t domain, const message *m) {
-  if (recording()) emit(ovl_clock_ns(), OVL_NONE, ovl_capture_tid(), domain_name(domain), m->text, m->len);
+  int r = recording();
+  if (r > 0) emit(ovl_clock_ns(), OVL_NONE, ovl_capture_tid(), domain_name(domain), m->text, m->len);
+  else if (r < 0) ovl_hostbuf_count_unrecorded();
 }
 
 /* NVTX's entry points differ in how the message comes (attributes, ASCII, wide) and whether
@@ -195,7 +198,7 @@ static thread_stack *stack_of_thread(void) {
 
 /* Returns the new range's level in its domain, or -1 when out of memory. */
 static int push(nvtxDomainHandle_t domain, const message *m) {
-  if (!recording()) return 0;
+  if (!recording()) return 0;  /* (closing: the stack is kept, the pop counts the range) */
   thread_stack *s = stack_of_thread();
   if (!s) return -1;
   if (s->depth == s->cap) {
@@ -225,14 +228,16 @@ static int push(nvtxDomainHandle_t domain, const message *m) {
 
 /* Ends the innermost open range of `domain`; returns its level, or -1 when none is open. */
 static int pop(nvtxDomainHandle_t domain) {
-  if (!recording()) return 0;
+  int r = recording();
+  if (!r) return 0;
   int64_t end = ovl_clock_ns();
   thread_stack *s = my_stack;
   int i = s ? s->depth - 1 : -1;
   while (i >= 0 && s->frames[i].domain != domain) i--;
   if (i < 0) return -1;
   frame f = s->frames[i];
-  emit(f.start, end, ovl_capture_tid(), domain_name(domain), f.name, f.len);
+  if (r > 0) emit(f.start, end >= f.start ? end : f.start, ovl_capture_tid(), domain_name(domain), f.name, f.len);
+  else ovl_hostbuf_count_unrecorded();
   int level = 0;
   for (int k = 0; k < i; k++) level += s->frames[k].domain == domain;
   /* Close the gap, keeping the popped frame's buffer for reuse at the top. */
@@ -270,7 +275,9 @@ static pthread_mutex_t ranges_lock = PTHREAD_MUTEX_INITIALIZER;
 static atomic_uint_fast64_t next_range_id = 1;
 
 static nvtxRangeId_t range_start(nvtxDomainHandle_t domain, const message *m) {
-  if (!recording()) return 0;
+  int rec = recording();
+  if (rec < 0) ovl_hostbuf_count_unrecorded();  /* a range that will not be a row */
+  if (rec <= 0) return 0;
   open_range *r = malloc(sizeof *r + m->len);
   if (!r) return 0;
   r->id = atomic_fetch_add(&next_range_id, 1);
@@ -300,7 +307,9 @@ static void range_end(nvtxRangeId_t id) {
   }
   pthread_mutex_unlock(&ranges_lock);
   if (!r) return;
-  if (recording()) emit(r->start, end, r->tid, r->domain, r->name, r->len);
+  int rec = recording();
+  if (rec > 0) emit(r->start, end >= r->start ? end : r->start, r->tid, r->domain, r->name, r->len);
+  else if (rec < 0) ovl_hostbuf_count_unrecorded();
   free(r);
 }
 

@@ -10,6 +10,7 @@
 #include "capture.h"
 
 #include "capture_writer.h"
+#include "clock.h"
 #include "cupti_session.h"
 #include "host_buffer.h"
 #include "log.h"
@@ -49,8 +50,24 @@ void ovl_capture_note_call_while_closing(void) {
 int ovl_capture_called_while_closing(void) { return atomic_load_explicit(&closing_calls, memory_order_relaxed); }
 
 void ovl_capture_begin_close(void) {
+  int s = OVL_CAPTURE_ACTIVE;
+  if (!atomic_compare_exchange_strong(&state, &s, OVL_CAPTURE_CLOSING) && s == OVL_CAPTURE_COUNTING)
+    atomic_compare_exchange_strong(&state, &s, OVL_CAPTURE_CLOSING);
+}
+
+void ovl_capture_stop_writing(void) {
   int active = OVL_CAPTURE_ACTIVE;
-  atomic_compare_exchange_strong(&state, &active, OVL_CAPTURE_CLOSING);
+  atomic_compare_exchange_strong(&state, &active, OVL_CAPTURE_COUNTING);
+}
+
+int ovl_capture_counts_unrecorded(void) {
+  int s = ovl_capture_state();
+  return s == OVL_CAPTURE_CLOSING || s == OVL_CAPTURE_COUNTING;
+}
+
+int ovl_capture_needs_close(void) {
+  int s = ovl_capture_state();
+  return s == OVL_CAPTURE_ACTIVE || s == OVL_CAPTURE_COUNTING;
 }
 
 void ovl_capture_stop(void) { atomic_store_explicit(&state, OVL_CAPTURE_OFF, memory_order_release); }
@@ -106,6 +123,7 @@ __attribute__((constructor)) static void ovl_load(void) {
   ovl_config_read(&config, getenv);
   ovl_log_set_level(config.log);
   if (config.disabled) return;
+  ovl_clock_start();
   char cwd[PATH_MAX];
   if (config.output_dir[0] && config.output_dir[0] != '/' && (!getcwd(cwd, sizeof cwd) || ovl_config_absolute_output(&config, cwd) != 0))
     ovl_debug("%s: cannot resolve against the working directory; it is resolved when the trace is opened",
@@ -133,7 +151,7 @@ __attribute__((destructor)) static void ovl_unload(void) {
 /* ---------------------------------------------------------------------------------- */
 
 static void at_exit(void) {
-  if (ovl_capture_state() != OVL_CAPTURE_ACTIVE) return;
+  if (!ovl_capture_needs_close()) return;
   if (!ovl_cupti_was_attached()) {  /* NCCL calls were captured, GPU work not: say why (OVL_LOG=debug) */
     char why[256];
     ovl_cupti_status(why, sizeof why);
@@ -156,7 +174,7 @@ static void on_signal(int sig, siginfo_t *info, void *uctx) {
   if (i == NSIGNALS) return;
   const struct sigaction *old = &previous[i];
   int fatal = !(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_DFL;
-  if (ovl_capture_state() == OVL_CAPTURE_ACTIVE) ovl_writer_sync(fatal, SIGNAL_FLUSH_MS);
+  if (ovl_capture_needs_close()) ovl_writer_sync(fatal, SIGNAL_FLUSH_MS);
   errno = saved_errno;
   if (old->sa_flags & SA_SIGINFO) {
     old->sa_sigaction(sig, info, uctx);

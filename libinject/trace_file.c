@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define SQLITE_MAX_NAME 511  /* the Unix VFS's mxPathname (512) less the terminating NUL */
@@ -82,6 +83,8 @@ static int enter_privately(const char *dir) {
 }
 
 int ovl_trace_file_create(const char *dir, ovl_trace_file *f) {
+  f->fd = -1;
+  f->pad = 0;
   if (ovl_mkdirs(dir) != 0) {
     ovl_warn(NULL, "%s: cannot create the trace directory: %s; the program runs without capture", dir,
              strerror(errno));
@@ -109,9 +112,9 @@ int ovl_trace_file_create(const char *dir, ovl_trace_file *f) {
       relative = 1;
     }
     snprintf(f->name, sizeof f->name, "%s", relative ? base : f->shown);
-    int fd = open(f->name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    int fd = open_above_stdio(f->name, O_RDWR | O_CREAT | O_EXCL, 0644);
     if (fd >= 0) {
-      close(fd);
+      f->fd = fd;
       return 0;
     }
     if (errno != EEXIST) break;
@@ -120,7 +123,9 @@ int ovl_trace_file_create(const char *dir, ovl_trace_file *f) {
   return -1;
 }
 
-void ovl_trace_file_remove(const ovl_trace_file *f) {
+void ovl_trace_file_remove(ovl_trace_file *f) {
+  if (f->fd >= 0) close(f->fd);
+  f->fd = -1;
   static const char *const sides[] = {"-wal", "-shm", "-journal"};
   for (size_t i = 0; i < sizeof sides / sizeof sides[0]; i++) {
     char side[PATH_MAX + 16];
@@ -128,4 +133,36 @@ void ovl_trace_file_remove(const ovl_trace_file *f) {
     unlink(side);
   }
   unlink(f->name);
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* Disk space                                                                         */
+/* ---------------------------------------------------------------------------------- */
+
+/* SQLite writes the database file without holes, so what lies below its size is allocated;
+** only the part beyond needs holding. FALLOC_FL_KEEP_SIZE: SQLite sees the same size. Where
+** the file system has no fallocate, a byte is written into each block instead: the file
+** then grows past the database's last page, which SQLite ignores (the database header
+** gives its size) and cuts off itself when a checkpoint completes. */
+int ovl_trace_file_reserve(ovl_trace_file *f, long long bytes) {
+  struct stat st;
+  if (f->fd < 0 || fstat(f->fd, &st) != 0) return EOPNOTSUPP;
+  if (bytes <= st.st_size) return 0;
+  if (!f->pad && fallocate(f->fd, FALLOC_FL_KEEP_SIZE, st.st_size, bytes - st.st_size) == 0) return 0;
+  if (errno == ENOSPC || errno == EDQUOT || errno == EFBIG) return errno;
+  if (!f->pad && errno != EOPNOTSUPP && errno != ENOSYS) return EOPNOTSUPP;
+  f->pad = 1;
+  const long long block = st.st_blksize > 0 ? st.st_blksize : 4096;
+  for (long long end = (st.st_size / block + 1) * block; end - block < bytes; end += block)
+    if (pwrite(f->fd, "", 1, (off_t)(end - 1)) != 1) return errno == ENOSPC || errno == EDQUOT ? errno : EOPNOTSUPP;
+  return 0;
+}
+
+void ovl_trace_file_release(ovl_trace_file *f) {
+  struct stat st;
+  if (f->fd < 0) return;
+  if (fstat(f->fd, &st) == 0) /* nothing may be held (or the file system punches no holes): fine */
+    (void)fallocate(f->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, st.st_size, (off_t)1 << 40);
+  close(f->fd);
+  f->fd = -1;
 }

@@ -17,6 +17,10 @@
 typedef struct ovl_trace_file {
   char name[PATH_MAX];      /* what SQLite opens: absolute, or relative to the writer's cwd */
   char shown[2 * PATH_MAX]; /* the full path, for messages */
+  int fd;                   /* the file as created (CLOEXEC, above stdio), kept open to reserve
+                            ** disk space: close it only after SQLite (closing any descriptor of
+                            ** a file drops the process's POSIX locks on it); -1 when closed */
+  int pad;                  /* no fallocate here: space is held by writing into each block */
 } ovl_trace_file;
 
 /* Sets libovl's SQLite up (single thread, descriptors above stdio, relative names kept). */
@@ -25,7 +29,16 @@ void ovl_trace_sqlite_setup(void);
 ** warning (the program runs without capture). */
 int ovl_trace_file_create(const char *dir, ovl_trace_file *f);
 /* Removes the trace and SQLite's side files, after a failed start: only ever files that
-** ovl_trace_file_create made. */
-void ovl_trace_file_remove(const ovl_trace_file *f);
+** ovl_trace_file_create made. Closes f->fd. */
+void ovl_trace_file_remove(ovl_trace_file *f);
+
+/* Disk space for the database file up to `bytes` (its size once the next transaction is
+** committed and moved from the write-ahead log into it), held without changing the file's
+** size where the file system has fallocate, else by writing past the database's end.
+** Returns 0, or an errno: ENOSPC (or EDQUOT, EFBIG) when the disk is full, EOPNOTSUPP when
+** space cannot be held at all. */
+int ovl_trace_file_reserve(ovl_trace_file *f, long long bytes);
+/* After SQLite closed it: gives back the space held beyond the file's end, closes f->fd. */
+void ovl_trace_file_release(ovl_trace_file *f);
 
 #endif

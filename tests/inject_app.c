@@ -7,6 +7,11 @@
 **   inject_app loop K          K AllReduce, print "ready", then more until killed
 **   inject_app flood T S       T threads call AllReduce as fast as they can; "ready" once all
 **                              run; main exits after S s (0: never) while they still call
+**   inject_app flood-quiet T S the same, but after S s the threads stop calling and main
+**                              prints "quiet N" (N: the calls made) and waits to be killed
+** With INJECT_APP_COUNTS=FILE, flood threads keep their number of completed calls in FILE
+** (shared memory: 64 slots of 64 bytes, a uint64 at the start of each), so that a test can
+** read how many calls a killed flood had made.
 **   inject_app exec            a few calls, then exec()s itself (same pid) in basic mode
 **   inject_app chdir DIR       chdir(DIR), then basic mode
 **   inject_app closed-stdio    closes 0, 1 and 2, makes calls, then checks that its next
@@ -29,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -142,29 +148,71 @@ static _Noreturn void loop(long ready_after) {
   }
 }
 
-static atomic_int flooding;
+static atomic_int flooding, flood_stop;
+static ncclComm_t flood_comm;
+
+/* Per-thread call counts, in shared memory when INJECT_APP_COUNTS names a file. */
+#define COUNT_SLOTS 64
+typedef struct count_slot {
+  _Atomic uint64_t calls;
+  char pad[56];
+} count_slot;
+static count_slot *counts;
+
+static void map_counts(void) {
+  static count_slot local[COUNT_SLOTS];
+  counts = local;
+  const char *path = getenv("INJECT_APP_COUNTS");
+  if (!path || !*path) return;
+  int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0 || ftruncate(fd, sizeof local) != 0) die("INJECT_APP_COUNTS");
+  void *m = mmap(NULL, sizeof local, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) die("mmap");
+  counts = m;
+}
+
+static uint64_t calls_made(void) {
+  uint64_t n = 0;
+  for (int i = 0; i < COUNT_SLOTS; i++) n += atomic_load(&counts[i].calls);
+  return n;
+}
 
 static void *flood_main(void *p) {
-  ncclComm_t comm = p;
+  count_slot *mine = p;
   atomic_fetch_add(&flooding, 1);
-  for (size_t i = 0;; i++) OK(ncclAllReduce(NULL, NULL, i, ncclFloat32, ncclSum, comm, NULL));
+  for (size_t i = 0; !atomic_load_explicit(&flood_stop, memory_order_relaxed); i++) {
+    OK(ncclAllReduce(NULL, NULL, i, ncclFloat32, ncclSum, flood_comm, NULL));
+    atomic_store_explicit(&mine->calls, i + 1, memory_order_relaxed);
+  }
+  atomic_fetch_sub(&flooding, 1);
   return NULL;
 }
 
-static int flood(int n, double seconds) {
-  if (n < 1 || n > 64) die("thread count");
-  ncclComm_t comm = new_comm(1, 0, "flood");
+static void sleep_s(double seconds) {
+  struct timespec wait = {(time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9)};
+  if (seconds <= 0) wait.tv_sec = 1 << 30;
+  nanosleep(&wait, NULL);
+}
+
+static int flood(int n, double seconds, int quiet) {
+  if (n < 1 || n > COUNT_SLOTS) die("thread count");
+  map_counts();
+  flood_comm = new_comm(1, 0, "flood");
   for (int i = 0; i < n; i++) {
     pthread_t t;
-    if (pthread_create(&t, NULL, flood_main, comm)) die("pthread_create");
+    if (pthread_create(&t, NULL, flood_main, &counts[i])) die("pthread_create");
   }
   while (atomic_load(&flooding) < n) sched_yield();
   printf("ready\n");
   fflush(stdout);
-  struct timespec wait = {(time_t)seconds, (long)((seconds - (time_t)seconds) * 1e9)};
-  if (seconds <= 0) wait.tv_sec = 1 << 30;
-  nanosleep(&wait, NULL);
-  return 0;  /* exit() with the threads still calling */
+  sleep_s(seconds);
+  if (!quiet) return 0;  /* exit() with the threads still calling */
+  atomic_store(&flood_stop, 1);
+  while (atomic_load(&flooding) > 0) sched_yield();
+  printf("quiet %llu\n", (unsigned long long)calls_made());
+  fflush(stdout);
+  for (;;) pause();  /* until killed */
 }
 
 static int exec_self(const char *self) {
@@ -274,7 +322,8 @@ int main(int argc, char **argv) {
   if (!strcmp(mode, "basic")) return basic(argc > 2 ? atoi(argv[2]) : 0);
   if (!strcmp(mode, "threads")) return threads(argc > 2 ? atoi(argv[2]) : 8, argc > 3 ? atol(argv[3]) : 10000);
   if (!strcmp(mode, "loop")) loop(argc > 2 ? atol(argv[2]) : 1000);
-  if (!strcmp(mode, "flood")) return flood(argc > 2 ? atoi(argv[2]) : 16, argc > 3 ? atof(argv[3]) : 0);
+  if (!strcmp(mode, "flood")) return flood(argc > 2 ? atoi(argv[2]) : 16, argc > 3 ? atof(argv[3]) : 0, 0);
+  if (!strcmp(mode, "flood-quiet")) return flood(argc > 2 ? atoi(argv[2]) : 16, argc > 3 ? atof(argv[3]) : 1, 1);
   if (!strcmp(mode, "exec")) return exec_self(argv[0]);
   if (!strcmp(mode, "chdir")) {
     if (argc < 3 || chdir(argv[2]) != 0) die("chdir");

@@ -3,10 +3,14 @@
 ** Memcpy6, MemcpyPtoP4, Memset4, API, ExternalCorrelation) go through the fake CUPTI table
 ** (tests/fakes/fake_cupti.c) into the real trace writer; the rows and collective links that
 ** come out are checked through the trace reader. Records with a zero timestamp or end <
-** start are counted, not stored. Also: host events -> rows (NCCL names, rank evidence), and
-** the host event buffer's bound (drop and count, never block).
+** start are counted, not stored. Also: host events -> rows (NCCL names), rank evidence from
+** the communicator table, the host event buffer's bound (drop and count, never block) and
+** its accounting of every call (appended, dropped or let through unrecorded), and the
+** capture clock against CLOCK_MONOTONIC (the TSC line where there is one: close, and never
+** going back across refits).
 */
 #include "check.h"
+#include "clock.h"
 #include "collective_ids.h"
 #include "config.h"
 #include "cupti_records.h"
@@ -14,6 +18,7 @@
 #include "fakes/fake_cupti.h"
 #include "host_buffer.h"
 #include "load/trace_reader.h"
+#include "nccl_comms.h"
 #include "nccl_names.h"
 #include "run_cmd.h"
 #include "trace_builder.h"
@@ -258,23 +263,16 @@ static void host_events(void) {
   if (!w) return;
   ovl_event_rows e;
   ovl_event_rows_init(&e, w);
+  ovl_comm_info comm = {0};
+  comm.id = 77, comm.rank = 1, comm.nranks = 8, comm.device = 2;
   ovl_coll_event c;
   memset(&c, 0, sizeof c);
-  c.h.kind = OVL_EV_COLLECTIVE;
-  c.h.size = sizeof c;
+  c.h = (ovl_event_header){OVL_EV_COLLECTIVE, sizeof c, OVL_NCCL_REDUCESCATTER, 9 /* ncclBfloat16 */,
+                           7 /* a PreMulSum operator */, OVL_EV_IN_GROUP};
   c.id = ovl_group_member_id(3, 1);
-  c.comm = 77, c.rank = 1, c.nranks = 8, c.seq = 4, c.count = 100, c.bytes = 800, c.peer = -1, c.device = 2;
-  c.stream = OVL_NONE, c.host_start = 10, c.host_end = 20, c.tid = 5, c.group_id = 3;
-  c.op = OVL_NCCL_REDUCESCATTER, c.dtype = 9 /* ncclBfloat16 */, c.redop = 7 /* a PreMulSum operator */;
-  ovl_event_rows_add(&e, &c.h);
-  /* rank evidence: the 8-rank communicator wins over a later, smaller one */
-  ovl_comm_event m = {{OVL_EV_COMM, sizeof m, 0}, 77, 1, 8, 2, 22809};
-  ovl_event_rows_add(&e, &m.h);
-  ovl_comm_event small = {{OVL_EV_COMM, sizeof small, 0}, 78, 0, 2, 2, 22809};
-  ovl_event_rows_add(&e, &small.h);
-  CHECK_I64(e.rank, 1);
-  CHECK_I64(e.world_size, 8);
-  CHECK_I64(e.nccl_version, 22809);
+  c.comm = &comm, c.seq = 4, c.count = 100, c.peer = -1;
+  c.stream = OVL_COLL_NO_STREAM, c.host_start = 10, c.host_end = 20;
+  ovl_event_rows_add(&e, &c.h, 5);
   CHECK_I64(e.rc, OVL_OK);
   CHECK(ovl_tw_close(w, &err) == OVL_OK);
 
@@ -289,8 +287,14 @@ static void host_events(void) {
     CHECK_I64(rows[0].id, ovl_group_member_id(3, 1));
     CHECK_STR(rows[0].op, "ReduceScatter");
     CHECK_STR(rows[0].dtype, "Bfloat16");
-    CHECK_I64(rows[0].group_id, 3);
+    CHECK_I64(rows[0].bytes, 100 * 8 * 2);  /* the writer works it out: 8 ranks' 100 bf16 each */
+    CHECK_I64(rows[0].group_id, 3);  /* from the member's id */
     CHECK_I64(rows[0].stream, OVL_NONE);
+    CHECK_I64(rows[0].comm, 77);     /* rank, size and device from the communicator */
+    CHECK_I64(rows[0].rank, 1);
+    CHECK_I64(rows[0].nranks, 8);
+    CHECK_I64(rows[0].device, 2);
+    CHECK_I64(rows[0].tid, 5);       /* the appending thread's, as the drain tells */
   }
   free(rows);
   ovl_trace_close(t);
@@ -330,26 +334,130 @@ static void batched_order(void) {
   CHECK_I64(odd, 70);
 }
 
-static int count_events(void *ctx, const ovl_event_header *ev) {
-  (void)ev;
+static int count_events(void *ctx, const ovl_event_header *ev, int64_t tid) {
+  (void)ev, (void)tid;
   ++*(size_t *)ctx;
   return 0;
 }
 
-/* A full buffer drops (and counts) instead of waiting; draining makes room again. */
+/* A full buffer drops (and counts) instead of waiting; draining makes room again. Every call
+** is counted: appended or dropped, and those let through unrecorded as dropped too. The
+** writer's stock of warm chunks never takes the pool beyond its limit. */
 static void bounded_buffer(void) {
   ovl_hostbuf_set_limit(2 * OVL_HOSTBUF_CHUNK_BYTES);
-  ovl_comm_event ev = {{OVL_EV_COMM, sizeof ev, 0}, 1, 0, 1, 0, 0};
+  ovl_hostbuf_prepare(0);
+  ovl_coll_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.h = (ovl_event_header){OVL_EV_COLLECTIVE, sizeof ev, 0, 0, 0, 0};
   size_t kept = 0, drained = 0;
-  uint64_t dropped_before = ovl_hostbuf_dropped();
+  ovl_hostbuf_counts before, after;
+  ovl_hostbuf_counts_now(&before);
   for (int i = 0; i < 10000; i++) kept += ovl_hostbuf_append(&ev, sizeof ev) == 0;
   CHECK(kept > 0 && kept < 10000);
-  CHECK_I64(ovl_hostbuf_dropped() - dropped_before, 10000 - kept);
+  CHECK(kept <= 2 * OVL_HOSTBUF_CHUNK_BYTES / sizeof ev);
+  ovl_hostbuf_counts_now(&after);
+  CHECK_I64(after.calls - before.calls, 10000);
+  CHECK_I64(after.dropped - before.dropped, 10000 - kept);
+  CHECK_I64(ovl_hostbuf_dropped() - before.dropped, 10000 - kept);
   CHECK_I64(ovl_hostbuf_drain(count_events, &drained), kept);
   CHECK_I64(drained, kept);
   CHECK(ovl_hostbuf_append(&ev, sizeof ev) == 0);
+  ovl_hostbuf_count_unrecorded();
+  ovl_hostbuf_counts_now(&after);
+  CHECK_I64(after.calls - before.calls, 10002);
+  CHECK_I64(after.dropped - before.dropped, 10000 - kept + 1);
   drained = 0;
   CHECK_I64(ovl_hostbuf_drain(count_events, &drained), 1);
+}
+
+/* Calls counted by threads that have exited (and whose chains were freed) still count. */
+static void *call_and_exit(void *arg) {
+  ovl_coll_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.h = (ovl_event_header){OVL_EV_COLLECTIVE, sizeof ev, 0, 0, 0, 0};
+  for (int i = 0; i < 100; i++) ovl_hostbuf_append(&ev, sizeof ev);
+  ovl_hostbuf_count_unrecorded();
+  return arg;
+}
+
+static void counts_of_exited_threads(void) {
+  ovl_hostbuf_set_limit(64 * OVL_HOSTBUF_CHUNK_BYTES);
+  size_t drained = 0;
+  ovl_hostbuf_drain(count_events, &drained);  /* whatever earlier checks left */
+  ovl_hostbuf_counts before, after;
+  ovl_hostbuf_counts_now(&before);
+  pthread_t t[4];
+  for (int i = 0; i < 4; i++) CHECK(pthread_create(&t[i], NULL, call_and_exit, NULL) == 0);
+  for (int i = 0; i < 4; i++) pthread_join(t[i], NULL);
+  drained = 0;
+  CHECK_I64(ovl_hostbuf_drain(count_events, &drained), 400);
+  ovl_hostbuf_drain(count_events, &drained);  /* the exited threads' chains are freed by now */
+  ovl_hostbuf_counts_now(&after);
+  CHECK_I64(after.calls - before.calls, 404);
+  CHECK_I64(after.dropped - before.dropped, 4);
+}
+
+/* meta.rank / world_size evidence: the largest communicator, the first of its size. */
+static void communicator_world(void) {
+  int64_t rank, world;
+  ovl_comms_world(&rank, &world);
+  CHECK_I64(world, OVL_NONE);
+  int a, b, c, d;
+  ovl_comms_add(&a, 1, 0, 2, 0);
+  ovl_comms_add(&b, 2, 1, 8, 0);
+  ovl_comms_add(&c, 3, 5, 8, 0);       /* as large, later: the first one stays */
+  ovl_comms_add(&d, 4, OVL_NONE, OVL_NONE, 0);  /* unknown rank: no evidence */
+  ovl_comms_world(&rank, &world);
+  CHECK_I64(rank, 1);
+  CHECK_I64(world, 8);
+  CHECK(ovl_comms_find(&c) != NULL && ovl_comms_find(&c)->rank == 5);
+  ovl_comms_set_nccl_version(22809);
+  CHECK_I64(ovl_comms_nccl_version(), 22809);
+}
+
+/* The capture clock reads CLOCK_MONOTONIC (bracketed by two clock_gettime calls, within
+** TOL_NS) before, during and after fitting the TSC line, and never goes back, also while
+** the line is refitted under a reading thread. */
+#define TOL_NS 20000
+static atomic_int clock_reading;
+static atomic_llong clock_backwards;
+
+static void *read_clock(void *arg) {
+  int64_t last = ovl_clock_ns();
+  while (atomic_load(&clock_reading)) {
+    int64_t now = ovl_clock_ns();
+    if (now < last) atomic_fetch_add(&clock_backwards, 1);
+    last = now;
+  }
+  return arg;
+}
+
+static int clock_close(void) {
+  int64_t a = ovl_clock_gettime_ns(), c = ovl_clock_ns(), b = ovl_clock_gettime_ns();
+  return c >= a - TOL_NS && c <= b + TOL_NS;
+}
+
+static void capture_clock(void) {
+  CHECK(clock_close());
+  pthread_t t;
+  atomic_store(&clock_reading, 1);
+  CHECK(pthread_create(&t, NULL, read_clock, NULL) == 0);
+  ovl_clock_start();
+  int64_t wait = 0, far = 0;
+  for (int refit = 0; refit < 4 && wait != INT64_MAX; refit++) {  /* first fit, then 10 and 100 ms */
+    struct timespec ts = {0, (long)(wait > 0 ? wait : 1000000)};
+    nanosleep(&ts, NULL);
+    wait = ovl_clock_calibrate(1);
+    for (int i = 0; i < 1000; i++) far += !clock_close();
+  }
+  atomic_store(&clock_reading, 0);
+  pthread_join(t, NULL);
+  char how[200];
+  ovl_clock_describe(how, sizeof how);
+  printf("capture clock: %s\n", how);
+  CHECK_I64(far, 0);
+  CHECK_I64(atomic_load(&clock_backwards), 0);
+  CHECK(strncmp(how, "tsc (", 5) == 0 || strncmp(how, "clock_gettime", 13) == 0);
 }
 
 /* A drain stops where the producers were when it began, however fast they append meanwhile
@@ -363,7 +471,7 @@ static atomic_int producer_step;  /* 1: first batch appended; 2: go on; 3: secon
 
 static void *producer(void *arg) {
   (void)arg;
-  big_event ev = {{OVL_EV_COMM, sizeof ev, 0}, {0}};
+  big_event ev = {{OVL_EV_NVTX, sizeof ev, 0, 0, 0, 0}, {0}};
   for (int i = 0; i < 200; i++) ovl_hostbuf_append(&ev, sizeof ev);  /* two chunks */
   atomic_store(&producer_step, 1);
   while (atomic_load(&producer_step) != 2) sched_yield();
@@ -373,8 +481,8 @@ static void *producer(void *arg) {
 }
 
 /* On the first event, lets the producer append 1000 more and waits for them. */
-static int count_while_producing(void *ctx, const ovl_event_header *ev) {
-  (void)ev;
+static int count_while_producing(void *ctx, const ovl_event_header *ev, int64_t tid) {
+  (void)ev, (void)tid;
   if (++*(size_t *)ctx == 1) {
     atomic_store(&producer_step, 2);
     while (atomic_load(&producer_step) != 3) sched_yield();
@@ -382,8 +490,8 @@ static int count_while_producing(void *ctx, const ovl_event_header *ev) {
   return 0;
 }
 
-static int stop_after_ten(void *ctx, const ovl_event_header *ev) {
-  (void)ev;
+static int stop_after_ten(void *ctx, const ovl_event_header *ev, int64_t tid) {
+  (void)ev, (void)tid;
   return ++*(size_t *)ctx == 10;
 }
 
@@ -419,16 +527,17 @@ static void report_on_capture(void) {
   for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++) CHECK(ovl_tw_meta(w, meta[i][0], meta[i][1], &err) == 0);
   ovl_event_rows e;
   ovl_event_rows_init(&e, w);
+  ovl_comm_info comm = {0};
+  comm.id = 5, comm.rank = 0, comm.nranks = 2, comm.device = 0;
   for (uint32_t k = 0; k < 2; k++) {
     ovl_coll_event c;
     memset(&c, 0, sizeof c);
-    c.h.kind = OVL_EV_COLLECTIVE;
-    c.h.size = sizeof c;
+    c.h = (ovl_event_header){OVL_EV_COLLECTIVE, sizeof c, OVL_NCCL_ALLREDUCE, 7 /* ncclFloat32 */, 0 /* ncclSum */,
+                             OVL_EV_IN_GROUP};
     c.id = ovl_group_member_id(9, k);
-    c.comm = 5, c.rank = 0, c.nranks = 2, c.seq = k, c.count = 256, c.bytes = 1024, c.peer = -1, c.device = 0;
-    c.stream = 8, c.host_start = 100 + k, c.host_end = 110 + k, c.tid = 1, c.group_id = 9;
-    c.op = OVL_NCCL_ALLREDUCE, c.dtype = 7 /* ncclFloat32 */, c.redop = 0 /* ncclSum */;
-    ovl_event_rows_add(&e, &c.h);
+    c.comm = &comm, c.seq = k, c.count = 256, c.peer = -1;
+    c.stream = 8, c.host_start = 100 + k, c.host_end = 110 + k;
+    ovl_event_rows_add(&e, &c.h, 1);
   }
   CHECK_I64(e.rc, OVL_OK);
   ovl_cupti_records r;
@@ -492,6 +601,16 @@ static void settings(void) {
   CHECK(!c.disabled);
   CHECK_I64(c.flush_ms, 1000);
   CHECK(strstr(c.problem, "OVL_FLUSH_MS='5'") != NULL);
+  CHECK_I64(c.tsc_clock, 1);
+  const char *const monotonic[] = {"OVL_CLOCK", "monotonic", NULL};
+  fake_env = monotonic;
+  ovl_config_read(&c, fake_getenv);
+  CHECK_I64(c.tsc_clock, 0);
+  const char *const bad_clock[] = {"OVL_CLOCK", "hpet", NULL};
+  fake_env = bad_clock;
+  ovl_config_read(&c, fake_getenv);
+  CHECK_I64(c.tsc_clock, 1);
+  CHECK(strstr(c.problem, "OVL_CLOCK='hpet'") != NULL);
 
   long rank, world;
   const char *const torchrun_under_slurm[] = {"SLURM_PROCID", "0", "SLURM_NTASKS", "2", "RANK", "5", "WORLD_SIZE", "16",
@@ -545,5 +664,8 @@ int main(void) {
   bounded_buffer();
   test_nccl_vocabulary();
   drain_snapshot();
+  counts_of_exited_threads();
+  communicator_world();
+  capture_clock();
   return check_summary();
 }

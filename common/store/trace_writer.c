@@ -2,11 +2,14 @@
 ** Trace writer: see trace_writer.h.
 **
 ** One prepared INSERT per table, bound and stepped per row inside a long transaction. The
-** high-volume tables (kernels, memops, api, collective_launches, collective_channels) are written BATCH_ROWS rows
-** per statement: rows wait in the writer as plain integers and go out in one multi-row
-** INSERT, which halves the per-row cost of SQLite's statement machinery. Pending rows are
-** written before any single-row insert into the same table, and at every commit, so the
-** insertion order of each table is the order of the calls.
+** high-volume tables (kernels, memops, api, collective_launches, collectives,
+** collective_channels) are written up to BATCH_ROWS rows per statement: rows wait in the
+** writer as plain integers and go out in one INSERT ... SELECT from a virtual table that reads
+** them straight from the batch, so no value is bound one by one (binding was a fifth of a
+** row's cost). Text columns of batched rows wait as indexes into the writer's dictionary of
+** the short names they repeat (op, dtype, memop kind, NCCL's algorithm...), copied once.
+** Pending rows are written before any single-row insert into the same table, and at every
+** commit, so the insertion order of each table is the order of the calls.
 ** WAL journaling with synchronous=OFF while writing (a crash may lose the last
 ** transaction, never corrupt earlier ones); at close the journal is switched back to
 ** DELETE so the trace is one self-contained file that read-only readers can open.
@@ -59,36 +62,55 @@ _Static_assert(OVL_SCHEMA_PROXY_OPS_NCOLUMNS == 8, "proxy_ops columns: see inser
 _Static_assert(OVL_SCHEMA_PROXY_STEPS_NCOLUMNS == 11, "proxy_steps columns: see insert_sql");
 _Static_assert(OVL_SCHEMA_GPU_TIMER_OFFSETS_NCOLUMNS == 4, "gpu_timer_offsets columns: see insert_sql");
 
-/* Batched tables: the single-row statement each one falls back to, and its columns. */
-enum { B_KERNEL, B_MEMOP, B_API, B_LAUNCH, B_CHANNEL, B_COUNT };
-#define BATCH_ROWS 64
-#define BATCH_MAX_COLS 12
-static const struct { int single, ncols, text_col; } batched[B_COUNT] = {
-  {ST_KERNEL, OVL_SCHEMA_KERNELS_NCOLUMNS, -1},
-  {ST_MEMOP, OVL_SCHEMA_MEMOPS_NCOLUMNS, 5},
-  {ST_API, OVL_SCHEMA_API_NCOLUMNS, -1},
-  {ST_LAUNCH, OVL_SCHEMA_COLLECTIVE_LAUNCHES_NCOLUMNS, -1},
-  {ST_CHANNEL, OVL_SCHEMA_COLLECTIVE_CHANNELS_NCOLUMNS, -1},
+/* Batched tables: the single-row statement each one falls back to, its columns, and which
+** of them hold text (a bit per column). */
+enum { B_KERNEL, B_MEMOP, B_API, B_LAUNCH, B_COLL, B_CHANNEL, B_COUNT };
+#define BATCH_ROWS 512
+#define BATCH_MAX_COLS 22
+static const struct { int single, ncols; unsigned text_cols; } batched[B_COUNT] = {
+  {ST_KERNEL, OVL_SCHEMA_KERNELS_NCOLUMNS, 0},
+  {ST_MEMOP, OVL_SCHEMA_MEMOPS_NCOLUMNS, 1u << 5},
+  {ST_API, OVL_SCHEMA_API_NCOLUMNS, 0},
+  {ST_LAUNCH, OVL_SCHEMA_COLLECTIVE_LAUNCHES_NCOLUMNS, 0},
+  /* op, dtype, redop, algorithm, protocol */
+  {ST_COLL, OVL_SCHEMA_COLLECTIVES_NCOLUMNS, 1u << 5 | 1u << 7 | 1u << 9 | 1u << 17 | 1u << 18},
+  {ST_CHANNEL, OVL_SCHEMA_COLLECTIVE_CHANNELS_NCOLUMNS, 0},
 };
-/* memops.kind values a batch can hold (as an index); other text takes the single-row path. */
-static const char *const memop_kinds[] = {"HtoD", "DtoH", "DtoD", "PtoP", "HtoH", "memset"};
-#define NKINDS ((int64_t)(sizeof memop_kinds / sizeof memop_kinds[0]))
+_Static_assert(OVL_SCHEMA_COLLECTIVES_NCOLUMNS <= BATCH_MAX_COLS, "a batched table is wider than a batch");
+
+/* The short texts batched rows repeat, each copied once; a batched text value is its index
+** (OVL_NONE for NULL). A text that does not fit takes the single-row path. */
+#define DICT_MAX 256
+#define DICT_TEXT_MAX 64
 
 typedef struct batch {
-  sqlite3_stmt *multi;  /* INSERT ... VALUES (...), (...) x BATCH_ROWS */
+  sqlite3_stmt *multi;  /* INSERT INTO <table> SELECT * FROM ovl_batch_<b> */
   int n;                /* rows waiting */
   int64_t vals[BATCH_ROWS * BATCH_MAX_COLS];
 } batch;
+
+/* A batch as its virtual table's module sees it. */
+typedef struct batch_source {
+  ovl_trace_writer *w;
+  int b;
+} batch_source;
 
 struct ovl_trace_writer {
   sqlite3 *db;
   char *path;
   sqlite3_stmt *st[ST_COUNT];
+  sqlite3_stmt *page_count;
+  int64_t page_size;
   batch batches[B_COUNT];
+  batch_source sources[B_COUNT];  /* what each batch's virtual table reads */
+  char *dict[DICT_MAX];
+  int ndict;
   ovl_strmap strings;
   int64_t next_string_id;
   int in_txn;
+  int committing;       /* inside ovl_tw_commit: no automatic commit */
   long rows_in_txn;
+  ovl_tw_commit_hooks hooks;
 };
 
 static int db_fail(ovl_trace_writer *w, ovl_err *err, const char *what) {
@@ -110,37 +132,132 @@ static void finalize_all(ovl_trace_writer *w) {
     sqlite3_finalize(w->st[i]);
     w->st[i] = NULL;
   }
+  sqlite3_finalize(w->page_count);
+  w->page_count = NULL;
   for (int b = 0; b < B_COUNT; b++) {
     sqlite3_finalize(w->batches[b].multi);
     w->batches[b].multi = NULL;
   }
 }
 
-/* The multi-row form of a single-row INSERT: its VALUES tuple repeated BATCH_ROWS times. */
+/* ---------------------------------------------------------------------------------- */
+/* Batches as a virtual table                                                         */
+/* ---------------------------------------------------------------------------------- */
+
+/* A batch's rows are read by SQLite straight from the batch array through a virtual table
+** (module "ovl_batch_<b>", eponymous: no CREATE needed), so that a batch, full or not, is one
+** INSERT ... SELECT with no value bound. */
+typedef struct batch_vtab {
+  sqlite3_vtab base;
+  ovl_trace_writer *w;
+  int b;
+} batch_vtab;
+
+typedef struct batch_cursor {
+  sqlite3_vtab_cursor base;
+  int row;
+} batch_cursor;
+
+static int bv_connect(sqlite3 *db, void *aux, int argc, const char *const *argv, sqlite3_vtab **out, char **err) {
+  (void)argc, (void)argv, (void)err;
+  const batch_source *a = aux;
+  char sql[256] = "CREATE TABLE x(";
+  size_t n = strlen(sql);
+  for (int c = 0; c < batched[a->b].ncols; c++) n += (size_t)snprintf(sql + n, sizeof sql - n, "%sc%d", c ? "," : "", c);
+  snprintf(sql + n, sizeof sql - n, ")");
+  int rc = sqlite3_declare_vtab(db, sql);
+  if (rc != SQLITE_OK) return rc;
+  batch_vtab *v = sqlite3_malloc(sizeof *v);
+  if (!v) return SQLITE_NOMEM;
+  memset(v, 0, sizeof *v);
+  v->w = a->w;
+  v->b = a->b;
+  *out = &v->base;
+  return SQLITE_OK;
+}
+
+static int bv_best_index(sqlite3_vtab *v, sqlite3_index_info *info) {
+  (void)v;
+  info->estimatedCost = 1;
+  return SQLITE_OK;
+}
+
+static int bv_disconnect(sqlite3_vtab *v) {
+  sqlite3_free(v);
+  return SQLITE_OK;
+}
+
+static int bv_open(sqlite3_vtab *v, sqlite3_vtab_cursor **out) {
+  (void)v;
+  batch_cursor *c = sqlite3_malloc(sizeof *c);
+  if (!c) return SQLITE_NOMEM;
+  memset(c, 0, sizeof *c);
+  *out = &c->base;
+  return SQLITE_OK;
+}
+
+static int bv_close(sqlite3_vtab_cursor *c) {
+  sqlite3_free(c);
+  return SQLITE_OK;
+}
+
+static int bv_filter(sqlite3_vtab_cursor *c, int idx, const char *idxs, int argc, sqlite3_value **argv) {
+  (void)idx, (void)idxs, (void)argc, (void)argv;
+  ((batch_cursor *)c)->row = 0;
+  return SQLITE_OK;
+}
+
+static int bv_next(sqlite3_vtab_cursor *c) {
+  ((batch_cursor *)c)->row++;
+  return SQLITE_OK;
+}
+
+static int bv_eof(sqlite3_vtab_cursor *c) {
+  const batch_vtab *v = (const batch_vtab *)c->pVtab;
+  return ((batch_cursor *)c)->row >= v->w->batches[v->b].n;
+}
+
+static int bv_column(sqlite3_vtab_cursor *c, sqlite3_context *ctx, int col) {
+  const batch_vtab *v = (const batch_vtab *)c->pVtab;
+  const ovl_trace_writer *w = v->w;
+  int64_t x = w->batches[v->b].vals[((batch_cursor *)c)->row * batched[v->b].ncols + col];
+  if (x == OVL_NONE) sqlite3_result_null(ctx);
+  else if ((batched[v->b].text_cols >> col) & 1) sqlite3_result_text(ctx, w->dict[x], -1, SQLITE_STATIC);
+  else sqlite3_result_int64(ctx, x);
+  return SQLITE_OK;
+}
+
+static int bv_rowid(sqlite3_vtab_cursor *c, sqlite3_int64 *rowid) {
+  *rowid = ((batch_cursor *)c)->row;
+  return SQLITE_OK;
+}
+
+static const sqlite3_module batch_module = {
+  .iVersion = 0, .xCreate = NULL, .xConnect = bv_connect, .xBestIndex = bv_best_index,
+  .xDisconnect = bv_disconnect, .xDestroy = bv_disconnect, .xOpen = bv_open, .xClose = bv_close,
+  .xFilter = bv_filter, .xNext = bv_next, .xEof = bv_eof, .xColumn = bv_column, .xRowid = bv_rowid,
+};
+
+/* INSERT INTO <table>(<columns>) SELECT * FROM ovl_batch_<b>: the column list of the
+** single-row statement. */
 static int prepare_batch(ovl_trace_writer *w, int b, ovl_err *err) {
+  w->sources[b] = (batch_source){w, b};
+  char name[32];
+  snprintf(name, sizeof name, "ovl_batch_%d", b);
+  if (sqlite3_create_module(w->db, name, &batch_module, &w->sources[b]) != SQLITE_OK) return db_fail(w, err, "register a module");
   const char *single = insert_sql[batched[b].single];
-  const char *values = strstr(single, "VALUES ");
-  size_t head = (size_t)(values - single) + 7, tuple = strlen(values + 7);
-  char *sql = malloc(head + BATCH_ROWS * (tuple + 1) + 1);
-  if (!sql) return ovl_oom(err, "trace writer");
-  memcpy(sql, single, head);
-  char *p = sql + head;
-  for (int r = 0; r < BATCH_ROWS; r++) {
-    if (r) *p++ = ',';
-    memcpy(p, values + 7, tuple);
-    p += tuple;
-  }
-  *p = 0;
-  int rc = sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &w->batches[b].multi, NULL) == SQLITE_OK
-               ? OVL_OK
-               : db_fail(w, err, "prepare an insert");
-  free(sql);
-  return rc;
+  const char *values = strstr(single, " VALUES ");
+  char sql[512];
+  snprintf(sql, sizeof sql, "%.*s SELECT * FROM %s", (int)(values - single), single, name);
+  return sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &w->batches[b].multi, NULL) == SQLITE_OK
+             ? OVL_OK
+             : db_fail(w, err, "prepare an insert");
 }
 
 static void free_writer(ovl_trace_writer *w) {
   finalize_all(w);
   if (w->db) sqlite3_close(w->db);
+  for (int i = 0; i < w->ndict; i++) free(w->dict[i]);
   ovl_strmap_free(&w->strings);
   free(w->path);
   free(w);
@@ -170,13 +287,24 @@ static int open_writer(ovl_trace_writer **out, const char *path, int replace, ov
     free_writer(w);
     return rc;
   }
-  int rc = exec(w, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;", err);
+  /* The page cache holds what an append needs (the right edge of each table) and the dirty
+  ** pages waiting for a commit; more is spilled to the journal. A small one is reused rather
+  ** than grown: 64 MB cost a page fault per fresh 4 KiB, 25 % of the writer's time. */
+  int rc = exec(w, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA cache_size=-8192;", err);
   if (!rc) rc = exec(w, ovl_schema_sql, err);
   for (int i = 0; !rc && i < ST_COUNT; i++) {
     if (sqlite3_prepare_v3(w->db, insert_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &w->st[i], NULL) != SQLITE_OK)
       rc = db_fail(w, err, "prepare an insert");
   }
   for (int b = 0; !rc && b < B_COUNT; b++) rc = prepare_batch(w, b, err);
+  if (!rc && sqlite3_prepare_v3(w->db, "PRAGMA page_count", -1, SQLITE_PREPARE_PERSISTENT, &w->page_count, NULL))
+    rc = db_fail(w, err, "prepare a query");
+  if (!rc) {
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(w->db, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+      w->page_size = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+  }
   if (!rc) rc = ovl_tw_meta_int(w, "schema_version", OVL_SCHEMA_VERSION, err);
   if (rc) {
     free_writer(w);
@@ -212,28 +340,31 @@ static int begin(ovl_trace_writer *w, ovl_err *err) {
 }
 
 static int count_row(ovl_trace_writer *w, ovl_err *err) {
-  if (++w->rows_in_txn >= OVL_TW_AUTOCOMMIT_ROWS) return ovl_tw_commit(w, err);
+  if (++w->rows_in_txn >= OVL_TW_AUTOCOMMIT_ROWS && !w->committing) return ovl_tw_commit(w, err);
   return OVL_OK;
 }
 
-static void bind_value(sqlite3_stmt *st, int col, int64_t v, int is_text) {
-  if (is_text) bind_text(st, col, v >= 0 && v < NKINDS ? memop_kinds[v] : NULL);
-  else bind_opt_int(st, col, v);
+/* The dictionary index of `text` (OVL_NONE for NULL), copying it on first sight; -1 when it
+** cannot be batched (too long, dictionary full, out of memory). `hint` is the index the
+** same column had last time: most rows repeat it. */
+static int64_t dict_index(ovl_trace_writer *w, const char *text, int64_t hint) {
+  if (!text) return OVL_NONE;
+  if (hint >= 0 && hint < w->ndict && strcmp(w->dict[hint], text) == 0) return hint;
+  for (int i = 0; i < w->ndict; i++)
+    if (strcmp(w->dict[i], text) == 0) return i;
+  if (w->ndict == DICT_MAX || strlen(text) > DICT_TEXT_MAX || !(w->dict[w->ndict] = strdup(text))) return -1;
+  return w->ndict++;
 }
 
-/* Writes the rows waiting in batch b: all at once when full, else one by one. */
+
+/* Writes the rows waiting in batch b, all in one statement. */
 static int flush_batch(ovl_trace_writer *w, int b, ovl_err *err) {
   batch *bt = &w->batches[b];
   if (bt->n == 0) return OVL_OK;
-  int ncols = batched[b].ncols, text_col = batched[b].text_col;
-  int rows = bt->n == BATCH_ROWS ? BATCH_ROWS : 1;
-  sqlite3_stmt *st = rows == BATCH_ROWS ? bt->multi : w->st[batched[b].single];
   int rc = begin(w, err);
-  for (int done = 0; !rc && done < bt->n; done += rows) {
-    const int64_t *v = &bt->vals[done * ncols];
-    for (int i = 0; i < rows * ncols; i++) bind_value(st, i + 1, v[i], i % ncols == text_col);
-    int src = sqlite3_step(st);
-    sqlite3_reset(st);
+  if (!rc) {
+    int src = sqlite3_step(bt->multi);
+    sqlite3_reset(bt->multi);
     if (src != SQLITE_DONE) rc = db_fail(w, err, "insert a row");
   }
   bt->n = 0;
@@ -307,9 +438,9 @@ int ovl_tw_kernel(ovl_trace_writer *w, const ovl_kernel_row *r, ovl_err *err) {
 }
 
 int ovl_tw_memop(ovl_trace_writer *w, const ovl_memop_row *r, ovl_err *err) {
-  int64_t kind = r->kind ? 0 : OVL_NONE;
-  while (r->kind && kind < NKINDS && strcmp(memop_kinds[kind], r->kind) != 0) kind++;
-  if (kind == NKINDS) {  /* unusual text: single-row insert, after the rows before it */
+  batch *bt = &w->batches[B_MEMOP];
+  int64_t kind = dict_index(w, r->kind, bt->n ? bt->vals[(bt->n - 1) * OVL_SCHEMA_MEMOPS_NCOLUMNS + 5] : -1);
+  if (kind == -1) {  /* text that cannot be batched: single-row insert, after the rows before it */
     int rc = flush_batch(w, B_MEMOP, err);
     if (rc) return rc;
     sqlite3_stmt *st = w->st[ST_MEMOP];
@@ -330,12 +461,41 @@ int ovl_tw_memop(ovl_trace_writer *w, const ovl_memop_row *r, ovl_err *err) {
   return add_batch_row(w, B_MEMOP, err);
 }
 
+/* A collective with its id given: batched (its id is known before the row is written).
+** Returns 0 when a text does not fit the dictionary (the caller takes the single-row path). */
+static int batch_collective(ovl_trace_writer *w, const ovl_collective_row *r, const ovl_collective_nccl *nccl,
+                            ovl_err *err, int *rc) {
+  batch *bt = &w->batches[B_COLL];
+  const int64_t *last = bt->n ? &bt->vals[(bt->n - 1) * OVL_SCHEMA_COLLECTIVES_NCOLUMNS] : NULL;
+  int64_t op = dict_index(w, r->op, last ? last[5] : -1), dtype = dict_index(w, r->dtype, last ? last[7] : -1),
+          redop = dict_index(w, r->redop, last ? last[9] : -1),
+          algo = dict_index(w, nccl ? nccl->algorithm : NULL, last ? last[17] : -1),
+          proto = dict_index(w, nccl ? nccl->protocol : NULL, last ? last[18] : -1);
+  if (op == -1 || dtype == -1 || redop == -1 || algo == -1 || proto == -1) return 0;
+  int64_t *v = batch_row(w, B_COLL, err, rc);
+  if (!v) return 1;
+  v[0] = r->id, v[1] = r->comm, v[2] = r->rank, v[3] = r->nranks, v[4] = r->seq, v[5] = op, v[6] = r->count;
+  v[7] = dtype, v[8] = r->bytes, v[9] = redop, v[10] = r->peer, v[11] = r->device, v[12] = r->stream;
+  v[13] = r->host_start, v[14] = r->host_end, v[15] = r->tid, v[16] = r->group_id;
+  v[17] = algo, v[18] = proto, v[19] = nccl ? nccl->nchannels : OVL_NONE, v[20] = nccl ? nccl->nwarps : OVL_NONE;
+  v[21] = nccl ? nccl->nccl_seq : OVL_NONE;
+  *rc = add_batch_row(w, B_COLL, err);
+  return 1;
+}
+
 int ovl_tw_collective(ovl_trace_writer *w, const ovl_collective_row *r, int64_t *id, ovl_err *err) {
   return ovl_tw_collective_nccl(w, r, NULL, id, err);
 }
 
 int ovl_tw_collective_nccl(ovl_trace_writer *w, const ovl_collective_row *r, const ovl_collective_nccl *nccl,
                            int64_t *id, ovl_err *err) {
+  int rc;
+  if (r->id != OVL_NONE && batch_collective(w, r, nccl, err, &rc)) {
+    if (!rc && id) *id = r->id;
+    return rc;
+  }
+  rc = flush_batch(w, B_COLL, err);  /* SQLite assigns the id now: after the rows before it */
+  if (rc) return rc;
   sqlite3_stmt *st = w->st[ST_COLL];
   bind_opt_int(st, 1, r->id);
   bind_opt_int(st, 2, r->comm);
@@ -359,7 +519,7 @@ int ovl_tw_collective_nccl(ovl_trace_writer *w, const ovl_collective_row *r, con
   bind_opt_int(st, 20, nccl ? nccl->nchannels : OVL_NONE);
   bind_opt_int(st, 21, nccl ? nccl->nwarps : OVL_NONE);
   bind_opt_int(st, 22, nccl ? nccl->nccl_seq : OVL_NONE);
-  int rc = step_row(w, ST_COLL, err);
+  rc = step_row(w, ST_COLL, err);
   if (!rc && id) *id = r->id != OVL_NONE ? r->id : sqlite3_last_insert_rowid(w->db);
   return rc;
 }
@@ -422,17 +582,76 @@ int ovl_tw_api(ovl_trace_writer *w, const ovl_api_row *r, ovl_err *err) {
   return add_batch_row(w, B_API, err);
 }
 
-int ovl_tw_commit(ovl_trace_writer *w, ovl_err *err) {
+void ovl_tw_set_commit_hooks(ovl_trace_writer *w, const ovl_tw_commit_hooks *hooks) {
+  memset(&w->hooks, 0, sizeof w->hooks);
+  if (hooks) w->hooks = *hooks;
+}
+
+static int flush_batches(ovl_trace_writer *w, ovl_err *err) {
   int rc = OVL_OK;
   for (int b = 0; b < B_COUNT; b++) {
     int brc = flush_batch(w, b, err);
     if (!rc) rc = brc;
   }
-  if (rc || !w->in_txn) return rc;
+  return rc;
+}
+
+/* The size the database will have once the open transaction commits. */
+static int pending_bytes(ovl_trace_writer *w, int64_t *bytes, ovl_err *err) {
+  int src = sqlite3_step(w->page_count);
+  *bytes = src == SQLITE_ROW ? sqlite3_column_int64(w->page_count, 0) * w->page_size : 0;
+  sqlite3_reset(w->page_count);
+  return src == SQLITE_ROW ? OVL_OK : db_fail(w, err, "count the database's pages");
+}
+
+/* The hooks' part of a commit: their last rows, then room on disk for the result. */
+static int before_commit(ovl_trace_writer *w, ovl_err *err) {
+  int rc = w->hooks.before ? w->hooks.before(w->hooks.ctx, w, err) : OVL_OK;
+  if (!rc) rc = flush_batches(w, err);
+  if (!rc && w->in_txn && w->hooks.reserve) {
+    int64_t bytes = 0;
+    rc = pending_bytes(w, &bytes, err);
+    if (!rc) rc = w->hooks.reserve(w->hooks.ctx, bytes, err);
+  }
+  return rc;
+}
+
+int ovl_tw_commit(ovl_trace_writer *w, ovl_err *err) {
+  if (w->committing) return OVL_OK;  /* a hook's own rows: the commit under way takes them */
+  int rc = flush_batches(w, err);
+  w->committing = 1;
+  if (!rc) rc = before_commit(w, err);
+  w->committing = 0;
+  if (rc) {
+    ovl_tw_rollback(w);
+    return rc;
+  }
+  if (!w->in_txn) return rc;
   rc = exec(w, "COMMIT", err);
+  if (rc) ovl_tw_rollback(w);  /* SQLite may have rolled back already: a no-op then */
   w->in_txn = 0;
   w->rows_in_txn = 0;
+  if (!rc && w->hooks.after) w->hooks.after(w->hooks.ctx);
   return rc;
+}
+
+void ovl_tw_rollback(ovl_trace_writer *w) {
+  for (int b = 0; b < B_COUNT; b++) w->batches[b].n = 0;
+  if (sqlite3_get_autocommit(w->db) == 0) sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+  w->in_txn = 0;
+  w->rows_in_txn = 0;
+}
+
+int ovl_tw_checkpoint(ovl_trace_writer *w, ovl_err *err) {
+  int rc = sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+  return rc == SQLITE_OK || rc == SQLITE_BUSY ? OVL_OK : db_fail(w, err, "move the journal into the database");
+}
+
+int ovl_tw_unjournaled(ovl_trace_writer *w, ovl_err *err) {
+  ovl_tw_rollback(w);
+  int rc = sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+  if (rc != SQLITE_OK) return db_fail(w, err, "move the journal into the database");
+  return exec(w, "PRAGMA journal_mode=OFF;", err);
 }
 
 int ovl_tw_close(ovl_trace_writer *w, ovl_err *err) {

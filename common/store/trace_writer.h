@@ -43,7 +43,35 @@ int ovl_tw_launch(ovl_trace_writer *w, int64_t collective, int64_t correlation, 
 int ovl_tw_nvtx(ovl_trace_writer *w, const ovl_nvtx_row *r, ovl_err *err);
 int ovl_tw_api(ovl_trace_writer *w, const ovl_api_row *r, ovl_err *err);
 
+/* What a writer's owner adds to every commit (ovl_tw_commit, the automatic ones, close), with
+** the transaction open: `before` may write rows (libovl keeps meta in step with the rows
+** this way); then `reserve` is told the size in bytes the database will have once this
+** transaction commits, and returns nonzero (with *err set) to refuse it: the commit then
+** fails and the transaction is rolled back. `after` hears of each commit that succeeded.
+** Any of them may be NULL. */
+typedef struct ovl_tw_commit_hooks {
+  void *ctx;
+  int (*before)(void *ctx, ovl_trace_writer *w, ovl_err *err);
+  int (*reserve)(void *ctx, int64_t db_bytes, ovl_err *err);
+  void (*after)(void *ctx);
+} ovl_tw_commit_hooks;
+/* Installs hooks (copied), or none with NULL. */
+void ovl_tw_set_commit_hooks(ovl_trace_writer *w, const ovl_tw_commit_hooks *hooks);
+
+/* On error the transaction is rolled back: the file keeps what earlier commits wrote. */
 int ovl_tw_commit(ovl_trace_writer *w, ovl_err *err);
+/* Abandons the open transaction and the rows waiting in batches. */
+void ovl_tw_rollback(ovl_trace_writer *w);
+/* Moves what the write-ahead log holds into the database, as far as readers allow, so that
+** the next transactions reuse the log from its start instead of growing it. Call it with
+** no transaction open. */
+int ovl_tw_checkpoint(ovl_trace_writer *w, ovl_err *err);
+/* After a write failure (a full disk): abandons the open transaction, moves the write-ahead
+** log into the database and empties it (this needs no new disk space once every committed
+** page has its place in the database file), then writes later transactions in place with
+** no journal at all, so that updating existing rows needs no new space either. A crash
+** during such a write may corrupt the file. On error: the journal is left as it was. */
+int ovl_tw_unjournaled(ovl_trace_writer *w, ovl_err *err);
 /* Commits, leaves the file as a single self-contained database and frees w (even on error). */
 int ovl_tw_close(ovl_trace_writer *w, ovl_err *err);
 

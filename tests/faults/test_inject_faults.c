@@ -9,7 +9,8 @@
 **   OVL_OUTPUT read-only    (/proc) one warning, nothing captured
 **   real libnccl.so.2       dlopen'ed (RTLD_LOCAL) through a library linked against it, as
 **                           PyTorch loads NCCL, on a machine with no GPU: output, status and
-**                           time unchanged (+1 s at most), and with OVL_LOG=debug a line
+**                           time unchanged (+1 s at most beside the program alone, best of
+**                           three tries; the test runs alone), and with OVL_LOG=debug a line
 **                           saying why no GPU work was captured; where a GPU is, this part
 **                           skips, saying so (`test_inject_faults real-nccl` runs it alone)
 **   a CUDA program, no GPU  fails as it does alone; with OVL_LOG=debug libovl says it
@@ -117,6 +118,10 @@ static void output_not_a_directory(const char *what, const char *output, const c
   }
 }
 
+/* Time bounds (+1 s beside the same program alone, measured in the same try) hold in the
+** best of TRIES tries: a loaded machine may delay one run, not every one by chance. */
+#define TRIES 3
+
 static void real_nccl_without_gpu(void) {
   char why[128];
   if (gpu_present(why, sizeof why)) {  /* then NCCL runs for real: test_gpu_capture covers it */
@@ -126,21 +131,25 @@ static void real_nccl_without_gpu(void) {
   const char *dir = ih_fresh_dir("real-nccl");
   char args[1024];
   snprintf(args, sizeof args, "dlopen '%s'", OVL_TEST_REAL_NCCL_USER);
-  double t0 = now_s();
-  cmd_result plain = ih_run_app(0, dir, NULL, args);
-  double t1 = now_s();
-  cmd_result with = ih_run_app(1, dir, "OVL_LOG=debug", args);
-  double t2 = now_s();
-  printf("real libnccl.so.2, no GPU: %.3f s alone, %.3f s with libovl\n", t1 - t0, t2 - t1);
-  CHECK_I64(plain.status, 0);
-  CHECK_I64(with.status, plain.status);
-  CHECK(strcmp(plain.out, with.out) == 0);
-  CHECK(strstr(plain.out, "ncclGetVersion: ok") != NULL);
-  CHECK(t2 - t1 < t1 - t0 + 1.0);
-  CHECK(strstr(with.err, "ovl: no GPU work captured: CUPTI not attached") != NULL);
-  if (!strstr(with.err, "no GPU work captured")) fprintf(stderr, "libovl said: %s\n", with.err);
-  cmd_free(&plain);
-  cmd_free(&with);
+  int in_time = 0;
+  for (int try = 0; try < TRIES && !in_time; try++) {
+    double t0 = now_s();
+    cmd_result plain = ih_run_app(0, dir, NULL, args);
+    double t1 = now_s();
+    cmd_result with = ih_run_app(1, dir, "OVL_LOG=debug", args);
+    double t2 = now_s();
+    printf("real libnccl.so.2, no GPU: %.3f s alone, %.3f s with libovl\n", t1 - t0, t2 - t1);
+    CHECK_I64(plain.status, 0);
+    CHECK_I64(with.status, plain.status);
+    CHECK(strcmp(plain.out, with.out) == 0);
+    CHECK(strstr(plain.out, "ncclGetVersion: ok") != NULL);
+    in_time = t2 - t1 < t1 - t0 + 1.0;
+    CHECK(strstr(with.err, "ovl: no GPU work captured: CUPTI not attached") != NULL);
+    if (!strstr(with.err, "no GPU work captured")) fprintf(stderr, "libovl said: %s\n", with.err);
+    cmd_free(&plain);
+    cmd_free(&with);
+  }
+  CHECK(in_time);
 }
 
 /* A CUDA program (tests/gpu/gpu_workload.c) where there is no GPU or driver: it fails the
@@ -152,25 +161,29 @@ static void cuda_program_without_gpu(void) {
   snprintf(plain_cmd, sizeof plain_cmd, "'%s'", OVL_TEST_GPU_WORKLOAD);
   snprintf(with_cmd, sizeof with_cmd, "env LD_PRELOAD='%s' OVL_OUTPUT='%s' OVL_LOG=debug '%s'", ih_preload(), dir,
            OVL_TEST_GPU_WORKLOAD);
-  double t0 = now_s();
-  cmd_result plain = run_cmd(plain_cmd);
-  double t1 = now_s();
-  if (plain.status == 0) {
-    printf("SKIP part: a GPU is present (the CUDA program ran): test_gpu_capture covers it\n");
+  int in_time = 0;
+  for (int try = 0; try < TRIES && !in_time; try++) {
+    double t0 = now_s();
+    cmd_result plain = run_cmd(plain_cmd);
+    double t1 = now_s();
+    if (plain.status == 0) {
+      printf("SKIP part: a GPU is present (the CUDA program ran): test_gpu_capture covers it\n");
+      cmd_free(&plain);
+      return;
+    }
+    cmd_result with = run_cmd(with_cmd);
+    double t2 = now_s();
+    printf("CUDA program, no GPU: exit %d, %.3f s alone, %.3f s with libovl\n", plain.status, t1 - t0, t2 - t1);
+    CHECK_I64(with.status, plain.status);
+    CHECK(strcmp(plain.out, with.out) == 0);
+    CHECK(strstr(with.err, plain.err) != NULL);  /* its own message, unchanged */
+    CHECK(strstr(with.err, "ovl: nothing captured:") != NULL);
+    in_time = t2 - t1 < t1 - t0 + 1.0;
+    CHECK_I64(ih_count_traces(dir), 0);
     cmd_free(&plain);
-    return;
+    cmd_free(&with);
   }
-  cmd_result with = run_cmd(with_cmd);
-  double t2 = now_s();
-  printf("CUDA program, no GPU: exit %d, %.3f s alone, %.3f s with libovl\n", plain.status, t1 - t0, t2 - t1);
-  CHECK_I64(with.status, plain.status);
-  CHECK(strcmp(plain.out, with.out) == 0);
-  CHECK(strstr(with.err, plain.err) != NULL);  /* its own message, unchanged */
-  CHECK(strstr(with.err, "ovl: nothing captured:") != NULL);
-  CHECK(t2 - t1 < t1 - t0 + 1.0);
-  CHECK_I64(ih_count_traces(dir), 0);
-  cmd_free(&plain);
-  cmd_free(&with);
+  CHECK(in_time);
 }
 
 int main(int argc, char **argv) {
