@@ -86,6 +86,19 @@ static void check_each_call_once(sqlite3 *db) {
   CHECK_I64(dbq_int(db, "SELECT COUNT(*) FROM collectives WHERE host_start IS NULL OR host_end < host_start"), 0);
 }
 
+/* Every event counted is a row (meta.host_events: the calls, channel intervals and proxy
+** activity NCCL reported, a call both paths see counted once), and the process's place in the
+** job is known, also when only the plugin saw the communicators. */
+static void check_accounted(sqlite3 *db) {
+  CHECK_I64(dbq_int(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'host_events'"),
+            dbq_int(db, "SELECT (SELECT COUNT(*) FROM collectives) + (SELECT COUNT(*) FROM nvtx)"
+                        " + (SELECT COUNT(*) FROM collective_channels) + (SELECT COUNT(*) FROM proxy_ops)"
+                        " + (SELECT COUNT(*) FROM proxy_steps)"));
+  CHECK_I64(dbq_int(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'dropped_host_events'"), 0);
+  CHECK_I64(dbq_int(db, "SELECT COUNT(*) FROM meta r JOIN meta w ON r.key = 'rank' AND w.key = 'world_size'"
+                        " WHERE CAST(r.value AS INTEGER) BETWEEN 0 AND CAST(w.value AS INTEGER) - 1"), 1);
+}
+
 /* NCCL's account: every collective (not the sends and receives) carries NCCL's sequence number
 ** and algorithm; its channels' GPU intervals are there, on the trace clock. */
 static void check_nccl_account(sqlite3 *db) {
@@ -190,6 +203,7 @@ static void test_plugin_only(int version) {
   if (!db) return;
   check_each_call_once(db);
   check_nccl_account(db);
+  check_accounted(db);
   check_clock(db, version == 4);
   char want[32];
   snprintf(want, sizeof want, "v%d: %d communicators", version, 2 * THREADS);
@@ -234,6 +248,7 @@ static void test_both(const char *trainer, int version, const char *plugin, cons
   sqlite3 *db = open_db(dir);
   if (!db) return;
   check_each_call_once(db);
+  check_accounted(db);
   int dynamic = strcmp(trainer, OVL_TEST_APP) != 0;
   const char *meta = dbq_text(db, "SELECT value FROM meta WHERE key = 'nccl_profiler'");
   char want[96];
@@ -287,6 +302,7 @@ static void test_proxy(void) {
   CHECK_I64(dbq_int(db, "SELECT COUNT(*) FROM proxy_steps WHERE is_send = 1 AND (gpu_wait IS NULL OR flush_wait"
                         " IS NOT NULL)"), 0);
   CHECK_I64(dbq_int(db, "SELECT COUNT(*) FROM proxy_steps WHERE is_send = 0 AND flush_wait IS NULL"), 0);
+  check_accounted(db);
   sqlite3_close(db);
   clean(dir);
 }
