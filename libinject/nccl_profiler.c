@@ -282,7 +282,10 @@ static int activation_mask(int version) {
 static ovl_ncclp_result plugin_init(int version, void **context, uint64_t hash, int *mask, int nranks, int rank) {
   *context = NULL;
   if (!ovl_capture_activate()) return OVL_NCCLP_INTERNAL_ERROR;  /* NCCL goes on without a plugin */
-  ovl_cupti_attach_late("NCCL's profiler plugin init");
+  /* At the first communicator (CUDA is up by then): looking for CUDA again at every one costs
+  ** a search of the loader's paths each time where there is none. */
+  static atomic_int attach_tried;
+  if (!atomic_exchange(&attach_tried, 1)) ovl_cupti_attach_late("NCCL's profiler plugin init");
   plugin_comm *c = calloc(1, sizeof *c);  /* never freed (records may outlive finalize): on `comms` */
   if (!c) return OVL_NCCLP_INTERNAL_ERROR;
   c->version = version;
@@ -706,10 +709,17 @@ static ovl_ncclp_result v5_record(void *handle, int state, ovl_ncclp_state_args 
 }
 
 /* NCCL makes no call about a communicator after finalizing it; its record stays (records of
-** its last calls may still point to it while the writer has their rows). */
+** its last calls may still point to it while the writer has their rows), but its place in the
+** communicator table is given back (a program that creates and destroys communicators would
+** fill the table, and the hooks' communicators would find no room). */
+static ovl_ncclp_result plugin_finalize(void *context) {
+  if (context) ovl_comms_remove(context);
+  return OVL_NCCLP_SUCCESS;
+}
+
 static ovl_ncclp_result v5_finalize(void *context) {
   const ovl_ncclp_v5 *d = atomic_load_explicit(&delegate_v5, memory_order_relaxed);
-  return d ? d->finalize(context) : OVL_NCCLP_SUCCESS;
+  return d ? d->finalize(context) : plugin_finalize(context);
 }
 
 static ovl_ncclp_result v4_init(void **context, int *mask, const char *comm_name, uint64_t comm_hash, int nnodes,
@@ -750,7 +760,7 @@ static ovl_ncclp_result v4_record(void *handle, int state, ovl_ncclp_state_args 
 
 static ovl_ncclp_result v4_finalize(void *context) {
   const ovl_ncclp_v4 *d = atomic_load_explicit(&delegate_v4, memory_order_relaxed);
-  return d ? d->finalize(context) : OVL_NCCLP_SUCCESS;
+  return d ? d->finalize(context) : plugin_finalize(context);
 }
 
 OVL_EXPORT const ovl_ncclp_v5 ncclProfiler_v5 = {PLUGIN_NAME, v5_init, v5_start, v5_stop, v5_record, v5_finalize};
