@@ -11,6 +11,8 @@
 **     the plugin: one trace, each call recorded once, the hooks' and NCCL's facts in one row
 **     (v4: the calls NCCL starts inside ncclGroupEnd are the hooks' alone);
 **   * `ovl run --nccl-profiler` does both ways at once;
+**   * communicators created and destroyed round after round (NCCL closing and reloading its
+**     plugin in between), more over the run than the communicator table holds at once;
 **   * OVL_NCCL_PROXY=1 adds proxy operations and steps; OVL_DISABLE=1 declines the plugin;
 **     the trainer's output and exit status never change.
 */
@@ -36,16 +38,22 @@
 
 static char truth_path[600];
 
-/* Runs a trainer; `plugin` names NCCL_PROFILER_PLUGIN (NULL: none). */
-static cmd_result run_trainer(const char *trainer, int preload, const char *plugin, const char *dir, const char *env) {
+/* Runs a trainer for `rounds` rounds of `steps` steps; `plugin` names NCCL_PROFILER_PLUGIN
+** (NULL: none). */
+static cmd_result run_trainer_rounds(const char *trainer, int preload, const char *plugin, const char *dir,
+                                     const char *env, int steps, int rounds) {
   snprintf(truth_path, sizeof truth_path, "%s.truth", dir);
   remove(truth_path);
   char cmd[4096];
-  snprintf(cmd, sizeof cmd, "env %s%s%s %s%s%s OVL_OUTPUT='%s' FAKE_NCCL_TRUTH='%s' %s '%s' %d %d",
+  snprintf(cmd, sizeof cmd, "env %s%s%s %s%s%s OVL_OUTPUT='%s' FAKE_NCCL_TRUTH='%s' %s '%s' %d %d %d",
            preload ? "LD_PRELOAD='" : "", preload ? ih_preload() : "", preload ? "'" : "",
            plugin ? "NCCL_PROFILER_PLUGIN='" : "", plugin ? plugin : "", plugin ? "'" : "", dir, truth_path,
-           env ? env : "", trainer, THREADS, STEPS);
+           env ? env : "", trainer, THREADS, steps, rounds);
   return run_cmd(cmd);
+}
+
+static cmd_result run_trainer(const char *trainer, int preload, const char *plugin, const char *dir, const char *env) {
+  return run_trainer_rounds(trainer, preload, plugin, dir, env, STEPS, 1);
 }
 
 /* Removes a run's trace folder and truth file. */
@@ -326,6 +334,41 @@ static void test_ovl_run(void) {
   clean(dir);
 }
 
+/* Communicators created and destroyed round after round, NCCL closing its plugin when the last
+** one is gone and loading it again for the next (tests/fakes/fake_nccl_core.c does as NCCL):
+**   * plugin only: the library stays loaded (linked with -z nodelete: NCCL's dlclose would
+**     unmap it under its writer thread), one trace holds every round;
+**   * both ways, more communicators over the run than the communicator table has room for at
+**     once: each finalized communicator gives its place back, so the hooks' communicators
+**     always find one (calls keep their communicator and NCCL's account). */
+static void test_rounds(int preload, int steps, int rounds) {
+  const char *dir = ih_fresh_dir(preload ? "rounds-both" : "rounds-plugin");
+  cmd_result r = run_trainer_rounds(preload ? OVL_TEST_DYNAMIC_TRAINER : OVL_TEST_APP, preload, OVL_TEST_LIBOVL, dir,
+                                    "", steps, rounds);
+  int calls = rounds * THREADS * (steps + 5 * (steps / 3)), p2p = rounds * THREADS * 2 * (steps / 3);
+  char expect[128];
+  snprintf(expect, sizeof expect, "calls %d collectives %d p2p %d\n", calls, calls - p2p, p2p);
+  CHECK_I64(r.status, 0);
+  CHECK_STR(r.out, expect);
+  cmd_free(&r);
+  sqlite3 *db = open_db(dir);
+  if (!db) return;
+  CHECK_I64(dbq_int(db, "SELECT COUNT(*) FROM collectives"), calls);
+  CHECK_I64(dbq_int(db, "SELECT COUNT(*) FROM collectives WHERE comm IS NULL"), 0);
+  /* The second communicator of each thread is used only from the third step on. */
+  CHECK_I64(dbq_int(db, "SELECT COUNT(DISTINCT comm) FROM collectives"), rounds * (steps >= 3 ? 2 : 1) * THREADS);
+  CHECK_I64(dbq_int(db, "SELECT COUNT(*) FROM (SELECT 1 FROM collectives GROUP BY comm, seq HAVING COUNT(*) > 1)"), 0);
+  CHECK_I64(dbq_int(db, "SELECT COUNT(*) FROM collectives WHERE nccl_seq IS NOT NULL AND algorithm IS NOT NULL"),
+            calls - p2p);
+  char want[96];
+  snprintf(want, sizeof want, "v5: %d communicators, %d calls (%d joined", rounds * 2 * THREADS, calls,
+           preload ? calls : 0);
+  CHECK(strstr(dbq_text(db, "SELECT value FROM meta WHERE key = 'nccl_profiler'"), want) != NULL);
+  check_accounted(db);
+  sqlite3_close(db);
+  clean(dir);
+}
+
 static void test_disabled(void) {
   const char *dir = ih_fresh_dir("disabled");
   cmd_result r = run_trainer(OVL_TEST_APP, 0, OVL_TEST_LIBOVL, dir, "OVL_DISABLE=1");
@@ -346,6 +389,8 @@ int main(void) {
   test_copy_as_plugin();
   test_proxy();
   test_ovl_run();
+  test_rounds(0, 3, 20);
+  test_rounds(1, 1, 800);  /* 4,800 communicators, each in the table twice (the hooks' and the plugin's): 4,096 slots */
   test_disabled();
   return check_summary();
 }

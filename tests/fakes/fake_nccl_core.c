@@ -4,7 +4,8 @@
 ** the API of nccl.h for a handful of calls and, like NCCL:
 **   * loads the plugin named by NCCL_PROFILER_PLUGIN (a path, else libnccl-profiler-<name>.so)
 **     with dlopen(RTLD_NOW | RTLD_LOCAL), takes ncclProfiler_v5, else ncclProfiler_v4
-**     (FAKE_NCCL_PROFILER_VERSION=4 takes v4 only), and calls init per communicator;
+**     (FAKE_NCCL_PROFILER_VERSION=4 takes v4 only), and calls init per communicator; closes it
+**     (dlclose) once the last communicator is finalized, and loads it again for the next one;
 **   * v5: GroupApi (the outermost group's, at its first call: depth 1 for the implicit group
 **     around a call, 2 inside the user's), CollApi/P2pApi in the call, then at the group's end
 **     per communicator KernelLaunch around the "launch" and, once launched (hostStreamPlanTask),
@@ -75,7 +76,9 @@ static struct {
 } plugin;
 static int event_mask;  /* NCCL keeps one, written by every init (atomically) */
 static pthread_mutex_t plugin_lock = PTHREAD_MUTEX_INITIALIZER;
-static int plugin_looked;
+static int plugin_looked;  /* load_plugin ran since the last unload */
+static int plugin_users;   /* communicators since then (NCCL's profilerPluginRefCount) */
+static void *plugin_lib;
 
 static int mask(void) { return __atomic_load_n(&event_mask, __ATOMIC_RELAXED); }
 
@@ -90,8 +93,10 @@ static void *table_fn(void *table, int i) {
   return f;
 }
 
+/* Once per communicator, before its init (NCCL: ncclProfilerPluginLoad). */
 static void load_plugin(void) {
   pthread_mutex_lock(&plugin_lock);
+  plugin_users++;
   if (plugin_looked++) {
     pthread_mutex_unlock(&plugin_lock);
     return;
@@ -117,6 +122,20 @@ static void load_plugin(void) {
     plugin.stop = (stop_fn)table_fn(table, 3);
     plugin.record = (record_fn)table_fn(table, 4);
     plugin.finalize = (finalize_fn)table_fn(table, 5);
+  }
+  plugin_lib = lib;
+  pthread_mutex_unlock(&plugin_lock);
+}
+
+/* Once per communicator, after its finalize (NCCL: ncclProfilerPluginUnload): the last one
+** closes the library, and the next communicator loads it anew. */
+static void unload_plugin(void) {
+  pthread_mutex_lock(&plugin_lock);
+  if (--plugin_users == 0) {
+    if (plugin_lib) dlclose(plugin_lib);
+    plugin_lib = NULL;
+    memset(&plugin, 0, sizeof plugin);
+    plugin_looked = 0;
   }
   pthread_mutex_unlock(&plugin_lock);
 }
@@ -541,9 +560,9 @@ static uint64_t hash_id(const ncclUniqueId *id) {
 FAKE_API ncclResult_t ncclCommInitRank(ncclComm_t *out, int nranks, ncclUniqueId id, int rank) {
   if (!out || nranks < 1 || rank < 0 || rank >= nranks) return ncclInvalidArgument;
   pthread_once(&env_once, read_env);
-  load_plugin();
   struct ncclComm *c = calloc(1, sizeof *c);
   if (!c) return ncclSystemError;
+  load_plugin();
   c->rank = rank;
   c->nranks = nranks;
   c->device = current_device;
@@ -555,6 +574,8 @@ FAKE_API ncclResult_t ncclCommInitRank(ncclComm_t *out, int nranks, ncclUniqueId
   else if (plugin.version == 4)
     ((init4_fn)plugin.init)(&c->ctx, &event_mask, "fake", c->hash, 1, nranks, rank, (void *)logger);
   if (pthread_create(&c->proxy, NULL, proxy_main, c) != 0) {
+    if (plugin.finalize && c->ctx) plugin.finalize(c->ctx);
+    unload_plugin();
     free(c);
     return ncclSystemError;
   }
@@ -577,6 +598,7 @@ FAKE_API ncclResult_t ncclCommDestroy(ncclComm_t c) {
   pthread_mutex_unlock(&c->lock);
   pthread_join(c->proxy, NULL);
   if (plugin.finalize && c->ctx) plugin.finalize(c->ctx);
+  unload_plugin();
   pthread_mutex_destroy(&c->lock);
   pthread_cond_destroy(&c->cv);
   free(c);

@@ -6,9 +6,11 @@
 ** core statically (no dynamic NCCL symbol: the NCCL hooks see nothing) and against it as a
 ** shared library.
 **
-**   fake_nccl_trainer THREADS STEPS
-** prints "calls <n> collectives <n> p2p <n>" (calls that returned ncclSuccess) and exits 0 when
-** every call succeeded.
+**   fake_nccl_trainer THREADS STEPS [ROUNDS]
+** ROUNDS (default 1) times, all threads create their communicators, run STEPS steps and destroy
+** them, the next round starting once every thread is done (so NCCL closes its profiler plugin
+** between rounds and loads it again). Prints "calls <n> collectives <n> p2p <n>" (calls that
+** returned ncclSuccess, all rounds) and exits 0 when every call succeeded.
 */
 #include <nccl.h>
 
@@ -19,8 +21,9 @@
 
 void fake_cuda_set_device(int device);
 
-static int nthreads, nsteps;
+static int nthreads, nsteps, nrounds = 1;
 static atomic_long calls, colls, p2ps, failures;
+static pthread_barrier_t round_done;
 
 static void count(ncclResult_t rc, int is_p2p) {
   if (rc != ncclSuccess) {
@@ -31,16 +34,14 @@ static void count(ncclResult_t rc, int is_p2p) {
   atomic_fetch_add(is_p2p ? &p2ps : &colls, 1);
 }
 
-static void *rank_main(void *arg) {
-  int t = (int)(long)arg;
-  fake_cuda_set_device(t);
+static void run_round(int t) {
   ncclUniqueId ida, idb;
   ncclGetUniqueId(&ida);
   ncclGetUniqueId(&idb);
   ncclComm_t a, b;
   if (ncclCommInitRank(&a, nthreads, ida, t) != ncclSuccess || ncclCommInitRank(&b, nthreads + 8, idb, t) != ncclSuccess) {
     atomic_fetch_add(&failures, 1);
-    return NULL;
+    return;
   }
   cudaStream_t stream = (cudaStream_t)(long)(0x1000 + t);
   static float buf[1 << 16];
@@ -57,14 +58,25 @@ static void *rank_main(void *arg) {
   }
   ncclCommDestroy(a);
   ncclCommDestroy(b);
+}
+
+static void *rank_main(void *arg) {
+  int t = (int)(long)arg;
+  fake_cuda_set_device(t);
+  for (int r = 0; r < nrounds; r++) {
+    run_round(t);
+    pthread_barrier_wait(&round_done);
+  }
   return NULL;
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3 || (nthreads = atoi(argv[1])) < 1 || nthreads > 64 || (nsteps = atoi(argv[2])) < 1) {
-    fprintf(stderr, "usage: fake_nccl_trainer THREADS(1-64) STEPS\n");
+  if ((argc != 3 && argc != 4) || (nthreads = atoi(argv[1])) < 1 || nthreads > 64 || (nsteps = atoi(argv[2])) < 1 ||
+      (argc == 4 && (nrounds = atoi(argv[3])) < 1)) {
+    fprintf(stderr, "usage: fake_nccl_trainer THREADS(1-64) STEPS [ROUNDS]\n");
     return 2;
   }
+  pthread_barrier_init(&round_done, NULL, (unsigned)nthreads);
   pthread_t th[64];
   for (int t = 0; t < nthreads; t++) pthread_create(&th[t], NULL, rank_main, (void *)(long)t);
   for (int t = 0; t < nthreads; t++) pthread_join(th[t], NULL);
