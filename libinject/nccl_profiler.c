@@ -60,6 +60,7 @@ enum {
   H_PROXY_STEP,              /* proxy_step_h */
   H_LAUNCH,                  /* launch_handle[] */
   H_PLAN_GROUP,              /* plan_group_handle */
+  H_DROPPED_OP,              /* dropped_op_handle: a proxy operation that found no handle */
 };
 
 /* Plugin groups take ids with bit 40 set, clear of the hooks' groups (counted from 1). */
@@ -126,6 +127,7 @@ static ovl_pool proxy_steps = OVL_POOL_INIT(sizeof(proxy_step_h), 1u << 18, 0);
 
 static uint32_t launch_handle[2] = {H_LAUNCH, H_LAUNCH};  /* [1]: an external id was pushed */
 static uint32_t plan_group_handle = H_PLAN_GROUP;
+static uint32_t dropped_op_handle = H_DROPPED_OP;  /* its steps are counted as dropped too */
 
 static atomic_int loaded_version;       /* the interface of the first init */
 static atomic_uint ncomms;
@@ -164,6 +166,14 @@ static int hand_over(const void *ev, size_t size) {
   if (ovl_capture_state() == OVL_CAPTURE_ACTIVE) return ovl_hostbuf_append(ev, size);
   if (ovl_capture_counts_unrecorded()) ovl_hostbuf_count_unrecorded();
   return -1;
+}
+
+/* An event the plugin found no handle for (a pool at its bound): counted in meta.nccl_profiler
+** and, when it was to be a row, as a dropped host event, so that meta.host_events still
+** accounts for it (host_buffer.h). */
+static void drop_event(int row) {
+  atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+  if (row) ovl_hostbuf_count_unrecorded();
 }
 
 /* One part of the row arrived; the last one writes it. */
@@ -365,7 +375,7 @@ static coll_rec *new_record(plugin_comm *c, group_rec *g, int refs, int parts) {
   }
   coll_rec *r = ovl_pool_get(&recs);
   if (!r) {
-    atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+    drop_event(!ovl_nccl_join_current());  /* a call the hooks record keeps their row */
     return NULL;
   }
   r->api_kind = H_API;
@@ -507,7 +517,7 @@ static void *start_group_api(plugin_comm *c, int depth) {
   if (!c || !ovl_capture_activate()) return NULL;
   group_rec *g = ovl_pool_get(&groups);
   if (!g) {
-    atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+    drop_event(0);  /* its calls are rows without a group */
     return NULL;
   }
   g->kind = H_GROUP_API;
@@ -533,7 +543,7 @@ static void *start_channel(void *parent, int channel, uint64_t gpu_start) {
   if (kind_of(parent) != H_TASK) return NULL;
   channel_h *ch = ovl_pool_get(&channels);
   if (!ch) {
-    atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+    drop_event(1);
     return NULL;
   }
   ch->kind = H_CHANNEL;
@@ -562,8 +572,8 @@ static void *start_proxy_op(void *parent, const ovl_ncclp_proxy_op_fields *f) {
   if (kind_of(parent) != H_TASK || f->pid != getpid()) return NULL;  /* PXN: another process's parent */
   proxy_op_h *op = ovl_pool_get(&proxy_ops);
   if (!op) {
-    atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
-    return NULL;
+    drop_event(1);
+    return &dropped_op_handle;
   }
   op->kind = H_PROXY_OP;
   op->rec = from_task(parent);
@@ -582,11 +592,12 @@ static void stop_proxy_op(proxy_op_h *op) {
 }
 
 static void *start_proxy_step(void *parent, int step) {
+  if (kind_of(parent) == H_DROPPED_OP) drop_event(1);
   if (kind_of(parent) != H_PROXY_OP) return NULL;
   const proxy_op_h *op = parent;
   proxy_step_h *s = ovl_pool_get(&proxy_steps);
   if (!s) {
-    atomic_fetch_add_explicit(&dropped, 1, memory_order_relaxed);
+    drop_event(1);
     return NULL;
   }
   s->kind = H_PROXY_STEP;

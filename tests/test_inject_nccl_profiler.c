@@ -13,6 +13,7 @@
 **   * `ovl run --nccl-profiler` does both ways at once;
 **   * communicators created and destroyed round after round (NCCL closing and reloading its
 **     plugin in between), more over the run than the communicator table holds at once;
+**   * a faulty NCCL that never stops its channel events: what the plugin cannot take is counted;
 **   * OVL_NCCL_PROXY=1 adds proxy operations and steps; OVL_DISABLE=1 declines the plugin;
 **     the trainer's output and exit status never change.
 */
@@ -369,6 +370,31 @@ static void test_rounds(int preload, int steps, int rounds) {
   clean(dir);
 }
 
+/* A faulty NCCL that never stops its channel events: the plugin's channel handles run out,
+** and every channel it could not take is counted as dropped (meta.nccl_profiler and
+** meta.dropped_host_events say the same number); the calls are all there. */
+static void test_handles_run_out(void) {
+  const char *dir = ih_fresh_dir("leak");
+  int steps = 3000;  /* 3 threads x 26 channels every 3 steps: 78,000 channels, over 65,536 handles */
+  cmd_result r = run_trainer_rounds(OVL_TEST_APP, 0, OVL_TEST_LIBOVL, dir, "FAKE_NCCL_FAST=1 FAKE_NCCL_LEAK_CHANNELS=1",
+                                    steps, 1);
+  int calls = THREADS * (steps + 5 * (steps / 3));
+  CHECK_I64(r.status, 0);
+  cmd_free(&r);
+  sqlite3 *db = open_db(dir);
+  if (!db) return;
+  CHECK_I64(dbq_int(db, "SELECT COUNT(*) FROM collectives"), calls);
+  CHECK_I64(dbq_int(db, "SELECT COUNT(*) FROM collective_channels"), 0);  /* never stopped: never written */
+  int64_t dropped = dbq_int(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'dropped_host_events'");
+  CHECK(dropped > 0);
+  CHECK_I64(dbq_int(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'host_events'"), calls + dropped);
+  char want[96];
+  snprintf(want, sizeof want, "; %" PRId64 " events dropped", dropped);
+  CHECK(strstr(dbq_text(db, "SELECT value FROM meta WHERE key = 'nccl_profiler'"), want) != NULL);
+  sqlite3_close(db);
+  clean(dir);
+}
+
 static void test_disabled(void) {
   const char *dir = ih_fresh_dir("disabled");
   cmd_result r = run_trainer(OVL_TEST_APP, 0, OVL_TEST_LIBOVL, dir, "OVL_DISABLE=1");
@@ -391,6 +417,7 @@ int main(void) {
   test_ovl_run();
   test_rounds(0, 3, 20);
   test_rounds(1, 1, 800);  /* 4,800 communicators, each in the table twice (the hooks' and the plugin's): 4,096 slots */
+  test_handles_run_out();
   test_disabled();
   return check_summary();
 }

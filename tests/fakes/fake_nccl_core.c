@@ -24,7 +24,8 @@
 ** ends (nchannels - 1 - c) x 100 ns before its end, channel FAKE_NCCL_SLOW_CHANNEL (if set)
 ** 30 us after. Its global timer reads CLOCK_MONOTONIC + FAKE_GPU_TIMER_OFFSET (default
 ** 1600000000000000000). FAKE_NCCL_FAST=1 (benchmarks): a kernel starts at its launch and
-** lasts 1 us, so the proxy reports at once. FAKE_NCCL_TRUTH=<file> appends one line per task with the truth in
+** lasts 1 us, so the proxy reports at once. FAKE_NCCL_LEAK_CHANNELS=1: a faulty NCCL that
+** never stops its kernel channel events (the plugin's handles for them run out). FAKE_NCCL_TRUTH=<file> appends one line per task with the truth in
 ** host time: "coll|p2p <rank> <nranks> <func> <seq or -1> <kernel start> <kernel end>
 ** <first channel start> <last channel end>".
 **
@@ -218,7 +219,7 @@ static void sleep_until(int64_t t) {
 
 /* The environment, read once (getenv per event would weigh on the benchmarks). */
 static int64_t gpu_offset = INT64_C(1600000000000000000);
-static int fast_mode, slow = -1;
+static int fast_mode, leak_channels, slow = -1;
 static const char *truth_path;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 
@@ -227,6 +228,8 @@ static void read_env(void) {
   if (v && *v) gpu_offset = strtoll(v, NULL, 10);
   v = getenv("FAKE_NCCL_FAST");
   fast_mode = v && atoi(v) > 0;
+  v = getenv("FAKE_NCCL_LEAK_CHANNELS");
+  leak_channels = v && atoi(v) > 0;
   v = getenv("FAKE_NCCL_SLOW_CHANNEL");
   if (v && *v) slow = atoi(v);
   truth_path = getenv("FAKE_NCCL_TRUTH");
@@ -364,7 +367,7 @@ static void report_kernel(ncclComm_t c, const kernel_work *k) {
   for (int ch = 0; ch < n; ch++) {
     sleep_until(channel_end(k, ch));
     record_state(h[ch], S_KERNEL_CH_STOP, (uint64_t)(channel_end(k, ch) + offset));
-    stop_event(h[ch]);
+    if (!leak_channels) stop_event(h[ch]);
   }
 }
 
