@@ -14,6 +14,7 @@
 **   * communicators created and destroyed round after round (NCCL closing and reloading its
 **     plugin in between), more over the run than the communicator table holds at once;
 **   * a faulty NCCL that never stops its channel events: what the plugin cannot take is counted;
+**   * CUPTI attached at NCCL's first communicator where CUDA is loaded, and only there;
 **   * OVL_NCCL_PROXY=1 adds proxy operations and steps; OVL_DISABLE=1 declines the plugin;
 **     the trainer's output and exit status never change.
 */
@@ -395,6 +396,27 @@ static void test_handles_run_out(void) {
   clean(dir);
 }
 
+/* Loaded by NCCL alone, libovl attaches CUPTI at NCCL's first communicator where CUDA is in the
+** process (the fake driver, tests/fakes/fake_libcuda.c, loaded before; the fake CUPTI named by
+** OVL_CUPTI_LIBRARY), and never where it is not. */
+static void test_late_cupti(int driver) {
+  const char *dir = ih_fresh_dir(driver ? "late-cupti" : "no-cuda");
+  char env[2400];
+  snprintf(env, sizeof env, "OVL_CUPTI_LIBRARY='%s' %s%s%s%s%s", OVL_TEST_FAKE_CUPTI, driver ? "LD_PRELOAD='" : "",
+           driver ? OVL_TEST_PRELOAD_FIRST : "", driver && OVL_TEST_PRELOAD_FIRST[0] ? ":" : "",
+           driver ? OVL_TEST_FAKE_DRIVER : "", driver ? "'" : "");
+  cmd_result r = run_trainer(OVL_TEST_APP, 0, OVL_TEST_LIBOVL, dir, env);
+  CHECK(run_ok(&r));
+  cmd_free(&r);
+  sqlite3 *db = open_db(dir);
+  if (!db) return;
+  CHECK_STR(dbq_text(db, "SELECT value FROM meta WHERE key = 'cupti'"),
+            driver ? "attached (late, from NCCL's profiler plugin init)" : "not attached: no CUDA use seen");
+  check_each_call_once(db);
+  sqlite3_close(db);
+  clean(dir);
+}
+
 static void test_disabled(void) {
   const char *dir = ih_fresh_dir("disabled");
   cmd_result r = run_trainer(OVL_TEST_APP, 0, OVL_TEST_LIBOVL, dir, "OVL_DISABLE=1");
@@ -418,6 +440,8 @@ int main(void) {
   test_rounds(0, 3, 20);
   test_rounds(1, 1, 800);  /* 4,800 communicators, each in the table twice (the hooks' and the plugin's): 4,096 slots */
   test_handles_run_out();
+  test_late_cupti(1);
+  test_late_cupti(0);
   test_disabled();
   return check_summary();
 }
