@@ -6,15 +6,20 @@
 #include <string.h>
 
 #define SLAB_OBJECTS 256  /* objects allocated at a time */
+#define SLAB_HEADER 16    /* a slab starts with the link to the pool's previous one */
 
-/* More objects onto the free list. Called with the lock held. */
+/* More objects onto the free list. Called with the lock held. Slabs are never freed (late
+** references stay readable) and stay on the pool's list, reachable also while every object is
+** out with NCCL (a faulty NCCL may never give some back). */
 static int grow(ovl_pool *p) {
   size_t n = p->cap - p->allocated < SLAB_OBJECTS ? p->cap - p->allocated : SLAB_OBJECTS;
   if (n == 0) return -1;
-  unsigned char *slab = calloc(n, p->size);  /* never freed: late references stay readable */
+  unsigned char *slab = calloc(1, SLAB_HEADER + n * p->size);
   if (!slab) return -1;
+  *(void **)slab = p->slabs;
+  p->slabs = slab;
   for (size_t i = 0; i < n; i++) {
-    void *obj = slab + i * p->size;
+    void *obj = slab + SLAB_HEADER + i * p->size;
     *(void **)obj = p->free;
     p->free = obj;
   }

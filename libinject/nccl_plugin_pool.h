@@ -25,12 +25,13 @@ typedef struct ovl_pool {
   size_t cap;               /* objects allocated at most */
   size_t allocated;
   void *free;               /* reusable objects, linked through their first word */
+  void *slabs;              /* every allocation, linked through its first word */
   void **ring;              /* quarantine: released objects, oldest at ring[head] */
   size_t quarantine, head, held;
 } ovl_pool;
 
 #define OVL_POOL_INIT(obj_size, max_objects, quarantined)                                          \
-  {PTHREAD_MUTEX_INITIALIZER, ((obj_size) + 15) / 16 * 16, (max_objects), 0, NULL, NULL, (quarantined), 0, 0}
+  {PTHREAD_MUTEX_INITIALIZER, ((obj_size) + 15) / 16 * 16, (max_objects), 0, NULL, NULL, NULL, (quarantined), 0, 0}
 
 /* A zeroed object, or NULL when the pool is at its cap or memory is short. */
 void *ovl_pool_get(ovl_pool *p);
