@@ -238,7 +238,7 @@ static void check_composed_step(void) {
   memcpy(start, params, (size_t)n * sizeof(float));
   ovl_ref_sgd(params, grads, n, 0.1f);
 
-  ovl_ref_run run = {&m, &d, sh, 1, 0, 1, 0.1, 1};
+  ovl_ref_run run = {&m, &d, sh, 1, 0, 1, 0.1, 1, 0};
   double ref_loss = 0;
   CHECK_I64(ovl_ref_train(&run, ref, &ref_loss, &err), OVL_OK);
   double mean = 0;

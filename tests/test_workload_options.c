@@ -69,6 +69,10 @@ static void check_defaults(void) {
   CHECK_I64(parse("--verify --steps 5", &o, &err), OVL_OK);
   CHECK_I64(o.steps, 5);
   CHECK_I64(parse("--verify --warmup 2", &o, &err), OVL_EUSER);
+  CHECK_I64(parse("--verify", &o, &err), OVL_OK);
+  CHECK(o.save_weights == NULL);
+  CHECK_I64(parse("--verify --save-weights w.f32", &o, &err), OVL_OK);
+  CHECK_STR(o.save_weights, "w.f32");
 
   CHECK_I64(parse("--help", &o, &err), OVL_OK);
   CHECK_I64(o.help, 1);
@@ -96,6 +100,7 @@ static void check_errors(void) {
     {"--bogus", "--bogus: unknown option"},
     {"--model", "--model: missing value"},
     {"stray", "unexpected argument 'stray'"},
+    {"--save-weights w.f32", "--save-weights needs --verify"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     ovl_ddp_options o;
@@ -184,10 +189,10 @@ static void check_verify_compare(void) {
     gpu[i] = (float)ref[i];
   }
   ovl_verify_result vr;
-  ovl_verify_compare(&m, init, gpu, ref, &vr);
+  ovl_verify_compare(&m, init, gpu, ref, 0, NULL, &vr);
   CHECK_NEAR(vr.max_rel_err, 0, 0);
   gpu[9] += 0.01f;  /* fc1.weight: off by 2 % of its change */
-  ovl_verify_compare(&m, init, gpu, ref, &vr);
+  ovl_verify_compare(&m, init, gpu, ref, 0, NULL, &vr);
   CHECK_NEAR(vr.max_rel_err, 0.02, 1e-6);
   CHECK_I64(vr.worst_param, 2);
   /* The error is relative to the tensor's own change: a bias that barely moved counts. */
@@ -195,13 +200,34 @@ static void check_verify_compare(void) {
   gpu[12] = (float)ref[12];
   ref[13] = 13 + 1e-3;
   gpu[13] = (float)(13 + 2e-3);
-  ovl_verify_compare(&m, init, gpu, ref, &vr);
+  ovl_verify_compare(&m, init, gpu, ref, 0, NULL, &vr);
   CHECK(vr.max_rel_err > 0.5);
   CHECK_I64(vr.worst_param, 3);
   gpu[0] = NAN;
-  ovl_verify_compare(&m, init, gpu, ref, &vr);
+  ovl_verify_compare(&m, init, gpu, ref, 0, NULL, &vr);
   CHECK(isinf(vr.max_rel_err));
   CHECK_I64(vr.worst_param, 0);
+  CHECK(isinf(vr.param_err[0]));
+  CHECK(vr.param_err[3] > 0.5);
+
+  /* A float rounding decision that went the other way: one ulp of the weight is forgiven
+  ** per allowed ulp, and nothing more. */
+  CHECK_NEAR(ovl_float_ulp(1.0), 0x1p-23, 0);
+  CHECK_NEAR(ovl_float_ulp(-1.5), 0x1p-23, 0);
+  CHECK_NEAR(ovl_float_ulp(0.03125), 0x1p-28, 0);
+  for (int i = 0; i < n; i++) {
+    init[i] = 1.0f;
+    ref[i] = 1.0 - 64 * 0x1p-23;  /* every weight moved by 128 ulps (below 1, the ulp is 2^-24) */
+    gpu[i] = (float)ref[i];
+  }
+  gpu[5] = nextafterf(gpu[5], 2.0f);
+  ovl_verify_compare(&m, init, gpu, ref, 0, NULL, &vr);
+  CHECK(vr.max_rel_err > 1e-3);  /* 1/128 with no allowance */
+  ovl_verify_compare(&m, init, gpu, ref, 1, NULL, &vr);
+  CHECK_NEAR(vr.max_rel_err, 0, 0);
+  gpu[5] = nextafterf(gpu[5], 2.0f);  /* two ulps off, one allowed: 1/128 again */
+  ovl_verify_compare(&m, init, gpu, ref, 1, NULL, &vr);
+  CHECK_NEAR(vr.max_rel_err, 1.0 / 128, 1e-9);
 }
 
 int main(void) {

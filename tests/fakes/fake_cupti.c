@@ -67,12 +67,19 @@ static struct {
   int nrefusals;
   fake_buffer pending;
   size_t npending, ncompleted;
+  int lazy_timestamps;            /* fake_cupti_lazy_timestamps */
   char log[LOG_BYTES];
   size_t log_used;
 } s;
 static FILE *log_file;  /* fake_cupti_log_to */
 
 static struct fake_subscriber { int id; } the_subscriber;
+
+void fake_cupti_lazy_timestamps(int on) {
+  pthread_mutex_lock(&lock);
+  s.lazy_timestamps = on;
+  pthread_mutex_unlock(&lock);
+}
 
 void fake_cupti_reset(void) {
   pthread_mutex_lock(&lock);
@@ -252,6 +259,7 @@ static CUptiResult flush_all(uint32_t flag) {
   s.npending = 0;
   CUpti_BuffersCallbackRequestFunc req = s.requested;
   CUpti_BuffersCallbackCompleteFunc comp = s.completed;
+  int lazy = s.lazy_timestamps;
   pthread_mutex_unlock(&lock);
   size_t at = 0;
   while (rc == CUPTI_SUCCESS && req && comp && at < records.used) {
@@ -266,6 +274,10 @@ static CUptiResult flush_all(uint32_t flag) {
       size_t n = 8 + pad8(rsize);
       if (valid + n > size) break;
       memcpy(buf + valid, records.data + at, n);
+      if (lazy && (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)) {  /* handed over before completion */
+        CUpti_ActivityKernel10 *k = (CUpti_ActivityKernel10 *)(void *)(buf + valid + 8);
+        if (k->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) k->start = k->end = 0;
+      }
       valid += n, at += n;
     }
     comp(NULL, 0, buf, size, valid);

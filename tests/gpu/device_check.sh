@@ -1,13 +1,16 @@
 #!/bin/bash
 # The GPU kit's one call on a lent GPU machine (tests/gpu/README.md): stages, each with its own
-# time limit, each appending one status line to $OUT/summary.txt as it ends (what finished
-# survives a limit), its output in $OUT/logs/<stage>.log, the traces in $OUT/traces.tar.gz.
+# time limit, each appending one status line to $OUT/summary.txt and its output to
+# $OUT/logs.txt as it ends (what finished survives a limit), the traces and every stage's own
+# log in $OUT/traces.tar.gz, and stage verify's two weight files: five files (the device tool
+# brings back at most 8 in all).
 #
 #   OUT=DIR tests/gpu/device_check.sh [--dry-run] [--kit BUILD_DIR]
 #   STAGES="capture pytorch" ...       only these stages (a rerun of the failing ones)
 #   KEEP_WORK=1 ...                    keep the work folder ($TMPDIR/ovl-gpu-work) afterwards
 #
-# Stages: probe ctest capture ddp overhead pytorch profiler pack (see README.md for what each
+# Stages: probe ctest capture ddp verify buckets table overhead pytorch profiler pack (see
+# README.md for what each
 # checks). --dry-run runs every stage on a machine without a GPU: the steps that need one skip
 # with their reason, everything else runs, and the same files are written (the ctest test
 # test_gpu_kit_dry_run and bootstrap.sh test do this, so the kit keeps working).
@@ -17,7 +20,7 @@ set -u
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 export ROOT
-ALL_STAGES="probe ctest capture ddp overhead pytorch profiler pack"
+ALL_STAGES="probe ctest capture ddp verify buckets table overhead pytorch profiler pack"
 
 # ----------------------------------------------------------------------------------------
 # Stages (each runs in its own process: `device_check.sh --stage NAME`, with KIT, WORK, DRY,
@@ -157,6 +160,96 @@ stage_ddp() {
   "$KIT/ovl" whatif --bucket-mb 1,5,25,100 "$WORK/ddp/bucketed" || fails=$((fails + 1))
   echo "RESULT: $fails failure(s) in $(echo $modes | wc -w) modes verified and traced, find-unused, whatif (per mode above)"
   [ "$fails" = 0 ]
+}
+
+# Where --verify's error comes from: the small model at several global batches, 1 and 3 steps,
+# and with TF32 forced off (NVIDIA_TF32_OVERRIDE=0): per-tensor errors of each failing run.
+stage_verify() {
+  have_gpu || skip "no GPU$([ "$DRY" = 1 ] && echo ' (dry run)'): nothing to verify"
+  local fails=0 runs=0
+  for batch in 128 1024 4096; do
+    for steps in 1 3; do
+      for tf32 in default off; do
+        local out="$WORK/verify/b$batch-s$steps-tf32$tf32.out"
+        mkdir -p "$WORK/verify"
+        runs=$((runs + 1))
+        # The final weights of the 3-step runs at the default TF32 setting come back to $OUT
+        # (raw float32, 5.9 MB each), so that the comparison can be studied here.
+        local save=()
+        [ "$steps-$tf32" = 3-default ] && [ "$batch" != 4096 ] && save=(--save-weights "$OUT/weights-small-b$batch-s3.f32")
+        if [ "$tf32" = off ]; then
+          NVIDIA_TF32_OVERRIDE=0 ours "$KIT/ovl-ddp" --model small --mode bucketed --verify --batch "$batch" --steps "$steps" > "$out" 2>&1
+        else
+          ours "$KIT/ovl-ddp" --model small --mode bucketed --verify --batch "$batch" --steps "$steps" "${save[@]}" > "$out" 2>&1
+        fi
+        local rc=$?
+        [ "$rc" = 0 ] || fails=$((fails + 1))
+        echo "batch $batch steps $steps tf32 $tf32: exit $rc; $(grep 'verify:' "$out" | tr '\n' ' ')"
+      done
+    done
+  done
+  echo "RESULT: $fails of $runs --verify runs failed (small model, batch 128/1024/4096, 1 and 3 steps, TF32 default/off)"
+  [ "$fails" = 0 ]
+}
+
+# The bucket cap against the measured step time: the large emulated job of stage ddp in
+# bucketed mode at 1, 5, 25 and 100 MB, plain, 3 alternated runs each (medians), plus one
+# traced run per cap, so that `ovl whatif` on the 25 MB trace is checked against them here.
+stage_buckets() {
+  local ddp="$KIT/ovl-ddp"
+  if ! have_gpu; then
+    echo "SKIP part: no GPU$([ "$DRY" = 1 ] && echo ' (dry run)'): the method runs on tests/fake_ovl_ddp.sh"
+    ddp="$ROOT/tests/fake_ovl_ddp.sh"
+    export FAKE_DDP_LOG=/dev/null
+  fi
+  local job="--model large --mode bucketed --comm emulated --alpha 1ms --beta 100GB/s --emulate-ranks 8 --batch 8192 --samples 65536 --steps 10 --warmup 3"
+  mkdir -p "$WORK/buckets"
+  : > "$WORK/buckets.txt"
+  for rep in 1 2 3; do
+    for mb in 1 5 25 100; do
+      # shellcheck disable=SC2086
+      line=$(ours "$ddp" $job --bucket-mb "$mb" 2>>"$WORK/buckets/plain.err" | grep '^RESULTS_JSON ')
+      echo "$mb $rep ${line#RESULTS_JSON }" >> "$WORK/buckets.txt"
+    done
+  done
+  if have_gpu; then
+    for mb in 1 5 25 100; do
+      # shellcheck disable=SC2086
+      ours "$KIT/ovl" run -o "$WORK/buckets/mb$mb" -- "$ddp" $job --bucket-mb "$mb" > "$WORK/buckets/mb$mb.out" 2>&1 || echo "traced run at $mb MB failed"
+    done
+    echo "-- whatif on the 25 MB trace"
+    "$KIT/ovl" whatif --bucket-mb 1,5,25,100 "$WORK/buckets/mb25" || echo "whatif failed (its traces are packed; rerun here)"
+  fi
+  python3 - "$WORK/buckets.txt" <<'PY'
+import json, statistics, sys
+steps = {}
+for line in open(sys.argv[1]):
+    mb, rep, js = line.split(" ", 2)
+    try:
+        r = json.loads(js)
+        steps.setdefault(int(mb), []).append(r["avg_epoch_s"] * r["epochs"] / r["steps"] * 1e3)
+    except Exception:
+        pass
+for mb in sorted(steps):
+    print("bucket cap %3d MB: step %.3f ms (median of %d: %s)" % (mb, statistics.median(steps[mb]), len(steps[mb]),
+          ", ".join("%.3f" % x for x in steps[mb])))
+print("RESULT: step time at %s MB measured" % ", ".join(str(m) for m in sorted(steps)))
+sys.exit(0 if len(steps) == 4 else 1)
+PY
+}
+
+# The benchmark table of docs/workloads.md from the device: small..xlarge x every mode on
+# one GPU with --comm emulated (one GPU cannot run a multi-rank communicator).
+stage_table() {
+  local models="small,medium,large,xlarge"
+  if ! have_gpu; then
+    echo "SKIP part: no GPU$([ "$DRY" = 1 ] && echo ' (dry run)'): the table of tests/fake_ovl_ddp.sh"
+    export OVL_DDP="$ROOT/tests/fake_ovl_ddp.sh" FAKE_DDP_LOG=/dev/null
+    models="small,medium"  # the test double fails xlarge on purpose
+  fi
+  ours sh "$ROOT/workloads/bench.sh" --build "$KIT" --emulated --epochs 1 --models "$models" \
+    --modes single,naive,interleaved,bucketed,misordered,zero3 --output "$WORK/table.md" --logs "$WORK/table" || return 1
+  echo "RESULT: $(grep -c '^| [a-z]' "$WORK/table.md") rows in table.md"
 }
 
 stage_overhead() {
@@ -309,7 +402,7 @@ stage_profiler() {
 
 stage_pack() {
   local list="$WORK/pack.list"
-  (cd "$WORK" && find . \( -name '*.sqlite' -o -name '*.json' -o -name '*.txt' -o -name '*.out' \) -type f | sort) > "$list"
+  (cd "$WORK" && find . \( -name '*.sqlite' -o -name '*.json' -o -name '*.txt' -o -name '*.out' -o -name '*.md' -o -name '*.log' \) -type f | sort) > "$list"
   tar czf "$OUT/traces.tar.gz" -C "$WORK" -T "$list" || return 1
   # A file back from the device is at most 16 MiB: the largest traces go first.
   while [ "$(stat -c %s "$OUT/traces.tar.gz")" -gt $((15 * 1024 * 1024)) ] && [ -s "$list" ]; do
@@ -325,8 +418,10 @@ stage_pack() {
 # Driver
 # ----------------------------------------------------------------------------------------
 
-stage_limit() {  # seconds per stage: all of them within 7 minutes on 16 cores
-  case $1 in probe) echo 30 ;; ctest) echo 180 ;; capture) echo 45 ;; ddp) echo 120 ;; overhead) echo 120 ;;
+stage_limit() {  # seconds per stage (limits; all stages took under 3 minutes on an H200, before
+                 # the pytorch stage ran the DDP job with NCCL's profiler plugin as well)
+  case $1 in probe) echo 30 ;; ctest) echo 180 ;; capture) echo 45 ;; ddp) echo 120 ;; verify) echo 90 ;;
+    buckets) echo 120 ;; table) echo 150 ;; overhead) echo 120 ;;
     pytorch) echo 150 ;; profiler) echo 60 ;; pack) echo 30 ;; *) echo 60 ;; esac
 }
 
@@ -378,7 +473,7 @@ main() {
     KIT=/tmp/ovl-gpu/build
   fi
   WORK="${TMPDIR:-/tmp}/ovl-gpu-work"
-  rm -rf "$WORK" && mkdir -p "$WORK" "$OUT/logs" || exit 1
+  rm -rf "$WORK" && mkdir -p "$WORK/logs" "$OUT" || exit 1
   GPU_LIB_PATH=$(find_gpu_lib_path)
   # LD_PRELOAD for libovl.so: a sanitized kit (the dry run of the ASan test build) needs the
   # ASan runtime loaded first, and no leak report from the programs it is preloaded into.
@@ -394,7 +489,7 @@ main() {
   } > "$summary"
   for stage in ${STAGES:-$ALL_STAGES}; do
     case " $ALL_STAGES " in *" $stage "*) ;; *) echo "$stage: unknown stage" >> "$summary"; failed=1; continue ;; esac
-    local limit t0 rc status detail log="$OUT/logs/$stage.log"
+    local limit t0 rc status detail log="$WORK/logs/$stage.log"
     limit=$(stage_limit "$stage")
     t0=$(date +%s)
     timeout -k 10 "$limit" bash "$0" --stage "$stage" > "$log" 2>&1
@@ -406,6 +501,7 @@ main() {
       *) status=FAILED; detail="exit $rc; last line: $(grep -v '^$' "$log" | tail -1)"; failed=1 ;;
     esac
     printf '%-9s %-8s %4ss  %s\n' "$stage" "$status" "$(($(date +%s) - t0))" "$detail" | tee -a "$summary"
+    { printf '===== %s: %s =====\n' "$stage" "$status"; cat "$log"; echo; } >> "$OUT/logs.txt"
   done
   [ -n "${KEEP_WORK:-}" ] || rm -rf "$WORK"  # what matters is packed in OUT
   return $failed

@@ -51,6 +51,8 @@ const char ovl_ddp_help[] =
     "  --verify                short run (3 steps unless --steps), then compare the final weights\n"
     "                          with a float64 CPU reference; exit 3 when they differ\n"
     "  --verify-tol X          allowed error, relative to the largest weight change [1e-3]\n"
+    "  --save-weights FILE     with --verify: also write the GPU's final weights to FILE (raw\n"
+    "                          little-endian float32, registration order; rank 0)\n"
     "  --no-nvtx               do not emit the NVTX step, grad_ready and bucket annotations\n"
     "  -h, --help              this help\n"
     "\n"
@@ -61,7 +63,7 @@ const char ovl_ddp_help[] =
 enum {
   OPT_MODEL = 256, OPT_MODE, OPT_EPOCHS, OPT_STEPS, OPT_WARMUP, OPT_SAMPLES, OPT_BATCH, OPT_LR, OPT_SEED,
   OPT_BUCKET_MB, OPT_FIRST_BUCKET_MB, OPT_FIND_UNUSED, OPT_FIND_UNUSED_DELAY, OPT_COMM, OPT_ALPHA, OPT_BETA,
-  OPT_EMULATE_RANKS, OPT_TIMEOUT, OPT_PLAN, OPT_VERIFY, OPT_VERIFY_TOL, OPT_NO_NVTX
+  OPT_EMULATE_RANKS, OPT_TIMEOUT, OPT_PLAN, OPT_VERIFY, OPT_VERIFY_TOL, OPT_SAVE_WEIGHTS, OPT_NO_NVTX
 };
 
 static int parse_long(const char *flag, const char *text, long min, long max, long *out, ovl_err *err) {
@@ -108,6 +110,7 @@ int ovl_ddp_parse_options(int argc, char **argv, ovl_ddp_options *o, ovl_err *er
     {"plan", no_argument, NULL, OPT_PLAN},
     {"verify", no_argument, NULL, OPT_VERIFY},
     {"verify-tol", required_argument, NULL, OPT_VERIFY_TOL},
+    {"save-weights", required_argument, NULL, OPT_SAVE_WEIGHTS},
     {"no-nvtx", no_argument, NULL, OPT_NO_NVTX},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -189,6 +192,7 @@ int ovl_ddp_parse_options(int argc, char **argv, ovl_ddp_options *o, ovl_err *er
       case OPT_PLAN: o->plan_only = 1; break;
       case OPT_VERIFY: o->verify = 1; break;
       case OPT_VERIFY_TOL: rc = parse_positive("--verify-tol", optarg, &o->verify_tol, err); break;
+      case OPT_SAVE_WEIGHTS: o->save_weights = optarg; break;
       case OPT_NO_NVTX: o->nvtx = 0; break;
       case 'h': o->help = 1; return OVL_OK;
       case ':': rc = ovl_fail(err, OVL_EUSER, "%s: missing value", argv[optind - 1]); break;
@@ -205,6 +209,7 @@ int ovl_ddp_parse_options(int argc, char **argv, ovl_ddp_options *o, ovl_err *er
   if (o->plan.find_unused && o->plan.mode != OVL_MODE_BUCKETED && o->plan.mode != OVL_MODE_MISORDERED)
     return ovl_fail(err, OVL_EUSER, "--find-unused applies to the bucketed and misordered modes, not %s",
                     ovl_mode_names[o->plan.mode]);
+  if (o->save_weights && !o->verify) return ovl_fail(err, OVL_EUSER, "--save-weights needs --verify");
   if (o->verify) {
     if (o->steps == 0) o->steps = 3;
     if (warmup_given && o->warmup > 0)

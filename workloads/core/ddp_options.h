@@ -27,6 +27,7 @@ typedef struct ovl_ddp_options {
   uint64_t seed;
   int verify;
   double verify_tol;
+  const char *save_weights;    /* --save-weights FILE (with --verify): the GPU's final weights */
   int plan_only;               /* --plan */
   int nvtx;                    /* 0 with --no-nvtx */
   int timeout_s;               /* rendezvous and communicator set-up */
