@@ -52,6 +52,18 @@ static int prepare(ovl_trace *t, const char *sql, sqlite3_stmt **st, ovl_err *er
   return OVL_OK;
 }
 
+/* The end of a read loop: the error that stopped the rows early (src, the last step's result),
+** if no other came first, and the statement finalized. */
+static int end_rows(ovl_trace *t, sqlite3_stmt *st, int rc, int src, ovl_err *err) {
+  if (!rc && src != SQLITE_DONE) rc = db_error(t, err, src);
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* Hands the rows of vector v out through out and n when rc is OVL_OK, else frees them;
+** evaluates to rc (a variable: read twice). */
+#define HAND_OUT(v, out, n, rc) ((rc) ? (OVL_VEC_FREE(v), (rc)) : (*(out) = (v)->items, *(n) = (v)->len, OVL_OK))
+
 int ovl_trace_has_table(const ovl_trace *t, const char *table) {
   sqlite3_stmt *st = NULL;
   int found = 0;
@@ -129,8 +141,7 @@ static int load_meta(ovl_trace *t, ovl_err *err) {
     keys.items[keys.len++] = kc;
     vals.items[vals.len++] = vc;
   }
-  if (!rc && src != SQLITE_DONE) rc = db_error(t, err, src);
-  sqlite3_finalize(st);
+  rc = end_rows(t, st, rc, src, err);
   t->meta_keys = keys.items;
   t->meta_vals = vals.items;
   t->nmeta = keys.len;
@@ -174,8 +185,7 @@ static int load_strings(ovl_trace *t, ovl_err *err) {
     }
     if (id >= t->string_limit) t->string_limit = id + 1;
   }
-  if (!rc && src != SQLITE_DONE) rc = db_error(t, err, src);
-  sqlite3_finalize(st);
+  rc = end_rows(t, st, rc, src, err);
   t->strings = strs.items;
   t->nstrings = strs.len;
   return rc;
@@ -338,15 +348,8 @@ int ovl_trace_read_collectives(ovl_trace *t, ovl_coll_rec **out, size_t *n, ovl_
       break;
     }
   }
-  if (!rc && src != SQLITE_DONE) rc = db_error(t, err, src);
-  sqlite3_finalize(st);
-  if (rc) {
-    OVL_VEC_FREE(&v);
-    return rc;
-  }
-  *out = v.items;
-  *n = v.len;
-  return OVL_OK;
+  rc = end_rows(t, st, rc, src, err);
+  return HAND_OUT(&v, out, n, rc);
 }
 
 int ovl_trace_read_launches(ovl_trace *t, ovl_launch_rec **out, size_t *n, ovl_err *err) {
@@ -370,15 +373,8 @@ int ovl_trace_read_launches(ovl_trace *t, ovl_launch_rec **out, size_t *n, ovl_e
       break;
     }
   }
-  if (!rc && src != SQLITE_DONE) rc = db_error(t, err, src);
-  sqlite3_finalize(st);
-  if (rc) {
-    OVL_VEC_FREE(&v);
-    return rc;
-  }
-  *out = v.items;
-  *n = v.len;
-  return OVL_OK;
+  rc = end_rows(t, st, rc, src, err);
+  return HAND_OUT(&v, out, n, rc);
 }
 
 /* One span per collective: its channels' hull, the earliest end, re-placed with the final
@@ -417,15 +413,8 @@ int ovl_trace_read_channels(ovl_trace *t, ovl_channel_span **out, size_t *n, ovl
       break;
     }
   }
-  if (!rc && src != SQLITE_DONE) rc = db_error(t, err, src);
-  sqlite3_finalize(st);
-  if (rc) {
-    OVL_VEC_FREE(&v);
-    return rc;
-  }
-  *out = v.items;
-  *n = v.len;
-  return OVL_OK;
+  rc = end_rows(t, st, rc, src, err);
+  return HAND_OUT(&v, out, n, rc);
 }
 
 /* ---------------------------------------------------------------------------------- */
