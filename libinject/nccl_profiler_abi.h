@@ -107,6 +107,15 @@ typedef struct ovl_ncclp_kernel_ch_fields {
   uint64_t gpu_timer;         /* the channel's start, GPU global timer (ns) */
 } ovl_ncclp_kernel_ch_fields;
 
+typedef struct ovl_ncclp_proxy_step_fields {
+  int step;
+} ovl_ncclp_proxy_step_fields;
+
+typedef struct ovl_ncclp_net_plugin_fields {
+  int64_t id;                 /* the network plugin's event version and type */
+  void *data;
+} ovl_ncclp_net_plugin_fields;
+
 /* ncclProfilerEventDescr_v5_t: 112 bytes. */
 typedef struct ovl_ncclp_descr_v5 {
   uint64_t type;
@@ -144,14 +153,9 @@ typedef struct ovl_ncclp_descr_v5 {
       void *parent_group;
     } p2p;
     ovl_ncclp_proxy_op_fields proxy_op;
-    struct {
-      int step;
-    } proxy_step;
+    ovl_ncclp_proxy_step_fields proxy_step;
     ovl_ncclp_kernel_ch_fields kernel_ch;
-    struct {
-      int64_t id;
-      void *data;
-    } net_plugin;
+    ovl_ncclp_net_plugin_fields net_plugin;
   } u;
 } ovl_ncclp_descr_v5;
 
@@ -164,14 +168,9 @@ typedef struct ovl_ncclp_descr_v4 {
     ovl_ncclp_coll_fields coll;
     ovl_ncclp_p2p_fields p2p;
     ovl_ncclp_proxy_op_fields proxy_op;
-    struct {
-      int step;
-    } proxy_step;
+    ovl_ncclp_proxy_step_fields proxy_step;
     ovl_ncclp_kernel_ch_fields kernel_ch;
-    struct {
-      int64_t id;
-      void *data;
-    } net_plugin;
+    ovl_ncclp_net_plugin_fields net_plugin;
   } u;
 } ovl_ncclp_descr_v4;
 
