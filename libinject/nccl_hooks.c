@@ -196,11 +196,14 @@ static void call_begin(pending_call *p, int call, ncclComm_t comm, cudaStream_t 
     if (t->group_depth == 0) p->pushed = ovl_cupti_push((uint64_t)e->id);
   }
   p->recording = 1;
-  if (!atomic_load_explicit(&ovl_nccl_hooks_recording, memory_order_relaxed))
-    atomic_store_explicit(&ovl_nccl_hooks_recording, 1, memory_order_relaxed);
   e->host_start = ovl_clock_ns();
-  p->join = (ovl_nccl_join){e->id, info, e->host_start, NULL};
-  t->join = &p->join;
+  p->join.claim = NULL;
+  if (atomic_load_explicit(&ovl_nccl_plugin_loaded, memory_order_relaxed)) {  /* else nobody to join */
+    if (!atomic_load_explicit(&ovl_nccl_hooks_recording, memory_order_relaxed))
+      atomic_store_explicit(&ovl_nccl_hooks_recording, 1, memory_order_relaxed);
+    p->join = (ovl_nccl_join){e->id, info, e->host_start, NULL};
+    t->join = &p->join;
+  }
 }
 
 static void call_end(pending_call *p, ncclResult_t rc) {

@@ -29,7 +29,11 @@ typedef struct ovl_nccl_join {
 
 /* The recorded hooked call in progress on this thread, NULL outside one. */
 ovl_nccl_join *ovl_nccl_join_current(void);
-/* Set once the hooks recorded a call in this process (they see the program's NCCL calls). */
+/* Set once NCCL loaded libovl as its profiler plugin (its first init): only then do the hooks
+** offer their calls (nothing else costs the hooks' hot path). */
+extern atomic_int ovl_nccl_plugin_loaded;
+/* Set once the hooks recorded a call in this process since then (they see the program's NCCL
+** calls). */
 extern atomic_int ovl_nccl_hooks_recording;
 
 /* Plugin side, called by the hooks when a claimed call returns: `ev` is the row the hooks

@@ -130,6 +130,7 @@ static uint32_t plan_group_handle = H_PLAN_GROUP;
 static uint32_t dropped_op_handle = H_DROPPED_OP;  /* its steps are counted as dropped too */
 
 static atomic_int loaded_version;       /* the interface of the first init */
+atomic_int ovl_nccl_plugin_loaded;
 static atomic_uint ncomms;
 static atomic_uint_fast64_t next_group = 1, next_single, owned_calls, joined_calls, channel_events;
 static atomic_uint_fast64_t dropped, unmatched;
@@ -310,6 +311,7 @@ static ovl_ncclp_result plugin_init(int version, void **context, uint64_t hash, 
   }
   int expected = 0;
   atomic_compare_exchange_strong(&loaded_version, &expected, version);
+  atomic_store(&ovl_nccl_plugin_loaded, 1);
   atomic_fetch_add(&ncomms, 1);
   /* Known to the communicator table under its own key (no ncclComm_t ever has this address),
   ** so that meta.rank and world_size come also when no hook sees the communicator. */
