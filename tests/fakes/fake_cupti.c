@@ -187,9 +187,21 @@ static CUptiResult subscribe(CUpti_SubscriberHandle *sub, CUpti_CallbackFunc cb,
   return subscribe_v2(sub, cb, userdata, NULL);
 }
 
+/* With lazy timestamps, the records still waiting for theirs lose them with the subscriber
+** that made them (the H200 behaviour libovl must flush around). */
+static void orphan_pending_kernels(void) {
+  for (size_t at = 0; s.lazy_timestamps && at < s.pending.used;) {
+    uint64_t rsize;
+    memcpy(&rsize, s.pending.data + at, 8);
+    CUpti_ActivityKernel10 *k = (CUpti_ActivityKernel10 *)(void *)(s.pending.data + at + 8);
+    if (k->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) k->start = k->end = 0;
+    at += 8 + pad8(rsize);
+  }
+}
+
 static CUptiResult unsubscribe(CUpti_SubscriberHandle sub) {
   (void)sub;
-  LOCKED("Unsubscribe", -1, s.subscribed = 0; s.holder[0] = 0);
+  LOCKED("Unsubscribe", -1, s.subscribed = 0; s.holder[0] = 0; orphan_pending_kernels());
 }
 
 static CUptiResult callback_name(CUpti_CallbackDomain domain, uint32_t cbid, const char **name) {
