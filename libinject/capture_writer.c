@@ -391,6 +391,16 @@ static int final_must_stop(int64_t now) {
   return !quiet_since_final();
 }
 
+/* Fills the producers' stock of warm chunks a slab at a time, each slab counted as progress:
+** on a starved machine faulting memory in is slow, not stuck (a patient ovl_writer_finish gave
+** up on a writer still warming its first stock, with every call of the flood unwritten). Not
+** once the final flush was asked for: nobody appends any more. */
+static void warm_stock(void) {
+  while (!atomic_load_explicit(&final_requested, memory_order_relaxed) &&
+         ovl_hostbuf_prepare(OVL_HOSTBUF_SLAB_CHUNKS) > 0)
+    atomic_fetch_add_explicit(&progress, 1, memory_order_relaxed);
+}
+
 /* One host event into rows. Every CLOCK_CHECK_EVENTS events: commit when a flush period has
 ** passed (a long drain never holds rows back longer), stop at the final deadline, and keep
 ** the producers' stock of warm chunks full. */
@@ -404,7 +414,7 @@ static int write_event(void *ctx, const ovl_event_header *ev, int64_t tid) {
   if (++x->since_clock < CLOCK_CHECK_EVENTS) return 0;
   x->since_clock = 0;
   atomic_fetch_add_explicit(&progress, 1, memory_order_relaxed);
-  ovl_hostbuf_prepare(0);
+  warm_stock();
   int64_t now = ovl_clock_ns();
   if (now >= x->commit_due && !x->events.rc) {
     x->commit_due = now + cfg.flush_ms * 1000000;
@@ -502,18 +512,20 @@ static void *writer_main(void *arg) {
   /* Warm chunks for the threads calling already: one slab before the trace is opened (its
   ** first commit waits for no more than that), the rest of the stock after. */
   ovl_hostbuf_prepare(OVL_HOSTBUF_SLAB_CHUNKS);
+  atomic_fetch_add_explicit(&progress, 1, memory_order_relaxed);
   if (open_trace(&x) != 0) {
     ovl_capture_stop();
     atomic_store(&finished, 1);
     return NULL;
   }
-  ovl_hostbuf_prepare(0);
+  atomic_fetch_add_explicit(&progress, 1, memory_order_relaxed);
+  warm_stock();
   int64_t period = cfg.flush_ms * 1000000, next_flush = ovl_clock_ns() + period;
   x.commit_due = next_flush;
   for (;;) {
     int woken = wait_until(next_fit < next_flush ? next_fit : next_flush);
     next_fit = calibrate(next_fit);
-    ovl_hostbuf_prepare(0);
+    warm_stock();
     long req = atomic_load(&requested);
     int final = atomic_load(&final_requested);
     int periodic = ovl_clock_ns() >= next_flush, asked = final || req != atomic_load(&completed);
