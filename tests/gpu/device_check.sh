@@ -9,7 +9,7 @@
 #   STAGES="capture pytorch" ...       only these stages (a rerun of the failing ones)
 #   KEEP_WORK=1 ...                    keep the work folder ($TMPDIR/ovl-gpu-work) afterwards
 #
-# Stages: probe ctest capture ddp verify buckets table overhead pytorch profiler pack (see
+# Stages: probe ctest capture plugin ddp verify buckets table overhead pytorch profiler pack (see
 # README.md for what each
 # checks). --dry-run runs every stage on a machine without a GPU: the steps that need one skip
 # with their reason, everything else runs, and the same files are written (the ctest test
@@ -20,7 +20,7 @@ set -u
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 export ROOT
-ALL_STAGES="probe ctest capture ddp verify buckets table overhead pytorch profiler pack"
+ALL_STAGES="probe ctest capture plugin ddp verify buckets table overhead pytorch profiler pack"
 
 # ----------------------------------------------------------------------------------------
 # Stages (each runs in its own process: `device_check.sh --stage NAME`, with KIT, WORK, DRY,
@@ -345,6 +345,8 @@ torch_run() {  # torch_run NAME SCRIPT ARGS...
 # NCCL's profiler plugin beside the preloaded capture of the same DDP job (whose `ovl run`
 # trace torch_run made in $WORK/pytorch/ddp): the job with NCCL_PROFILER_PLUGIN=libovl.so and no
 # preload (OVL_CUPTI=0: NCCL's channel timing alone), then both ways; plugin_compare.py checks.
+# On one GPU the job's communicator has one rank, whose collectives NCCL never reports to a
+# plugin (the plugin stage checks the plugin on sends and receives instead).
 plugin_runs() {
   local args="--model small --steps 20 --warmup 5 --ovl-nvtx" d="$WORK/pytorch"
   echo "-- ddp: NCCL_PROFILER_PLUGIN=libovl.so, no preload, OVL_CUPTI=0"
@@ -360,18 +362,37 @@ plugin_runs() {
     --standalone --nproc-per-node 1 "$ROOT/workloads/pytorch/ddp_train.py" $args > "$WORK/pytorch-ddp-both.out" 2>&1 ||
     { cat "$WORK/pytorch-ddp-both.out"; return 1; }
   grep -E '^RESULTS_JSON|^ovl:' "$WORK/pytorch-ddp-both.out"
-  compare_plugin "$d/ddp" "$d/ddp-plugin" "$d/ddp-both"
+  compare_plugin pytorch "$d/ddp" "$d/ddp-plugin" "$d/ddp-both"
 }
 
-# plugin_compare.py's lines, its RESULT kept in $WORK/plugin-compare.txt for the stage's own.
-compare_plugin() {  # compare_plugin HOOKS PLUGIN BOTH
-  python3 "$ROOT/tests/gpu/plugin_compare.py" --hooks "$1" --plugin "$2" --both "$3" --ovl "$KIT/ovl" |
-    tee "$WORK/plugin-compare.txt" | sed 's/^RESULT: /plugin comparison: /'
+# plugin_compare.py's lines, its RESULT kept in $WORK/plugin-compare-NAME.txt for the stage's own.
+compare_plugin() {  # compare_plugin NAME HOOKS PLUGIN BOTH
+  python3 "$ROOT/tests/gpu/plugin_compare.py" --hooks "$2" --plugin "$3" --both "$4" --ovl "$KIT/ovl" |
+    tee "$WORK/plugin-compare-$1.txt" | sed 's/^RESULT: /plugin comparison: /'
   return "${PIPESTATUS[0]}"
 }
-plugin_result() { grep '^RESULT: ' "$WORK/plugin-compare.txt" 2>/dev/null | tail -1 | cut -c9-; }
+plugin_result() { grep '^RESULT: ' "$WORK/plugin-compare-$1.txt" 2>/dev/null | tail -1 | cut -c9-; }
 
-# Without PyTorch on a GPU, the same comparison on the fake NCCL core of the tests: the stand-in
+# The C workload with NCCL itself (gpu_workload --self-sendrecv: per step a one-rank all-reduce,
+# which NCCL reports to no plugin, and a send and receive to itself, which it does report with
+# each channel's GPU timer): preloaded; as NCCL's plugin alone (no preload, OVL_CUPTI=0); both.
+plugin_runs_nccl() {
+  local d="$WORK/plugin" w="$KIT/tests/gpu_workload"
+  echo "-- gpu_workload --self-sendrecv: LD_PRELOAD=libovl.so"
+  LD_PRELOAD="$LIBOVL_PRELOAD" OVL_OUTPUT="$d/hooks" ours "$w" --self-sendrecv || return 1
+  echo "-- gpu_workload --self-sendrecv: NCCL_PROFILER_PLUGIN=libovl.so, no preload, OVL_CUPTI=0"
+  NCCL_PROFILER_PLUGIN="$KIT/libovl.so" OVL_OUTPUT="$d/plugin" OVL_CUPTI=0 NCCL_DEBUG=INFO \
+    NCCL_DEBUG_SUBSYS=INIT ours "$w" --self-sendrecv 2>&1 | grep -iE 'profiler|gpu_workload|^ovl' | head -20
+  [ "${PIPESTATUS[0]}" = 0 ] || return 1
+  echo "-- gpu_workload --self-sendrecv: both"
+  LD_PRELOAD="$LIBOVL_PRELOAD" NCCL_PROFILER_PLUGIN="$KIT/libovl.so" OVL_OUTPUT="$d/both" \
+    ours "$w" --self-sendrecv || return 1
+  compare_plugin nccl "$d/hooks" "$d/plugin" "$d/both" || return 1
+  echo "-- ovl report of the plugin's trace"
+  "$KIT/ovl" report "$d/plugin" | head -40
+}
+
+# Without a GPU, the same comparison on the fake NCCL core of the tests: the stand-in
 # trainer linked to it as a library (preloaded; preloaded and the plugin) and statically (the
 # plugin alone), so the method and plugin_compare.py stay rehearsed.
 plugin_runs_fake() {
@@ -379,23 +400,29 @@ plugin_runs_fake() {
   [ -x "$t/fake_nccl_trainer" ] && [ -x "$t/fake_nccl_trainer_static" ] || { echo "no fake NCCL trainer in the kit"; return 1; }
   env LD_PRELOAD="$LIBOVL_PRELOAD" OVL_OUTPUT="$d/hooks" "$t/fake_nccl_trainer" 2 6 || return 1
   env NCCL_PROFILER_PLUGIN="$KIT/libovl.so" OVL_OUTPUT="$d/plugin" "$t/fake_nccl_trainer_static" 2 6 || return 1
-  env LD_PRELOAD="$LIBOVL_PRELOAD" NCCL_PROFILER_PLUGIN="$KIT/libovl.so" OVL_OUTPUT="$d/both" \
+  LD_PRELOAD="$LIBOVL_PRELOAD" NCCL_PROFILER_PLUGIN="$KIT/libovl.so" OVL_OUTPUT="$d/both" \
     "$t/fake_nccl_trainer" 2 6 || return 1
-  compare_plugin "$d/hooks" "$d/plugin" "$d/both"
+  compare_plugin fake "$d/hooks" "$d/plugin" "$d/both"
+}
+
+stage_plugin() {
+  if ! have_gpu; then
+    echo "SKIP part: no GPU$([ "$DRY" = 1 ] && echo ' (dry run)'): NCCL's profiler plugin is compared on the fake NCCL core"
+    plugin_runs_fake || return 1
+    skip "no GPU$([ "$DRY" = 1 ] && echo ' (dry run)'); NCCL's profiler plugin on the fake NCCL core: $(plugin_result fake)"
+  fi
+  plugin_runs_nccl || { echo "RESULT: FAILED; $(plugin_result nccl)"; return 1; }
+  echo "RESULT: $(plugin_result nccl)"
 }
 
 stage_pytorch() {
-  if ! have_torch_gpu; then
-    echo "SKIP part: no PyTorch with a usable GPU$([ "$DRY" = 1 ] && echo ' (dry run)'): NCCL's profiler plugin is compared on the fake NCCL core"
-    plugin_runs_fake || return 1
-    skip "no PyTorch with a usable GPU$([ "$DRY" = 1 ] && echo ' (dry run)'); NCCL's profiler plugin on the fake NCCL core: $(plugin_result)"
-  fi
+  have_torch_gpu || skip "no PyTorch with a usable GPU$([ "$DRY" = 1 ] && echo ' (dry run)')"
   fails=0
   torch_run ddp ddp_train.py --model small --steps 20 --warmup 5 --ovl-nvtx || fails=$((fails + 1))
   plugin_runs || fails=$((fails + 1))
   torch_run fsdp fsdp_train.py --model small --steps 20 --warmup 5 --ovl-nvtx || fails=$((fails + 1))
   torch_run manual manual_train.py --model small --steps 20 --warmup 5 --ovl-nvtx || fails=$((fails + 1))
-  echo "RESULT: $fails of 4 PyTorch checks failed (ddp, NCCL's profiler plugin beside it, fsdp, manual); plugin: $(plugin_result)"
+  echo "RESULT: $fails of 4 PyTorch checks failed (ddp, NCCL's profiler plugin beside it, fsdp, manual); plugin: $(plugin_result pytorch)"
   [ "$fails" = 0 ]
 }
 
@@ -430,7 +457,7 @@ stage_pack() {
 
 stage_limit() {  # seconds per stage (limits; all stages took under 3 minutes on an H200, before
                  # the pytorch stage ran the DDP job with NCCL's profiler plugin as well)
-  case $1 in probe) echo 30 ;; ctest) echo 180 ;; capture) echo 45 ;; ddp) echo 120 ;; verify) echo 90 ;;
+  case $1 in probe) echo 30 ;; ctest) echo 180 ;; capture) echo 45 ;; plugin) echo 60 ;; ddp) echo 120 ;; verify) echo 90 ;;
     buckets) echo 120 ;; table) echo 150 ;; overhead) echo 120 ;;
     pytorch) echo 150 ;; profiler) echo 60 ;; pack) echo 30 ;; *) echo 60 ;; esac
 }
