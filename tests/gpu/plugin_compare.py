@@ -46,7 +46,7 @@ def has(db, table, column=None):
 
 def collect(d):
     """Per operation: calls, with algorithm, with redop; channel rows; offsets; meta."""
-    out = {"files": 0, "ops": {}, "reportable": {}, "algo": 0, "redop": 0, "rows": 0, "dup": 0, "channels": 0, "offsets": [],
+    out = {"files": 0, "ops": {}, "reportable": {}, "multi_rank": 0, "algo": 0, "redop": 0, "rows": 0, "dup": 0, "channels": 0, "offsets": [],
            "profiler": set(), "cupti": set()}
     for t in traces(d):
         db = connect(t)
@@ -63,6 +63,7 @@ def collect(d):
         for op, n in db.execute("SELECT op, count(*) FROM collectives WHERE NOT (nranks = 1 AND op NOT IN "
                                 "('Send', 'Recv')) GROUP BY op"):
             out["reportable"][op] = out["reportable"].get(op, 0) + n
+        out["multi_rank"] += db.execute("SELECT count(*) FROM collectives WHERE nranks > 1").fetchone()[0]
         out["rows"] += db.execute("SELECT count(*) FROM collectives").fetchone()[0]
         out["dup"] += db.execute("SELECT count(*) FROM (SELECT 1 FROM collectives GROUP BY comm, seq "
                                  "HAVING count(*) > 1)").fetchone()[0]
@@ -126,6 +127,9 @@ def main():
     if one_rank:
         print("%d of the hooks' %d calls are collectives of one-rank communicators: NCCL reports none of them "
               "to a profiler plugin (enqueue.cc, taskAppend)" % (one_rank, h["rows"]))
+    # Every reportable call on one-rank communicators (sends and receives to itself): NCCL 2.28.9
+    # gave the plugin no channel timing for them on the H200 (2026-11-26), so none is expected.
+    one_rank_only = h["multi_rank"] == 0
     NA = None  # nothing to check
     checks = [
         ("the plugin wrote traces", pl["files"] > 0),
@@ -136,7 +140,7 @@ def main():
          b["ops"] == h["ops"] and b["dup"] == 0),
         ("both ways: the hooks' operator and NCCL's algorithm in the same rows",
          b["algo"] == colls and b["redop"] == h["redop"]),
-        ("channel intervals in the plugin's trace", pl["channels"] > 0 if expected else NA),
+        ("channel intervals in the plugin's trace", pl["channels"] > 0 if expected and not one_rank_only else NA),
     ]
     for what, good in checks:
         print("%s: %s" % ("n/a" if good is NA else "ok" if good else "FAILED", what))
