@@ -390,6 +390,12 @@ plugin_runs_nccl() {
   compare_plugin nccl "$d/hooks" "$d/plugin" "$d/both" || return 1
   echo "-- ovl report of the plugin's trace"
   "$KIT/ovl" report "$d/plugin" | head -40
+  # The plugin alone with CUPTI (attached late, at NCCL's first communicator): its calls linked
+  # to their kernels through the external id pushed around NCCL's kernel launch.
+  echo "-- gpu_workload --self-sendrecv: NCCL_PROFILER_PLUGIN=libovl.so, no preload, CUPTI"
+  NCCL_PROFILER_PLUGIN="$KIT/libovl.so" OVL_OUTPUT="$d/plugin-cupti" ours "$w" --self-sendrecv || return 1
+  summarize "$d/plugin-cupti"
+  "$KIT/ovl" report "$d/plugin-cupti" | head -40
 }
 
 # Without a GPU, the same comparison on the fake NCCL core of the tests: the stand-in
