@@ -390,6 +390,10 @@ plugin_runs_nccl() {
   compare_plugin nccl "$d/hooks" "$d/plugin" "$d/both" || return 1
   echo "-- ovl report of the plugin's trace"
   "$KIT/ovl" report "$d/plugin" | head -40
+  # What this NCCL reports, event by event (types, parents, threads): the diagnostic plugin.
+  echo "-- gpu_workload --self-sendrecv: NCCL_PROFILER_PLUGIN=libovl_nccl_event_log.so (first lines)"
+  NCCL_PROFILER_PLUGIN="$KIT/tests/libovl_nccl_event_log.so" ours "$w" --self-sendrecv 2>&1 |
+    grep 'nccl-event-log' | head -60
   # The plugin alone with CUPTI (attached late, at NCCL's first communicator): its calls linked
   # to their kernels through the external id pushed around NCCL's kernel launch.
   echo "-- gpu_workload --self-sendrecv: NCCL_PROFILER_PLUGIN=libovl.so, no preload, CUPTI"
@@ -408,7 +412,10 @@ plugin_runs_fake() {
   env NCCL_PROFILER_PLUGIN="$KIT/libovl.so" OVL_OUTPUT="$d/plugin" "$t/fake_nccl_trainer_static" 2 6 || return 1
   LD_PRELOAD="$LIBOVL_PRELOAD" NCCL_PROFILER_PLUGIN="$KIT/libovl.so" OVL_OUTPUT="$d/both" \
     "$t/fake_nccl_trainer" 2 6 || return 1
-  compare_plugin fake "$d/hooks" "$d/plugin" "$d/both"
+  compare_plugin fake "$d/hooks" "$d/plugin" "$d/both" || return 1
+  echo "-- the diagnostic plugin on the fake core (first lines)"
+  NCCL_PROFILER_PLUGIN="$KIT/tests/libovl_nccl_event_log.so" "$t/fake_nccl_trainer_static" 2 1 2>&1 |
+    grep 'nccl-event-log' | head -12
 }
 
 stage_plugin() {
