@@ -515,10 +515,6 @@ void ovl_nccl_plugin_join_end(void *claim, const ovl_coll_event *ev, int launche
 /* Groups and launches (v5)                                                           */
 /* ---------------------------------------------------------------------------------- */
 
-/* The group API span open on this thread (NCCL starts, launches and stops it on the calling
-** thread): the kernel launch's group when NCCL names no parent for the launch. */
-static _Thread_local group_rec *thread_group;
-
 static void *start_group_api(plugin_comm *c, int depth) {
   if (!c || !ovl_capture_activate()) return NULL;
   group_rec *g = ovl_pool_get(&groups);
@@ -529,14 +525,13 @@ static void *start_group_api(plugin_comm *c, int depth) {
   g->kind = H_GROUP_API;
   g->depth = depth;
   g->g = PLUGIN_GROUP_BIT | (atomic_fetch_add_explicit(&next_group, 1, memory_order_relaxed) & (PLUGIN_GROUP_BIT - 1));
-  thread_group = g;
   return g;
 }
 
 /* The kernel launch of a plan whose calls the plugin records itself: CUPTI links the launch
 ** to them through the group's external id (collective_ids.h). */
 static void *start_launch(void *parent) {
-  group_rec *g = kind_of(parent) == H_GROUP_API ? parent : thread_group;
+  group_rec *g = kind_of(parent) == H_GROUP_API ? parent : NULL;
   unsigned members = g ? atomic_load_explicit(&g->members, memory_order_relaxed) : 0;
   int pushed = members > 0 && ovl_cupti_attached() && ovl_cupti_push(ovl_group_ext_id(g->g, members));
   return &launch_handle[pushed];
@@ -660,10 +655,7 @@ static void find_delegate(void) {
 
 static ovl_ncclp_result common_stop(int version, void *handle) {
   switch (kind_of(handle)) {
-    case H_GROUP_API:
-      if (thread_group == handle) thread_group = NULL;
-      ovl_pool_put(&groups, handle);
-      break;
+    case H_GROUP_API: ovl_pool_put(&groups, handle); break;
     case H_API: stop_api(from_api(handle)); break;
     case H_TASK: stop_task(version, from_task(handle)); break;
     case H_CHANNEL: stop_channel(handle); break;

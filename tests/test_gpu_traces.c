@@ -337,6 +337,27 @@ static void plugin(void) {
   sqlite3_close(hooks);
   sqlite3_close(plug);
   sqlite3_close(both);
+  /* The plugin alone with CUPTI: attached late (at NCCL's first communicator), CUPTI gave the
+  ** kernels but no record of the launches, so no call is linked to its kernel; attached from
+  ** CUDA's start (CUDA_INJECTION64_PATH=libovl.so), every call is, through the external id the
+  ** plugin pushes around NCCL's kernel launch. */
+  sqlite3 *late = dbq_open(data("plugin/plugin-late-cupti.sqlite"));
+  sqlite3 *injected = dbq_open(data("plugin/plugin-injected.sqlite"));
+  CHECK(strncmp(dbq_text(late, "SELECT value FROM meta WHERE key = 'cupti'"), "attached (late", 14) == 0);
+  CHECK(dbq_int(late, "SELECT count(*) FROM kernels") > 0);
+  CHECK_I64(dbq_int(late, "SELECT count(*) FROM api"), 0);
+  CHECK_I64(dbq_int(late, "SELECT count(*) FROM collective_launches"), 0);
+  CHECK_STR(dbq_text(injected, "SELECT value FROM meta WHERE key = 'cupti'"), "attached (injection)");
+  int64_t calls = dbq_int(injected, "SELECT count(*) FROM collectives");
+  CHECK(calls > 0);
+  CHECK_I64(dbq_int(injected, "SELECT count(DISTINCT collective) FROM collective_launches"), calls);
+  /* ... each to an NCCL kernel. */
+  CHECK_I64(dbq_int(injected, "SELECT count(DISTINCT l.collective) FROM collective_launches l JOIN kernels k ON "
+                              "k.correlation = l.correlation JOIN strings s ON s.id = k.name WHERE s.value LIKE "
+                              "'%ncclDevKernel%'"),
+            calls);
+  sqlite3_close(late);
+  sqlite3_close(injected);
 }
 
 int main(int argc, char **argv) {
