@@ -8,7 +8,8 @@
 ** `ovl simulate` (findings, marks, buckets), the real 8-rank DLRM Kineto job (conversions,
 ** cross-rank matching, a straggler's evidence), HTA's Kineto traces (several jobs, sampled
 ** traces), the H200 traces of ovl-ddp's modes and of PyTorch (tests/data/gpu-h100: api rows,
-** grad_ready marks on the GPU's timeline, sizes from marks), a CPU-only trace beside a GPU one
+** grad_ready marks on the GPU's timeline, sizes from marks; NCCL's profiler plugin: algorithm
+** and protocol), NCCL's channel timing (a built trace), a CPU-only trace beside a GPU one
 ** (a process without GPU work), and a file that is not a trace (the failure travels). Also: a packed rank packs again to the same bytes; a
 ** collective costs under 200 bytes packed (its cross-rank part and exposed pieces included); every prefix of a packed file and flipped bytes are
 ** refused or read without a crash (the sanitizer build checks the reads and frees).
@@ -129,6 +130,37 @@ static int measure(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs,
 }
 
 /* The job of args, assembled as measured and from the bytes: the same reports (or the same error). */
+/* A trace of NCCL's profiler plugin without CUPTI: three all-reduces timed by their channels
+** (one channel of the second late), a compute kernel beside them, and a malformed channel row
+** (skipped and counted). Returns its path. */
+static const char *channels_trace(void) {
+  const char *path = tb_temp_path("pack-channels.sqlite");
+  tb b;
+  tb_open(&b, path);
+  ovl_err err = {0};
+  const int64_t us = 1000, t0 = 10000000;
+  int rc = 0;
+  for (int k = 0; k < 4; k++) {
+    int64_t start = t0 + 200 * us * k, id = tb_collective(&b, "AllReduce", 1 << 20, 8, start - 50 * us, OVL_NONE);
+    for (int c = 0; c < 4 && !rc; c++) {
+      int64_t s0 = start + 100 * c, e0 = start + 100 * us - 100 * (3 - c) + (k == 1 && c == 1 ? 40 * us : 0);
+      if (k == 3) e0 = s0 - 1;  /* malformed: ends before it starts */
+      ovl_channel_row row = {id, c, 0, s0, e0, s0, e0};
+      rc = ovl_tw_channel(b.w, &row, &err);
+    }
+  }
+  tb_kernel(&b, "sgemm_kernel", t0 + 200 * us, t0 + 250 * us, 0, 7);
+  tb_close(&b);
+  CHECK(rc == 0);
+  /* the fixture holds what is to travel: channel-timed collectives and a skipped channel row */
+  cmd_result r = run_tool(ovl_bin, "report --json '%s'", path);
+  CHECK(strstr(r.out, "\"gpu_time_from\": \"nccl_channels\"") != NULL);
+  CHECK(strstr(r.out, "\"channel_spread_ns\": 40100") != NULL);
+  CHECK(strstr(r.err, "collective_channels row") != NULL);
+  cmd_free(&r);
+  return path;
+}
+
 static void same_job(const char *what, char *const *args, size_t nargs, int expect_rc) {
   ovl_analysis_options opt;
   memset(&opt, 0, sizeof opt);
@@ -236,13 +268,18 @@ int main(int argc, char **argv) {
   snprintf(h200_ddp, sizeof h200_ddp, "%s/../gpu-h100/ddp", traces);
   snprintf(h200_torch, sizeof h200_torch, "%s/../gpu-h100/pytorch", traces);
   char *a_dlrm[] = {dlrm}, *a_hta[] = {hta}, *a_mixed[] = {cpu, gpu1}, *a_jobs[] = {zero3, tpf};
-  char *a_h200_ddp[] = {h200_ddp}, *a_h200_torch[] = {h200_torch};
+  char h200_plugin[4300];
+  snprintf(h200_plugin, sizeof h200_plugin, "%s/../gpu-h100/plugin", traces);
+  char *a_h200_ddp[] = {h200_ddp}, *a_h200_torch[] = {h200_torch}, *a_h200_plugin[] = {h200_plugin};
   same_job("dlrm8 (Kineto)", a_dlrm, 1, OVL_OK);
   same_job("hta (Kineto)", a_hta, 1, OVL_OK);
   same_job("cpu-only beside a GPU trace", a_mixed, 2, OVL_OK);
   same_job("two jobs together", a_jobs, 2, OVL_OK);
   same_job("H200 ovl-ddp traces (marks on the GPU's timeline)", a_h200_ddp, 1, OVL_OK);
   same_job("H200 PyTorch traces", a_h200_torch, 1, OVL_OK);
+  same_job("H200 NCCL profiler plugin traces (NCCL's algorithm and protocol)", a_h200_plugin, 1, OVL_OK);
+  char *a_channels[] = {(char *)channels_trace()};
+  same_job("NCCL's channel timing (a built trace: timed collectives, a late channel, a bad row)", a_channels, 1, OVL_OK);
 
   snprintf(mixed, sizeof mixed, "%s/mixed", dir);
   snprintf(bad, sizeof bad, "%s/mixed/rank9.sqlite", dir);

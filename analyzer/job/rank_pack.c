@@ -10,9 +10,9 @@
 
 #if UINTPTR_MAX == UINT64_MAX
 /* Every field of these is carried: a new field must be added to the codec (and then here). */
-_Static_assert(sizeof(ovl_coll_result) == 320, "ovl_coll_result changed: carry the new field in rank_pack.c");
+_Static_assert(sizeof(ovl_coll_result) == 392, "ovl_coll_result changed: carry the new field in rank_pack.c");
 _Static_assert(sizeof(ovl_step_result) == 272, "ovl_step_result changed: carry the new field in rank_pack.c");
-_Static_assert(sizeof(ovl_rank_result) == 736, "ovl_rank_result changed: carry the new field in rank_pack.c");
+_Static_assert(sizeof(ovl_rank_result) == 800, "ovl_rank_result changed: carry the new field in rank_pack.c");
 _Static_assert(sizeof(ovl_grad_mark) == 56, "ovl_grad_mark changed: carry the new field in rank_pack.c");
 _Static_assert(sizeof(ovl_host_only) == 704, "ovl_host_only changed: carry the new field in rank_pack.c");
 #endif
@@ -58,7 +58,7 @@ static void put_findings(ovl_bytes *b, const ovl_finding *f, size_t n) {
 /* The previous collective written or read: what the next one's values are predicted from. */
 typedef struct coll_pred {
   ovl_coll_result prev;
-  char dtype[16], redop[16];
+  char dtype[16], redop[16], algorithm[16], protocol[16];
 } coll_pred;
 
 static void put_pieces(ovl_bytes *b, const ovl_exposed_pieces *p, int64_t near) {
@@ -75,17 +75,30 @@ static void put_pieces(ovl_bytes *b, const ovl_exposed_pieces *p, int64_t near) 
   }
 }
 
-static void put_text16(ovl_bytes *b, const char *s, char prev[16]) {
-  if (strncmp(s, prev, 16) == 0) {
+/* A text field of size bytes (at most 16), written only when it differs from the previous one's. */
+static void put_text(ovl_bytes *b, const char *s, size_t size, char prev[16]) {
+  assert(size <= 16);
+  if (strncmp(s, prev, size) == 0) {
     ovl_put_u64(b, 0);
     return;
   }
   ovl_put_u64(b, 1);
   char t[17];
-  memcpy(t, s, 16);
-  t[16] = 0;
+  memcpy(t, s, size);
+  t[size] = 0;
   ovl_put_str(b, t);
-  memcpy(prev, s, 16);
+  memcpy(prev, s, size);
+}
+
+/* NCCL's timing of the collective's channels (analyze/nccl_channels.h). */
+static void put_channels(ovl_bytes *b, const ovl_coll_channels *ch, int64_t gpu_start) {
+  put_int(b, ch->n);
+  ovl_put_opt_near(b, ch->start, gpu_start);
+  ovl_put_opt_near(b, ch->end, ch->start);
+  put_int(b, ch->spread);
+  put_int(b, ch->outside);
+  put_int(b, ch->timed);
+  put_int(b, ch->agree);
 }
 
 static void put_coll(ovl_bytes *b, const ovl_rank_result *r, const ovl_coll_result *c, coll_pred *p) {
@@ -101,8 +114,8 @@ static void put_coll(ovl_bytes *b, const ovl_rank_result *r, const ovl_coll_resu
   ovl_put_opt_near(b, c->count, q->count);
   put_int(b, c->peer);
   ovl_put_opt_near(b, c->group_id, q->group_id);
-  put_text16(b, c->dtype, p->dtype);
-  put_text16(b, c->redop, p->redop);
+  put_text(b, c->dtype, sizeof c->dtype, p->dtype);
+  put_text(b, c->redop, sizeof c->redop, p->redop);
   ovl_put_opt_near(b, c->device, q->device);
   ovl_put_opt_near(b, c->stream, q->stream);
   put_int(b, c->bucket);
@@ -131,6 +144,9 @@ static void put_coll(ovl_bytes *b, const ovl_rank_result *r, const ovl_coll_resu
   assert(!c->cross || (c->cross >= r->coll_cross && c->cross < r->coll_cross + r->ncoll_cross));
   ovl_put_u64(b, c->cross ? (uint64_t)(c->cross - r->coll_cross) + 1 : 0);
   ovl_put_raw(b, &c->pdim, sizeof c->pdim);
+  put_text(b, c->algorithm, sizeof c->algorithm, p->algorithm);
+  put_text(b, c->protocol, sizeof c->protocol, p->protocol);
+  put_channels(b, &c->channels, c->gpu_start);
   p->prev = *c;
 }
 
@@ -234,7 +250,8 @@ void ovl_rank_pack(const ovl_rank_result *r, ovl_bytes *b) {
   const long counts[] = {r->n_kernels, r->n_comm_kernels, r->n_memops, r->n_comm_memops, r->n_moe_kernels,
                          r->colls_outside_steps, r->colls_without_gpu_work, r->colls_numbered,
                          r->bad.kernels, r->bad.memops, r->bad.collectives, r->bad.launches, r->bad.nvtx,
-                         r->bad.api, r->bad.strings, r->first_step_differs, r->colls_before_window};
+                         r->bad.api, r->bad.strings, r->first_step_differs, r->colls_before_window,
+                         r->bad.channels};
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) put_int(b, counts[i]);
   ovl_put_u64(b, r->nstreams);
   for (size_t i = 0; i < r->nstreams; i++) {
@@ -278,6 +295,10 @@ void ovl_rank_pack(const ovl_rank_result *r, ovl_bytes *b) {
   ovl_put_f64(b, pl->model_bubble);
   put_int(b, pl->compute_ns);
   put_int(b, pl->span_ns);
+  const ovl_channel_facts *cf = &r->channel_facts;
+  const int64_t facts[] = {cf->collectives, cf->timed, cf->checked, cf->agree, cf->max_outside, cf->max_spread,
+                           cf->max_spread_id};
+  for (size_t i = 0; i < sizeof facts / sizeof facts[0]; i++) put_int(b, facts[i]);
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -339,16 +360,27 @@ static void get_findings(rank_in *ri, ovl_finding **out, size_t *n) {
   }
 }
 
-static void get_text16(ovl_bytes_reader *in, char *out, char prev[16]) {
+static void get_text(ovl_bytes_reader *in, char *out, size_t size, char prev[16]) {
+  assert(size <= 16);
   if (ovl_get_u64(in) == 0) {
-    memcpy(out, prev, 16);
+    memcpy(out, prev, size);
     return;
   }
   char t[17];
-  ovl_get_str_into(in, t, sizeof t);
-  memset(out, 0, 16);
+  ovl_get_str_into(in, t, size + 1);
+  memset(out, 0, size);
   memcpy(out, t, strlen(t));
-  memcpy(prev, out, 16);
+  memcpy(prev, out, size);
+}
+
+static void get_channels(ovl_bytes_reader *in, ovl_coll_channels *ch, int64_t gpu_start) {
+  ch->n = get_int(in);
+  ch->start = ovl_get_opt_near(in, gpu_start);
+  ch->end = ovl_get_opt_near(in, ch->start);
+  ch->spread = get_int(in);
+  ch->outside = get_int(in);
+  ch->timed = (int)get_int(in);
+  ch->agree = (int)get_int(in);
 }
 
 static void get_pieces(rank_in *ri, ovl_coll_result *c) {
@@ -387,8 +419,8 @@ static void get_coll(rank_in *ri, ovl_coll_result *c, coll_pred *p) {
   c->count = ovl_get_opt_near(in, q->count);
   c->peer = get_int(in);
   c->group_id = ovl_get_opt_near(in, q->group_id);
-  get_text16(in, c->dtype, p->dtype);
-  get_text16(in, c->redop, p->redop);
+  get_text(in, c->dtype, sizeof c->dtype, p->dtype);
+  get_text(in, c->redop, sizeof c->redop, p->redop);
   c->device = ovl_get_opt_near(in, q->device);
   c->stream = ovl_get_opt_near(in, q->stream);
   c->bucket = (long)get_int(in);
@@ -419,6 +451,9 @@ static void get_coll(rank_in *ri, ovl_coll_result *c, coll_pred *p) {
   if (cross > ri->r->ncoll_cross) in->bad = 1;
   else if (cross) c->cross = &ri->r->coll_cross[cross - 1];
   ovl_get_raw(in, &c->pdim, sizeof c->pdim);
+  get_text(in, c->algorithm, sizeof c->algorithm, p->algorithm);
+  get_text(in, c->protocol, sizeof c->protocol, p->protocol);
+  get_channels(in, &c->channels, c->gpu_start);
   p->prev = *c;
 }
 
@@ -539,7 +574,7 @@ static void get_rank(rank_in *ri) {
   long *counts[] = {&r->n_kernels, &r->n_comm_kernels, &r->n_memops, &r->n_comm_memops, &r->n_moe_kernels,
                     &r->colls_outside_steps, &r->colls_without_gpu_work, &r->colls_numbered,
                     &r->bad.kernels, &r->bad.memops, &r->bad.collectives, &r->bad.launches, &r->bad.nvtx,
-                    &r->bad.api, &r->bad.strings, NULL, &r->colls_before_window};
+                    &r->bad.api, &r->bad.strings, NULL, &r->colls_before_window, &r->bad.channels};
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
     int64_t v = get_int(in);
     if (counts[i]) *counts[i] = (long)v;
@@ -590,6 +625,16 @@ static void get_rank(rank_in *ri) {
   pl->model_bubble = ovl_get_f64(in);
   pl->compute_ns = get_int(in);
   pl->span_ns = get_int(in);
+  ovl_channel_facts *cf = &r->channel_facts;
+  int64_t facts[7];
+  for (size_t i = 0; i < 7; i++) facts[i] = get_int(in);
+  cf->collectives = (long)facts[0];
+  cf->timed = (long)facts[1];
+  cf->checked = (long)facts[2];
+  cf->agree = (long)facts[3];
+  cf->max_outside = facts[4];
+  cf->max_spread = facts[5];
+  cf->max_spread_id = facts[6];
   if (ri->pieces_used != ri->npieces) in->bad = 1;
 }
 

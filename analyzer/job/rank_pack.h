@@ -7,7 +7,7 @@
 ** Exact: unpack(pack(x)) equals x field by field (doubles bit for bit), except the pointers,
 ** which point into the new rank's own arrays as they did into the old one's (a collective's
 ** exposed pieces and cross part). Compact: times are written as differences from the previous
-** collective's (pack_bytes.h), so a collective takes about 80 bytes instead of its 320 + 72.
+** collective's (pack_bytes.h), so a collective takes about 80 bytes instead of its 392 + 72.
 ** A file is packed before its diagnosis: findings travel without the diagnosis' evidence (a
 ** static string), which is asserted to be unset.
 **
