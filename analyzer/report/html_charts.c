@@ -276,7 +276,9 @@ void ovl_html_valley(FILE *out, const ovl_whatif_result *w, double current_cap, 
   const ovl_whatif_candidate *best = w->ncands ? &w->cands[w->best] : NULL;
   fprintf(out, "<p>Predicted step time per bucket cap (whatif's replay of every steady-state step with the "
                "trace's readiness and a%s collective cost). Best: <b>",
-          w->alpha_given || w->beta_given ? " given" : " fitted");
+          w->alpha_given || w->beta_given ? " given"
+          : w->alpha_assumed              ? "n assumed (alpha unknown: the collectives are all about one size; taken as 0)"
+                                          : " fitted");
   if (best) {
     ovl_html_dnum(out, OVL_HN_MIB, best->cap_bytes / MIB, "whatif.best.bucket_mb");
     fprintf(out, "</b>, ");
