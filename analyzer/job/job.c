@@ -242,7 +242,7 @@ int ovl_measure_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs
     rc = merge_results(job, results, files.len, err);
   }
   free(results);
-  if (!rc && files.nskipped) {
+  if (!rc && (files.nskipped || files.nnot_traces)) {
     char line[2048];
     ovl_file_list_skipped_text(&files, line, sizeof line);
     if (add_warning(job, line)) rc = ovl_oom(err, "warnings");
