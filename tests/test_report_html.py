@@ -34,7 +34,9 @@ def page_and_json(tmp, name, trace_args, page_args=()):
     """Writes the page; returns (page text, report JSON, whatif JSON or None)."""
     path = os.path.join(tmp, name + ".html")
     r = run("report", "--html", path, *page_args, *trace_args)
-    check(r.returncode == 0 and r.stdout == "", "%s: ovl report --html exits 0 quietly (%s)" % (name, r.stderr))
+    check(r.returncode == 0 and r.stdout == "", "%s: ovl report --html exits 0, no text report (%s)" % (name, r.stderr))
+    check(re.match(r"ovl: wrote %s \([0-9.]+ [KMG]?B\)\n$" % re.escape(path), r.stderr) is not None,
+          "%s: ovl report --html names the page written (%r)" % (name, r.stderr))
     text = open(path, encoding="utf-8").read()
     r = run("report", "--json", *trace_args)
     check(r.returncode == 0, "%s: ovl report --json" % name)
@@ -111,8 +113,11 @@ with tempfile.TemporaryDirectory(prefix="ovl-html-") as tmp:
             "8", "--emit-trace", os.path.join(rundir, "host-1.sqlite"))
     check(r.returncode == 0 and os.path.exists(runpage), "ovl run --html: page written (%s)" % r.stderr)
     if os.path.exists(runpage):
+        runtext = open(runpage, encoding="utf-8").read()
         rep = json.loads(run("report", "--json", rundir).stdout)
-        checked("run", open(runpage, encoding="utf-8").read(), rep, None)
+        wargs = html_check.whatif_args(runtext)
+        wif = json.loads(run("whatif", "--json", *wargs, rundir).stdout) if wargs else None
+        checked("run", runtext, rep, wif)
     r = run("run", "-o", rundir, "--lib", "/dev/null", "--html", os.path.join(tmp, "none.html"), "--", "sh", "-c",
             "exit 3")
     check(r.returncode == 3 and "wrote no trace" in r.stderr and not os.path.exists(os.path.join(tmp, "none.html")),
