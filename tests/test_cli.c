@@ -15,6 +15,8 @@
 **   once           an output option given twice is refused, nothing written
 **   simulate       --strategy with a file name refused; --emit-trace alone writes --best's
 **                  schedule; --json without --strategy
+**   pg_names       process groups go by the names their Kineto traces give them (report, fit,
+**                  --dim NAME=DIM); fit's columns hold 19-digit ids; a fit with r2 < 0 warns
 ** usage: test_cli OVL_BINARY TRACES_DIR DATA_DIR NOOP_PRELOAD CHECK (NOOP_PRELOAD: fakes/fake_noop_preload.c)
 */
 #include "check.h"
@@ -448,6 +450,73 @@ static void simulate(void) {
   cmd_free(&j);
 }
 
+/* ---------------------------------------------------------------------------------- */
+
+/* Every line of fit's table (up to the first blank-free note) starts its op column where the
+** header does. */
+static int fit_columns_aligned(const char *text) {
+  const char *op = strstr(text, " op ");
+  const char *nl = strchr(text, '\n');
+  if (!op || !nl || op > nl) return 0;
+  size_t at = (size_t)(op - text) + 1;
+  for (const char *line = nl + 1; *line && strncmp(line, "note:", 5) && strncmp(line, "warning:", 8) &&
+                                  strncmp(line, "time =", 6);) {
+    const char *end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) : strlen(line);
+    if (len <= at || line[at - 1] != ' ' || line[at] == ' ') return 0;
+    line = end ? end + 1 : line + len;
+  }
+  return 1;
+}
+
+static void pg_names(void) {
+  char named[800], dlrm[800];
+  snprintf(named, sizeof named, "%s/kineto-hta/nccl_parser_config__nccl_data.json.gz", traces);
+  snprintf(dlrm, sizeof dlrm, "%s/kineto-param-dlrm8", traces);
+  cmd_result r = sh("'%s' report --json --compact '%s'", ovl, named);
+  CHECK_I64(r.status, 0);
+  CHECK(strstr(r.out, "\"name\":\"default_pg\",\"dim\":\"dp\"") != NULL);
+  cmd_free(&r);
+  r = sh("'%s' report --json --compact --dim default_pg=tp '%s'", ovl, named);
+  CHECK_I64(r.status, 0);
+  CHECK(strstr(r.out, "\"name\":\"default_pg\",\"dim\":\"tp\"") != NULL);
+  cmd_free(&r);
+  r = sh("'%s' report --dim nosuch_pg=dp '%s'", ovl, named);
+  CHECK_I64(r.status, 1);
+  CHECK_STR(r.err, "ovl: --dim 'nosuch_pg': no process group of the traces is named so (names: default_pg)\n");
+  cmd_free(&r);
+  /* fit: the name, not the hash; r2 < 0 warned about, row by row */
+  r = sh("'%s' fit '%s'", ovl, named);
+  CHECK_I64(r.status, 0);
+  CHECK(strncmp(r.out, "comm ", 5) == 0 && fit_columns_aligned(r.out));
+  int rows = 0, negative = 0, warned = 0;
+  for (const char *line = strchr(r.out, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+    char label[64], op[32], r2[32];
+    const char *end = strchr(line + 1, '\n'), *last = end;
+    while (last && last > line + 1 && last[-1] != ' ') last--;  /* r2 ends the row */
+    if (!end || sscanf(line + 1, "%63s %31s", label, op) != 2 || strcmp(label, "default_pg") != 0) continue;
+    snprintf(r2, sizeof r2, "%.*s", (int)(end - last), last);
+    rows++;
+    if (r2[0] != '-' || !r2[1]) continue;  /* "-": no r2 */
+    negative++;
+    char want[160];
+    snprintf(want, sizeof want, "warning: comm default_pg %s: r2 %.2f:", op, atof(r2));
+    warned += strstr(r.out, want) != NULL;
+  }
+  CHECK(rows >= 1);
+  CHECK(negative >= 1);  /* this trace's AllReduce times are not a line in their sizes */
+  CHECK_I64(warned, negative);
+  cmd_free(&r);
+  r = sh("'%s' fit --json --compact '%s'", ovl, named);
+  CHECK(strstr(r.out, "\"comm_name\":\"default_pg\"") != NULL);
+  cmd_free(&r);
+  /* a job whose traces name no group: 19-digit ids, columns still aligned */
+  r = sh("'%s' fit '%s'", ovl, dlrm);
+  CHECK_I64(r.status, 0);
+  CHECK(fit_columns_aligned(r.out));
+  cmd_free(&r);
+}
+
 int main(int argc, char **argv) {
   if (argc != 6) {
     fprintf(stderr, "usage: test_cli OVL_BINARY TRACES_DIR DATA_DIR NOOP_PRELOAD CHECK\n");
@@ -461,7 +530,7 @@ int main(int argc, char **argv) {
   mkdir(dir, 0777);
   static const struct { const char *name; void (*fn)(void); } checks[] = {
     {"option_values", option_values}, {"keep_traces", keep_traces}, {"wrote", wrote}, {"run_outcome", run_outcome},
-    {"stray_files", stray_files}, {"help", help}, {"once", once}, {"simulate", simulate},
+    {"stray_files", stray_files}, {"help", help}, {"once", once}, {"simulate", simulate}, {"pg_names", pg_names},
   };
   for (size_t i = 0; i < sizeof checks / sizeof *checks; i++)
     if (strcmp(argv[5], checks[i].name) == 0) {
