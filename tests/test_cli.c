@@ -15,6 +15,9 @@
 **   once           an output option given twice is refused, nothing written
 **   simulate       --strategy with a file name refused; --emit-trace alone writes --best's
 **                  schedule; --json without --strategy
+**   progress       OVL_PROGRESS=1: each kind of long work (reading a Kineto file, analysing,
+**                  each export pass) named with its file and percent on stderr; quiet when
+**                  stderr is not a terminal, or is one for a short command, or OVL_PROGRESS=0
 **   pg_names       process groups go by the names their Kineto traces give them (report, fit,
 **                  --dim NAME=DIM); fit's columns hold 19-digit ids; a fit with r2 < 0 warns
 ** usage: test_cli OVL_BINARY TRACES_DIR DATA_DIR NOOP_PRELOAD CHECK (NOOP_PRELOAD: fakes/fake_noop_preload.c)
@@ -517,6 +520,70 @@ static void pg_names(void) {
   cmd_free(&r);
 }
 
+/* ---------------------------------------------------------------------------------- */
+
+/* A trace long enough for a few progress reports (they come every 64 Ki rows). */
+static void long_trace(const char *path) {
+  tb b;
+  tb_open(&b, path);
+  for (int64_t i = 0; i < 200000; i++) {
+    int64_t corr = tb_kernel(&b, i % 50 ? "gemm" : "ncclDevKernel_AllReduce_Sum_f32_RING_LL", i * 1000,
+                             i * 1000 + 800, 0, i % 50 ? 7 : 13);
+    tb_api(&b, i * 1000 - 300, i * 1000 - 200, corr);
+  }
+  tb_close(&b);
+}
+
+static int has_line(const char *text, const char *start, const char *then) {
+  for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    const char *end = strchr(l, '\n');
+    size_t len = end ? (size_t)(end - l) : strlen(l);
+    if (len > strlen(start) && strncmp(l, start, strlen(start)) == 0) {
+      const char *t = strstr(l, then);
+      if (t && t < l + len && strchr(t + strlen(then), '%') && strchr(t + strlen(then), '%') < l + len) return 1;
+    }
+  }
+  return 0;
+}
+
+static void progress(void) {
+  char big[800], want[1024];
+  snprintf(big, sizeof big, "%s", at("long.sqlite"));
+  long_trace(big);
+  cmd_result r = sh("env OVL_PROGRESS=1 '%s' export -q --perfetto '%s' '%s'", ovl, at("long.pftrace"), big);
+  CHECK_I64(r.status, 0);
+  snprintf(want, sizeof want, "ovl: %s: ", big);
+  CHECK(has_line(r.err, want, "analysing "));
+  CHECK(has_line(r.err, want, "exporting (pass 1 of 3: GPU work) "));
+  CHECK(has_line(r.err, want, "exporting (pass 2 of 3: host calls) "));
+  CHECK(has_line(r.err, want, "exporting (pass 3 of 3: GPU work) "));
+  if (!has_line(r.err, want, "analysing ")) fprintf(stderr, "  stderr: %s\n", r.err);
+  cmd_free(&r);
+  char kineto[800];
+  snprintf(kineto, sizeof kineto, "%s/kineto-param-dlrm8/worker0_step_12.json.gz", traces);
+  r = sh("env OVL_PROGRESS=1 '%s' report '%s' >/dev/null", ovl, kineto);
+  CHECK_I64(r.status, 0);
+  snprintf(want, sizeof want, "ovl: %s: ", kineto);
+  CHECK(has_line(r.err, want, "reading "));
+  cmd_free(&r);
+  /* not a terminal: nothing; OVL_PROGRESS=0: nothing */
+  r = sh("'%s' export -q --force --perfetto '%s' '%s'", ovl, at("long.pftrace"), big);
+  CHECK_I64(r.status, 0);
+  CHECK_STR(r.err, "");
+  cmd_free(&r);
+  r = sh("env OVL_PROGRESS=0 '%s' report '%s' >/dev/null", ovl, kineto);
+  CHECK_STR(r.err, "");
+  cmd_free(&r);
+  /* a terminal (script's), a command shorter than 2 s: nothing either */
+  r = sh("command -v script >/dev/null || exit 77; script -qec \"'%s' simulate --force --emit-trace '%s' >/dev/null\" "
+         "/dev/null", ovl, at("short.sqlite"));
+  if (r.status != 77) {
+    CHECK_I64(r.status, 0);
+    CHECK(strstr(r.out, "%") == NULL);
+  }
+  cmd_free(&r);
+}
+
 int main(int argc, char **argv) {
   if (argc != 6) {
     fprintf(stderr, "usage: test_cli OVL_BINARY TRACES_DIR DATA_DIR NOOP_PRELOAD CHECK\n");
@@ -531,6 +598,7 @@ int main(int argc, char **argv) {
   static const struct { const char *name; void (*fn)(void); } checks[] = {
     {"option_values", option_values}, {"keep_traces", keep_traces}, {"wrote", wrote}, {"run_outcome", run_outcome},
     {"stray_files", stray_files}, {"help", help}, {"once", once}, {"simulate", simulate}, {"pg_names", pg_names},
+    {"progress", progress},
   };
   for (size_t i = 0; i < sizeof checks / sizeof *checks; i++)
     if (strcmp(argv[5], checks[i].name) == 0) {

@@ -80,6 +80,7 @@ static void reset_track(ovl_run *r, size_t i) {
 static int load_collectives(ovl_run *r, ovl_err *err) {
   int rc = ovl_work_stream_init(&r->ws, r->t, &r->ctx->classifier, err);
   if (rc) return rc;
+  r->ws.progress = "analysing";
   assert(!r->recs && r->coll_cap == 0);
   size_t n = 0;
   r->recs = ovl_work_stream_take_recs(&r->ws, &n);

@@ -36,6 +36,9 @@ typedef struct ovl_work_stream {
   int64_t name_class_len;
   int sorted;                  /* rows came too far out of order: SQLite sorts from now on */
   ovl_work_cursor *cur;
+  const char *progress;        /* what a pass is reported as (base/progress.h), e.g. "analysing";
+                               ** NULL: not reported */
+  int64_t pass_rows, rows_estimate;
 } ovl_work_stream;
 
 /* One piece of GPU work, classified. colls stays valid while the stream lives. */

@@ -39,8 +39,12 @@ struct ovl_pm_params;
 ** with emit writes one trace per rank into that directory. Returns the exit status. */
 int ovl_simulate_strategy(const struct ovl_pm_params *p, const char *emit, long steps, int json);
 struct ovl_job;
-/* Progress for ovl_analyze_job: "analysed 3/8 traces" on stderr, only when it is a terminal
-** and there is more than one trace. */
+/* Progress on stderr (cli_progress.c; docs/cli.md "Progress"): installs the sink of
+** base/progress.h as OVL_PROGRESS and the terminal allow; once per command. */
+void ovl_cli_progress_install(void);
+/* Clears the progress line, before anything else is printed on stderr. */
+void ovl_cli_progress_clear(void);
+/* Progress for ovl_analyze_job: how many of the traces are analysed, with the rest. */
 void ovl_cli_progress(void *ctx, size_t done, size_t total, const char *path);
 /* Prints a job's warnings on stderr, each prefixed "ovl: ". */
 void ovl_cli_print_warnings(const struct ovl_job *job);

@@ -17,6 +17,7 @@
 static void print_line(const char *msg) {
   char clean[3 * sizeof ((ovl_err *)0)->msg];
   ovl_text_clean_into(msg, clean, sizeof clean);
+  ovl_cli_progress_clear();
   fprintf(stderr, "ovl: %s\n", clean);
 }
 
@@ -31,6 +32,7 @@ int ovl_cli_usage(const char *verb, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
+  ovl_cli_progress_clear();
   fprintf(stderr, "ovl: %s: %s (see 'ovl %s --help')\n", verb, msg, verb);
   return OVL_EUSER;
 }
@@ -62,14 +64,6 @@ int ovl_cli_int(const char *verb, const char *flag, const char *text, long min, 
     return ovl_cli_usage(verb, "%s '%s': expected an integer from %ld to %ld", flag, text, min, max);
   *out = v;
   return 0;
-}
-
-void ovl_cli_progress(void *ctx, size_t done, size_t total, const char *path) {
-  (void)ctx;
-  (void)path;
-  if (total < 2 || !isatty(STDERR_FILENO)) return;
-  fprintf(stderr, "\rovl: analysed %zu/%zu traces", done, total);
-  if (done == total) fputc('\n', stderr);
 }
 
 void ovl_cli_print_warnings(const struct ovl_job *job) {

@@ -93,6 +93,7 @@ void ovl_cli_wrote(const char *path, const char *what) {
   char size[32] = "", clean[4096];
   if (stat(path, &sb) == 0) ovl_format_bytes((double)sb.st_size, size, sizeof size);
   ovl_text_clean_into(path, clean, sizeof clean);
+  ovl_cli_progress_clear();
   fprintf(stderr, "ovl: wrote %s%s%s%s%s%s\n", clean, size[0] ? " (" : "", size, size[0] ? ")" : "", what ? ": " : "",
           what ? what : "");
 }

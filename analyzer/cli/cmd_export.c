@@ -42,6 +42,7 @@ static int write_one(const ovl_job *job, const ovl_analysis_ctx *ctx, ovl_export
   ovl_export_options opt = {format, path, NULL, 0};
   ovl_export_stats st;
   int rc = ovl_export_job(job, ctx, &opt, &st, err);
+  if (!rc) ovl_cli_progress_clear();
   if (!rc && !quiet)
     printf("wrote %s (%s): %" PRIu64 " kernel slices, %" PRIu64 " memop slices, %" PRIu64 " host slices, %" PRIu64
            " flows, %" PRIu64 " counter values, %" PRIu64 " events, %" PRIu64 " bytes\n",

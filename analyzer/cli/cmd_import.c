@@ -6,6 +6,7 @@
 #include "../load/input_spool.h"
 #include "../load/trace_files.h"
 #include "../load/trace_import.h"
+#include "base/progress.h"
 #include "base/safe_output.h"
 #include "store/trace_rows.h"
 
@@ -89,6 +90,7 @@ static int copy_file(const char *in, const char *out, ovl_err *err) {
 }
 
 static void print_summary(const char *in, const char *out, ovl_trace_format f, const ovl_import_stats *s) {
+  ovl_cli_progress_clear();
   printf("%s -> %s: %s", in, out, ovl_trace_format_name(f));
   if (!s) {
     printf(", copied\n");
@@ -165,6 +167,7 @@ static int plan_import(const ovl_file_list *files, const char *output, int to_di
 }
 
 static int import_one(const planned_input *pi, const ovl_import_options *opt, int quiet, ovl_err *err) {
+  ovl_progress_file(pi->user_path);
   if (pi->format == OVL_FORMAT_OVL_SQLITE) {
     int rc = copy_file(pi->read_path, pi->outputs[0], err);
     if (!rc && !quiet) print_summary(pi->user_path, pi->outputs[0], pi->format, NULL);
@@ -232,6 +235,7 @@ int ovl_cmd_import(int argc, char **argv) {
   if (!rc && to_dir && !out_is_dir && mkdir(output, 0777) != 0)
     rc = ovl_fail(&err, OVL_EUSER, "%s: cannot create the output directory: %s", output, strerror(errno));
   for (size_t i = 0; !rc && i < files.len; i++) rc = import_one(&in[i], &opt, quiet, &err);
+  ovl_progress_file(NULL);
   if (in) free_planned(in, files.len);
   ovl_output_plan_free(&plan);
   ovl_file_list_free(&files);

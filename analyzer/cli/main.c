@@ -54,6 +54,7 @@ int main(int argc, char **argv) {
   }
   /* Temporary files (conversions, outputs being written) go away on SIGINT/SIGTERM too. */
   ovl_temp_install_cleanup();
+  ovl_cli_progress_install();
   const char *verb = argv[1];
   if (strcmp(verb, "help") == 0) return help(argc, argv);
   if (strcmp(verb, "--help") == 0 || strcmp(verb, "-h") == 0) {
