@@ -95,10 +95,14 @@ typedef struct ovl_coll_result {
   char dtype[16], redop[16];
   int64_t device, stream;
   long bucket;             /* from the `bucket <k>` NVTX range; -1 when unknown */
+  int bytes_from_marks;    /* 1: the trace gave no size (a collective known by its kernel only,
+                           ** such as an emulated one) and bytes is the sum of its bucket's
+                           ** grad_ready marks since the bucket's previous launch */
   int64_t host_launch, host_end;  /* OVL_NONE when unknown */
   int64_t gpu_start, gpu_end;
   int64_t exposed;         /* ns of its GPU interval with no compute running */
-  int64_t ready, stall;    /* bucket readiness and launch - ready; OVL_NONE when unknown */
+  int64_t ready, stall;    /* bucket readiness and launch - ready (host times); OVL_NONE when unknown */
+  int64_t ready_gpu;       /* the bucket's readiness on the GPU's timeline (its last mark's gpu_t) */
   int64_t queueing;        /* gpu_start - host_launch; OVL_NONE when the launch is unknown */
   int64_t compute_before;  /* end of the last compute kernel that started before it; OVL_NONE if none */
   int64_t compute_after;   /* start of the first compute kernel at or after its end; OVL_NONE if none */
@@ -116,11 +120,16 @@ typedef struct ovl_coll_result {
 
 /* A `grad_ready` mark (host time). */
 typedef struct ovl_grad_mark {
-  int64_t t;
+  int64_t t;               /* host time of the mark */
   long bucket;
   int64_t bytes;
   int64_t tid;
   long step;
+  /* The mark on the GPU's timeline: the host runs ahead of the GPU by its launch queue (90 ms
+  ** in an H200 trace), so a gradient exists on the GPU when the work launched before its mark
+  ** (on its thread) ends. launch_corr: that launch's correlation id; gpu_t: the end of its GPU
+  ** work. OVL_NONE when the trace has no such launch (no api rows) or no work for it. */
+  int64_t launch_corr, gpu_t;
 } ovl_grad_mark;
 
 typedef struct ovl_step_result {

@@ -109,9 +109,10 @@ static void fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *ou
   out->exposed = r->cstate.exposed[c];
   out->correlation = t->correlation;
   out->bucket = range_value(r->hm.buckets.items, r->hm.buckets.len, rec->host_start, rec->tid);
+  out->bytes_from_marks = 0;
   long dim = range_value(r->hm.dims.items, r->hm.dims.len, rec->host_start, rec->tid);
   out->pdim.nvtx = dim > 0 ? (unsigned char)dim : 0;
-  out->ready = out->stall = OVL_NONE;
+  out->ready = out->stall = out->ready_gpu = OVL_NONE;
   /* Work cannot start before its launch: when the trace says it did (clocks that disagree, a
   ** broken link), the queueing is unknown rather than negative. */
   out->queueing = rec->host_start != OVL_NONE && t->gpu_start != OVL_NONE && t->gpu_start >= rec->host_start
@@ -159,7 +160,22 @@ static int cmp_bucket_event(const void *pa, const void *pb) {
   return (a->coll != NULL) - (b->coll != NULL);  /* a mark at the launch instant counts */
 }
 
-/* ready = last grad_ready mark of the bucket since its previous launch. */
+/* A collective the trace gives no size (known by its kernel only: an emulated all-reduce, a
+** communication kernel without an NCCL call) takes its bucket's: the bytes its grad_ready
+** marks announced (contract section 3). Its bandwidths follow (per rank: nranks unknown). */
+static void size_from_marks(ovl_coll_result *c, int64_t bytes) {
+  c->bytes = bytes;
+  c->bytes_from_marks = 1;
+  int64_t dur = c->gpu_end - c->gpu_start;
+  if (c->gpu_start != OVL_NONE && c->gpu_end != OVL_NONE && dur > 0) {
+    c->algbw_gbps = ovl_algbw_bytes(c->op, bytes, c->nranks) / (double)dur;
+    /* the bus bandwidth needs the rank count, which a kernel alone does not tell */
+    c->busbw_gbps = c->nranks > 0 ? c->algbw_gbps * ovl_busbw_factor(c->op, c->nranks) : NAN;
+  }
+}
+
+/* ready = last grad_ready mark of the bucket since its previous launch; with the marks'
+** bytes, the size of a collective the trace gives none. */
 static int assign_readiness(ovl_rank_result *res, int nvtx_steps) {
   size_t n = res->nmarks;
   for (size_t s = 0; s < res->nsteps; s++)
@@ -181,15 +197,21 @@ static int assign_readiness(ovl_rank_result *res, int nvtx_steps) {
   for (size_t i = 0; i < k; i++) {
     if (i > 0 && ev[i].bucket != ev[i - 1].bucket) first_mark = i;
     if (!ev[i].coll) continue;
-    int64_t ready = OVL_NONE;
+    int64_t ready = OVL_NONE, ready_gpu = OVL_NONE, marked = 0;
+    int sized = 1;
     for (size_t m = first_mark; m < i; m++) {
       if (!ev[m].mark) continue;
       ready = ev[m].t;
+      ready_gpu = ev[m].mark->gpu_t;
+      if (ev[m].mark->bytes >= 0 && marked <= INT64_MAX - ev[m].mark->bytes) marked += ev[m].mark->bytes;
+      else sized = 0;
       if (!nvtx_steps) ev[m].mark->step = ev[i].coll->step;
     }
     if (ready != OVL_NONE) {
       ev[i].coll->ready = ready;
       ev[i].coll->stall = ev[i].coll->host_launch - ready;
+      ev[i].coll->ready_gpu = ready_gpu;
+      if (sized && marked > 0 && (ev[i].coll->bytes == OVL_NONE || ev[i].coll->bytes < 0)) size_from_marks(ev[i].coll, marked);
     }
     first_mark = i + 1;
   }

@@ -111,7 +111,10 @@ static int synthesize(ovl_run *r, const ovl_work *w, int32_t *index, ovl_err *er
   c->host_start = c->host_end = c->tid = c->group_id = OVL_NONE;
   c->device = w->device;
   c->stream = w->stream;
-  snprintf(c->op, sizeof c->op, "%s", ovl_op_name(ovl_comm_kernel_op(ovl_trace_string(r->t, w->name))));
+  const char *kernel = ovl_trace_string(r->t, w->name);
+  snprintf(c->op, sizeof c->op, "%s", ovl_op_name(ovl_comm_kernel_op(kernel)));
+  const char *dtype = ovl_comm_kernel_dtype(kernel);
+  if (dtype) snprintf(c->dtype, sizeof c->dtype, "%s", dtype);
   reset_track(r, i);
   r->track[i].step = -1;
   r->track[i].close_step = -1;
@@ -546,6 +549,9 @@ static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
       if (d->max_compute_end == OVL_NONE || w.end > d->max_compute_end) d->max_compute_end = w.end;
     }
     drive_windows(r, d, &w, step_hint);
+    /* a mark is on the GPU when the compute launched before it ends (a collective launched
+    ** just before a mark says nothing of the gradient's readiness) */
+    if (!prepass && r->hm.marks.len && cls == OVL_CLASS_COMPUTE) ovl_host_markers_work_end(&r->hm, w.correlation, w.end);
     if (ovl_sweep_add(&d->sweep, &item)) rc = ovl_oom(err, "sweep");
   }
   ovl_work_stream_close(&r->ws);

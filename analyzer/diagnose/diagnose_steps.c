@@ -226,20 +226,40 @@ static int single_bucket(step_view *v, const size_sweep *sz, int *fired) {
 }
 
 /* late_firing: (nearly) all gradient bytes start after the last backward kernel. */
+static int cmp_gpu_start(const void *pa, const void *pb) {
+  const ovl_coll_result *a = *(const ovl_coll_result *const *)pa, *b = *(const ovl_coll_result *const *)pb;
+  return (a->gpu_start > b->gpu_start) - (a->gpu_start < b->gpu_start);
+}
+
 static int late_firing(step_view *v, int *fired) {
   ovl_step_result *st = v->st;
   if (st->ngrad < 2) return OVL_OK;
   double late = 0, all = 0;
   int nlate = 0, bytes_known = st->grad_bytes != OVL_NONE;
+  /* In GPU start order: a collective that starts after backward ends was fired late unless it
+  ** only queued behind communication that had started in time (interleaved all-reduces of 1 ms
+  ** each, launched during backward, run past it one after another: that is their latency,
+  ** latency_bound's case, and no gradient hook would start them sooner). */
+  const ovl_coll_result **by_start = malloc((size_t)st->ngrad * sizeof *by_start);
+  if (!by_start) return ovl_oom(v->d->err, "diagnosis");
+  for (int i = 0; i < st->ngrad; i++) by_start[i] = v->grad[i];
+  ovl_qsort(by_start, (size_t)st->ngrad, sizeof *by_start, cmp_gpu_start);
+  int previous_late = 0;
+  int64_t previous_end = OVL_NONE;
   for (int i = 0; i < st->ngrad; i++) {
-    const ovl_coll_result *c = v->grad[i];
+    const ovl_coll_result *c = by_start[i];
     double w = (bytes_known && c->bytes != OVL_NONE) ? (double)c->bytes : 1.0;
     all += w;
-    if (c->gpu_start >= st->backward_end) {
+    int queued = previous_end != OVL_NONE && c->gpu_start - previous_end <= OVL_QUEUED_GAP_NS;
+    int is_late = c->gpu_start >= st->backward_end && (!queued || previous_late);
+    if (is_late) {
       late += w;
       nlate++;
     }
+    previous_late = is_late;
+    if (previous_end == OVL_NONE || c->gpu_end > previous_end) previous_end = c->gpu_end;
   }
+  free(by_start);
   if (!(all > 0) || late < OVL_LATE_BYTES_SHARE * all || !v->ready_ok) return OVL_OK;
   double tail = ovl_replay_observed_tail(st, v->ready, 1, 1, 0, 1);
   double recoverable = v->obs_tail - tail;
@@ -340,8 +360,10 @@ static int find_unused(step_view *v) {
   if (last_grad < 0) return OVL_OK;  /* the map follows the gradient buckets */
   for (size_t i = 0; i < st->ncolls; i++) {
     const ovl_coll_result *c = &st->colls[i];
-    if (c->diag.role != OVL_ROLE_UNUSED_MAP || c->order < last_grad || c->bytes == OVL_NONE ||
-        c->bytes > OVL_UNUSED_MAP_MAX_BYTES)
+    /* A map known by its kernel alone has no size; the copy of its result to the host has. */
+    int64_t bytes = c->bytes != OVL_NONE ? c->bytes : c->d2h_start != OVL_NONE ? c->d2h_bytes : OVL_NONE;
+    if (c->diag.role != OVL_ROLE_UNUSED_MAP || c->order < last_grad || bytes == OVL_NONE || bytes < 0 ||
+        bytes > OVL_UNUSED_MAP_MAX_BYTES)
       continue;
     double copy = c->d2h_start != OVL_NONE ? (double)(c->d2h_end - c->d2h_start) : 0;
     double recoverable = (double)c->exposed + copy;
@@ -351,7 +373,7 @@ static int find_unused(step_view *v) {
     ovl_msg_printf(&m, "the signature of DDP's find_unused_parameters=True: an %s all-reduce of %s (a used-parameter "
                        "map of %lld parameter tensors) follows the last gradient bucket at %s into the step (%s, %s "
                        "exposed)",
-                   c->dtype[0] ? c->dtype : "integer", ovl_bytes_str((double)c->bytes, t1), (long long)(c->bytes / 4),
+                   c->dtype[0] ? c->dtype : "integer", ovl_bytes_str((double)bytes, t1), (long long)(bytes / 4),
                    ovl_ns_str(rel(v, c->gpu_start), t2), ovl_ns_str((double)(c->gpu_end - c->gpu_start), t3),
                    ovl_ns_str((double)c->exposed, t4));
     if (copy > 0) ovl_msg_printf(&m, ", and its result is copied to the host (%s, blocking)", ovl_ns_str(copy, t1));

@@ -15,6 +15,8 @@
 #define OVL_DIAG_MIN_NS 1000
 /* late_firing: share of the gradient bytes whose collectives start after backward ended. */
 #define OVL_LATE_BYTES_SHARE 0.9
+/* late_firing: a collective that starts within this of the previous one's end queued behind it */
+#define OVL_QUEUED_GAP_NS 20000
 /* readiness_stall: a bucket is stalled when it waited this long (and OVL_DIAG_MIN_SHARE of the
 ** step) behind a bucket fired earlier that became ready later. */
 #define OVL_STALL_MIN_NS 100000

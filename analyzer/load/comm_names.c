@@ -171,6 +171,26 @@ ovl_op ovl_comm_kernel_op(const char *name) {
   return ovl_op_from_kernel_name(name);
 }
 
+const char *ovl_comm_kernel_dtype(const char *name) {
+  static const struct { const char *token, *dtype; } types[] = {
+      {"f32", "Float32"},  {"float", "Float32"},   {"f16", "Float16"},   {"half", "Float16"},
+      {"bf16", "Bfloat16"}, {"f64", "Float64"},    {"double", "Float64"}, {"i32", "Int32"},
+      {"int32", "Int32"},  {"u32", "Uint32"},     {"uint32", "Uint32"}, {"i64", "Int64"},
+      {"int64", "Int64"},  {"u64", "Uint64"},     {"uint64", "Uint64"}, {"i8", "Int8"},
+      {"int8", "Int8"},    {"u8", "Uint8"},       {"uint8", "Uint8"},   {"f8e4m3", "Float8e4m3"},
+      {"f8e5m2", "Float8e5m2"}};
+  if (!name || !ovl_is_comm_kernel_name(name)) return NULL;
+  /* whole '_'-separated words only: "i32" in "..._Sum_i32_RING..." but not inside "multi32" */
+  for (const char *p = name; *p;) {
+    size_t n = strcspn(p, "_");
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+      if (strlen(types[i].token) == n && strncmp(p, types[i].token, n) == 0) return types[i].dtype;
+    p += n;
+    while (*p == '_') p++;
+  }
+  return NULL;
+}
+
 /* 1 when word (lower case) is spelled at p, in any case, with '_' and '-' anywhere after its
 ** first letter ("All_Reduce" spells "allreduce"). */
 static int spells(const char *p, const char *word) {

@@ -45,6 +45,11 @@ const char *ovl_comm_kernel_family(const char *name);
 /* The operation a communication kernel performs: its family's (DeepEP: AlltoAll), else the
 ** one its name says (base/nccl_ops.h), else OVL_OP_UNKNOWN. */
 ovl_op ovl_comm_kernel_op(const char *name);
+/* The element type a communication kernel's name states, as collectives.dtype names it
+** (Float32, Int32, ...), or NULL: NCCL's device kernels carry it ("ncclDevKernel_AllReduce_
+** Sum_i32_RING_LL", older "ncclKernel_AllReduce_RING_LL_Sum_int32_t"), and so do the reference
+** workloads' emulated collectives of integers ("ovl_emulated_allreduce_i32"). */
+const char *ovl_comm_kernel_dtype(const char *name);
 /* 1 when a kernel that is not recognised as communication has a name that says it is one
 ** ("allreduce", "all_gather", "reduce_scatter", "alltoall", "all2all", "sendrecv", any case,
 ** '_' and '-' ignored): a custom collective that --comm-pattern could name. */

@@ -79,8 +79,6 @@ void ovl_fit_json(FILE *out, const ovl_comm_fit *fits, size_t n, int pretty) {
     ovl_json_object_begin(&j, NULL);
     if (f->comm != OVL_NONE) ovl_json_int(&j, "comm", f->comm);
     else ovl_json_null(&j, "comm");
-    if (f->name) ovl_json_string(&j, "comm_name", f->name);
-    else ovl_json_null(&j, "comm_name");
     ovl_json_string(&j, "op", ovl_op_name(f->op));
     ovl_json_double(&j, "alpha_ns", f->fit.separable ? f->fit.alpha_ns : NAN);
     ovl_json_double(&j, "beta_bytes_per_s", f->fit.beta_bytes_per_s);
@@ -90,6 +88,8 @@ void ovl_fit_json(FILE *out, const ovl_comm_fit *fits, size_t n, int pretty) {
     ovl_json_int(&j, "kept", (int64_t)f->fit.kept);
     ovl_json_double(&j, "min_bytes", f->fit.min_bytes);
     ovl_json_double(&j, "max_bytes", f->fit.max_bytes);
+    if (f->name) ovl_json_string(&j, "comm_name", f->name);
+    else ovl_json_null(&j, "comm_name");
     ovl_json_object_end(&j);
   }
   ovl_json_array_end(&j);

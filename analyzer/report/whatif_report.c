@@ -20,12 +20,10 @@ void ovl_whatif_text(FILE *out, const ovl_whatif_result *w, double first_cap_byt
           w->alpha_given ? "given" : w->alpha_assumed ? "assumed" : "fitted", w->beta / 1e9,
           w->beta_given ? "given" : w->alpha_assumed ? "effective bandwidth" : "fitted");
   if (!w->alpha_given || !w->beta_given) {
-    if (w->fit.name)
-      fprintf(out, " on %zu %s collectives of %s (comm %lld)", w->fit.fit.samples, ovl_op_name(w->fit.op),
-              w->fit.name, (long long)w->fit.comm);
-    else
-      fprintf(out, " on %zu %s collectives of comm %lld", w->fit.fit.samples, ovl_op_name(w->fit.op),
-              (long long)w->fit.comm);
+    fprintf(out, " on %zu %s collectives", w->fit.fit.samples, ovl_op_name(w->fit.op));
+    if (w->fit.comm != OVL_NONE && w->fit.name) fprintf(out, " of %s (comm %lld)", w->fit.name, (long long)w->fit.comm);
+    else if (w->fit.comm != OVL_NONE) fprintf(out, " of comm %lld", (long long)w->fit.comm);
+    else fprintf(out, " known by their kernels (no communicator)");
     if (w->fit.fit.separable) fprintf(out, ", r2 %.2f", w->fit.fit.r2);
   }
   fprintf(out, "\nfirst bucket cap: ");
