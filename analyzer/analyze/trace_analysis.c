@@ -10,7 +10,7 @@
 **      collectives (or infer a collective from a communication kernel's name, whose launch
 **      is then the api call of the same correlation id), drive the step windows and feed the
 **      device's sweep;
-**   4. results: per device totals, steps and their collectives (collective_results.c).
+**   4. results: per device totals, steps and their collectives (analysis_results.c).
 ** If the work cursor finds rows further out of order than its window, the pass is redone
 ** with SQLite sorting (rare: only traces written far out of order).
 */
