@@ -30,10 +30,12 @@ static const char help[] =
     "  --comm-pattern RE    also count kernels whose name matches RE as communication\n"
     "  --step-pattern RE    also treat NVTX ranges whose name matches RE as training steps\n"
     "  --hta-compat         Kineto traces: what Holistic Trace Analysis analyses (docs/import.md)\n"
-    "  --dim COMM=DIM,...   give process group COMM (a comm id from the report) the parallelism\n"
-    "                       dimension DIM: dp (also fsdp), tp, pp or ep (docs/report.md)\n"
+    "  --dim COMM=DIM,...   give process group COMM (a comm id, or the name the traces give it)\n"
+    "                       the parallelism dimension DIM: dp (also fsdp), tp, pp or ep\n"
     "  -h, --help           this help\n"
-    "Exit status: 0 ok, 1 bad input or usage, 2 internal error.\n";
+    "\n"
+    "Files written are named on standard error. Exit status: 0 ok, 1 bad input or usage, 2\n"
+    "internal error.\n";
 
 enum { OPT_GRADIENTS = 256 };
 

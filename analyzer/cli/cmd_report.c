@@ -38,8 +38,8 @@ static const char help[] =
     "  --step-pattern RE    also treat NVTX ranges whose name matches RE as training steps\n"
     "  --hta-compat         Kineto traces: analyse what Holistic Trace Analysis does (last\n"
     "                       ProfilerStep dropped, times rounded to whole us; docs/import.md)\n"
-    "  --dim COMM=DIM,...   give process group COMM (a comm id from the report) the parallelism\n"
-    "                       dimension DIM: dp (also fsdp), tp, pp or ep (docs/report.md)\n"
+    "  --dim COMM=DIM,...   give process group COMM (a comm id, or the name the traces give it)\n"
+    "                       the parallelism dimension DIM: dp (also fsdp), tp, pp or ep\n"
     "  --top N              text: show the N most exposed steps (default 10) and the\n"
     "                       buckets and collectives of the worst 3\n"
     "  --detail N           text: show buckets and collectives of the N most exposed steps\n"
@@ -48,6 +48,7 @@ static const char help[] =
     "\n"
     "Steps come from NVTX ranges named 'step' (domain 'ovl', or 'ovl:step'), ProfilerStep#N or\n"
     "--step-pattern; else from the repetition of the collective sequence; else the whole trace.\n"
+    "Files written are named on standard error; progress shows there on long work (docs/cli.md).\n"
     "Exit status: 0 ok, 1 bad input or usage, 2 internal error.\n";
 
 enum { OPT_TOP = 256, OPT_DETAIL, OPT_ALL, OPT_HTML, OPT_ALPHA, OPT_BETA };

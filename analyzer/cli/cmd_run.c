@@ -53,10 +53,10 @@ static const char help[] =
     "NVTX_INJECTION64_PATH when unset. OVL_LOG (quiet|info|debug) and OVL_DISABLE=1 pass\n"
     "through. See docs/capture.md.\n"
     "\n"
-    "Exit status: COMMAND's (128 + N, or the signal itself, when signal N killed it); 127 when\n"
-    "COMMAND is not found, 126 when it cannot be run; 1 for ovl run's own errors (bad option,\n"
-    "no libovl.so, DIR not a usable directory), or with --html when COMMAND succeeded but no\n"
-    "page could be written (no trace).\n";
+    "Exit status: COMMAND's (killed by a signal: ovl run ends by the same one, which a shell\n"
+    "shows as 128 + N); 127 when COMMAND is not found, 126 when it cannot be run; 1 for ovl\n"
+    "run's own errors (bad option, no libovl.so, DIR not a usable directory), or with --html\n"
+    "when COMMAND succeeded but no page could be written (no trace).\n";
 
 enum { OPT_FLUSH = 256, OPT_LIB, OPT_HTML, OPT_FORCE };
 
