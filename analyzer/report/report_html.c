@@ -315,14 +315,19 @@ static int timelines_read(const ovl_analysis_ctx *ctx, const ovl_job *job, size_
   return rc;
 }
 
-/* Shows the picture of the rank and step picked; the step list follows the rank. */
+/* Shows the picture of the rank and step picked; the step list follows the rank. Pictures other
+** than the first wait in <template>s (parsed, never laid out: the page loads as fast as with
+** one) and are made on their first pick. */
 static const char picker_js[] =
     "(function(){var r=document.getElementById('tl-rank'),s=document.getElementById('tl-step');"
-    "var all=[].slice.call(document.querySelectorAll('div.tl'));"
-    "function steps(){s.innerHTML='';all.forEach(function(d){if(d.getAttribute('data-pick')==r.value){"
-    "var o=document.createElement('option');o.value=d.id;o.textContent=d.getAttribute('data-step');"
+    "function all(){return [].slice.call(document.querySelectorAll('#timeline .tl,#timeline template'));}"
+    "function steps(){s.innerHTML='';all().forEach(function(d){if(d.getAttribute('data-pick')==r.value){"
+    "var o=document.createElement('option');o.value=d.getAttribute('data-id');o.textContent=d.getAttribute('data-step');"
     "if(d.getAttribute('data-worst'))o.selected=true;s.appendChild(o);}});}"
-    "function show(){all.forEach(function(d){d.hidden=d.id!=s.value;});}"
+    "function show(){var id=s.value;if(!document.getElementById(id)){var t=document.getElementById('t-'+id),"
+    "d=document.createElement('div');d.className='tl';d.id=id;d.appendChild(t.content.cloneNode(true));"
+    "t.parentNode.insertBefore(d,t);}"
+    "[].slice.call(document.querySelectorAll('#timeline div.tl')).forEach(function(d){d.hidden=d.id!=id;});}"
     "r.addEventListener('change',function(){steps();show();});s.addEventListener('change',show);"
     "steps();show();})();";
 
@@ -343,11 +348,13 @@ static void timelines_write(FILE *out, const ovl_job *job, const timelines *tl) 
     for (size_t k = 0; k < p->nsteps; k++)
       if (r->steps[p->si[k]].totals.exposed > r->steps[p->si[worst]].totals.exposed) worst = k;
     for (size_t k = 0; k < p->nsteps; k++) {
-      /* without a script only the job's most exposed step shows */
-      fprintf(out, "<div class=\"tl\" id=\"tl-%zu-%zu\" data-pick=\"%zu\" data-step=\"%ld\"%s%s>\n", i, k, i,
-              r->steps[p->si[k]].index, k == worst ? " data-worst=\"1\"" : "", i == 0 && k == worst ? "" : " hidden");
+      /* the job's most exposed step is drawn; the others wait in templates (also without a script) */
+      int shown = i == 0 && k == worst;
+      fprintf(out, "<%s %s=\"%stl-%zu-%zu\" data-id=\"tl-%zu-%zu\" data-pick=\"%zu\" data-step=\"%ld\"%s>\n",
+              shown ? "div class=\"tl\"" : "template", "id", shown ? "" : "t-", i, k, i, k, i, r->steps[p->si[k]].index,
+              k == worst ? " data-worst=\"1\"" : "");
       ovl_html_timeline(out, r, p->ri, p->si[k], &p->work[k]);
-      fputs("</div>\n", out);
+      fprintf(out, "</%s>\n", shown ? "div" : "template");
     }
   }
   fprintf(out, "<script>%s</script>\n", picker_js);
