@@ -71,8 +71,8 @@ with tempfile.TemporaryDirectory(prefix="ovl-browser-") as tmp:
         return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
 
     demo, mis = os.path.join(tmp, "demo.sqlite"), os.path.join(tmp, "misordered.sqlite")
-    for path, extra in ((demo, []), (mis, ["--misordered"])):
-        subprocess.run([ovl, "simulate", "--bucket-layers", "8", "--steps", "3", "--emit-trace", path] + extra,
+    for path, extra in ((demo, ["--bucket-layers", "16"]), (mis, ["--bucket-layers", "8", "--misordered"])):
+        subprocess.run([ovl, "simulate", "--steps", "3", "--emit-trace", path] + extra,
                        check=True, capture_output=True)
     cases = {"demo": ["--alpha", "200us", demo], "misordered": ["--alpha", "200us", mis],
              "dlrm8": [os.path.join(traces, "kineto-param-dlrm8")]}
