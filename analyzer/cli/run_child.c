@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "run_child.h"
 
+#include "base/die_of.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -83,15 +85,7 @@ int ovl_run_exit_as(int wstatus) {
   if (WIFEXITED(wstatus)) return WEXITSTATUS(wstatus);
   int sig = WTERMSIG(wstatus);
   /* Die of the same signal, so that the caller sees what the command's caller would have. */
-  struct sigaction dfl;
-  memset(&dfl, 0, sizeof dfl);
-  dfl.sa_handler = SIG_DFL;
-  sigaction(sig, &dfl, NULL);
-  sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, sig);
-  sigprocmask(SIG_UNBLOCK, &set, NULL);
   fflush(NULL);
-  raise(sig);
+  ovl_die_of(sig);
   return 128 + sig;
 }
