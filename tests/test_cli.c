@@ -23,6 +23,7 @@
 ** usage: test_cli OVL_BINARY TRACES_DIR DATA_DIR NOOP_PRELOAD CHECK (NOOP_PRELOAD: fakes/fake_noop_preload.c)
 */
 #include "check.h"
+#include "nsys_builder.h"
 #include "run_cmd.h"
 #include "trace_builder.h"
 
@@ -565,6 +566,18 @@ static void progress(void) {
   CHECK_I64(r.status, 0);
   snprintf(want, sizeof want, "ovl: %s: ", kineto);
   CHECK(has_line(r.err, want, "reading "));
+  cmd_free(&r);
+  /* an Nsight Systems export converted: each table named as it is read (no percentage: its
+  ** size under the process filter is not known) */
+  char nsys[800];
+  snprintf(nsys, sizeof nsys, "%s", at("nsys_export.sqlite"));
+  nsys_build_two_process_export(nsys);
+  r = sh("env OVL_PROGRESS=1 '%s' report '%s' >/dev/null", ovl, nsys);
+  CHECK_I64(r.status, 0);
+  snprintf(want, sizeof want, "ovl: %s: converting (1 of 5: kernels)\n", nsys);
+  CHECK(strstr(r.err, want) != NULL);
+  snprintf(want, sizeof want, "ovl: %s: converting (4 of 5: CUDA calls)\n", nsys);
+  CHECK(strstr(r.err, want) != NULL);
   cmd_free(&r);
   /* not a terminal: nothing; OVL_PROGRESS=0: nothing */
   r = sh("'%s' export -q --force --perfetto '%s' '%s'", ovl, at("long.pftrace"), big);
