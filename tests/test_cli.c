@@ -279,8 +279,12 @@ static void run_outcome(void) {
   CHECK_I64(r.status, 0);
   CHECK(strstr(r.err, "no trace written") && strstr(r.err, "OVL_DISABLE is set"));
   cmd_free(&r);
-  /* the traces it wrote, named (the command writes one itself: simulate) */
-  r = sh("'%s' run -o '%s' --lib '%s' -- '%s' simulate --emit-trace '%s'", ovl, at("t2"), noop, ovl, at("t2/a.sqlite"));
+  /* the traces it wrote, named (the command copies in one simulate wrote: a sanitized ovl would
+  ** not run under the preload, its ASan runtime not first) */
+  r = sh("'%s' simulate --emit-trace '%s' 2>/dev/null", ovl, at("sim.sqlite"));
+  CHECK_I64(r.status, 0);
+  cmd_free(&r);
+  r = sh("'%s' run -o '%s' --lib '%s' -- cp '%s' '%s'", ovl, at("t2"), noop, at("sim.sqlite"), at("t2/a.sqlite"));
   CHECK_I64(r.status, 0);
   snprintf(want, sizeof want, "ovl: run: wrote 1 trace in %s: a.sqlite\n", at("t2"));
   CHECK(strstr(r.err, want) != NULL);
