@@ -42,6 +42,9 @@ static const char help[] =
     "  -o, --output DIR   trace directory, created if missing [$OVL_OUTPUT, else ./ovl-trace]\n"
     "      --flush-ms N   commit captured data every N ms [1000]\n"
     "      --lib PATH     the libovl.so to preload [found next to ovl, or in ../lib]\n"
+    "      --nccl-profiler  also load libovl.so as NCCL's profiler plugin (NCCL_PROFILER_PLUGIN):\n"
+    "                     NCCL's own account of each call (algorithm, channels and their GPU\n"
+    "                     timing), also where NCCL is linked statically (docs/capture.md)\n"
     "      --html FILE    then write the HTML report of the traces it wrote in DIR to FILE (as\n"
     "                     'ovl report --html FILE'; docs/report.md)\n"
     "      --force        replace FILE even if it is a trace (never done otherwise)\n"
@@ -49,16 +52,16 @@ static const char help[] =
     "  -h, --help         this help\n"
     "\n"
     "Environment given to COMMAND: LD_PRELOAD (libovl.so first, after sanitizer runtimes),\n"
-    "OVL_OUTPUT (DIR, absolute), OVL_FLUSH_MS, and CUDA_INJECTION64_PATH and\n"
-    "NVTX_INJECTION64_PATH when unset. OVL_LOG (quiet|info|debug) and OVL_DISABLE=1 pass\n"
-    "through. See docs/capture.md.\n"
+    "OVL_OUTPUT (DIR, absolute), OVL_FLUSH_MS, NCCL_PROFILER_PLUGIN with --nccl-profiler,\n"
+    "and CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH when unset. OVL_LOG (quiet|info|debug),\n"
+    "OVL_DISABLE=1, OVL_CUPTI=0 and OVL_NCCL_PROXY=1 pass through. See docs/capture.md.\n"
     "\n"
     "Exit status: COMMAND's (killed by a signal: ovl run ends by the same one, which a shell\n"
     "shows as 128 + N); 127 when COMMAND is not found, 126 when it cannot be run; 1 for ovl\n"
     "run's own errors (bad option, no libovl.so, DIR not a usable directory), or with --html\n"
     "when COMMAND succeeded but no page could be written (no trace).\n";
 
-enum { OPT_FLUSH = 256, OPT_LIB, OPT_HTML, OPT_FORCE };
+enum { OPT_FLUSH = 256, OPT_LIB, OPT_HTML, OPT_FORCE, OPT_NCCL_PROFILER };
 
 /* libovl.so beside the ovl binary (build tree), or in ../lib or ../lib64 (installed). */
 static int find_library(char *out, size_t size) {
@@ -124,12 +127,14 @@ int ovl_cmd_run(int argc, char **argv) {
     {"html", required_argument, NULL, OPT_HTML},
     {"force", no_argument, NULL, OPT_FORCE},
     {"quiet", no_argument, NULL, 'q'},
+    {"nccl-profiler", no_argument, NULL, OPT_NCCL_PROFILER},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
   const char *dir = NULL, *lib_arg = NULL, *html = NULL;
   long flush_ms = 0;
   int quiet = 0;
+  int nccl_profiler = 0;
   optind = 1;
   opterr = 0;
   int c;
@@ -148,6 +153,7 @@ int ovl_cmd_run(int argc, char **argv) {
         break;
       case OPT_FORCE: ovl_output_plan_force(1); break;
       case 'q': quiet = 1; break;
+      case OPT_NCCL_PROFILER: nccl_profiler = 1; break;
       case 'h': fputs(help, stdout); return 0;
       default: return ovl_cli_bad_option("run", c, argv);
     }
@@ -182,7 +188,8 @@ int ovl_cmd_run(int argc, char **argv) {
   char flush[32];
   snprintf(flush, sizeof flush, "%ld", flush_ms);
   if (set_preload(lib) || setenv("OVL_OUTPUT", out, 1) || (flush_ms && setenv("OVL_FLUSH_MS", flush, 1)) ||
-      setenv("CUDA_INJECTION64_PATH", lib, 0) || setenv("NVTX_INJECTION64_PATH", lib, 0)) {
+      setenv("CUDA_INJECTION64_PATH", lib, 0) || setenv("NVTX_INJECTION64_PATH", lib, 0) ||
+      (nccl_profiler && setenv("NCCL_PROFILER_PLUGIN", lib, 1))) {
     fprintf(stderr, "ovl: run: cannot set the environment: %s\n", strerror(errno));
     return 2;
   }
