@@ -16,6 +16,8 @@ import sys
 NOT_OURS = {
     "train.py": "the user's training script in usage examples",
     "nccl.h": "NCCL's header, from the toolkit",
+    "src/include/plugin/profiler/profiler_v4.h": "NCCL's source, whose published facts the plugin ABI follows",
+    "profiler_v5.h": "NCCL's source, beside profiler_v4.h",
     "store/schema_def.h": "generated from schema/ovl.sql at build time",
     "bench/results/workloads-table.md": "what the command shown writes",
 }
