@@ -1,7 +1,9 @@
 /* Job measurement: see job.h. */
 #include "job.h"
+
 #include "job_dims.h"
 
+#include "base/progress.h"
 #include "base/vec.h"
 #include "load/trace_files.h"
 #include "load/trace_source.h"
@@ -95,13 +97,11 @@ static int keep_without_gpu(const char *ovl_path, const char *user_path, file_re
   return 1;
 }
 
-/* Analyses one file into *fr: every traced process it holds (an Nsight Systems export may
-** hold several, one ovl trace each), its ranks named after the file the user gave and
+/* The analysis of an opened source: every traced process it holds (an Nsight Systems export
+** may hold several, one ovl trace each), its ranks named after the file the user gave and
 ** pointing at their process's ovl trace. */
-static void analyse_one(const ovl_analysis_ctx *ctx, const char *path, file_result *fr) {
+static void analyse_source(const ovl_analysis_ctx *ctx, file_result *fr) {
   ovl_trace_source *src = &fr->src;
-  fr->rc = ovl_trace_source_open_with(path, &ctx->opt.import, src, &fr->err);
-  if (fr->rc) return;
   fr->opened = 1;
   for (size_t p = 0; !fr->rc && p < src->n_ovl_paths; p++) {
     ovl_rank_result *got = NULL;
@@ -129,6 +129,14 @@ static void analyse_one(const ovl_analysis_ctx *ctx, const char *path, file_resu
     if (grown) fr->ranks = grown;
     free(got);
   }
+}
+
+/* Analyses one file into *fr (analyse_source). */
+static void analyse_one(const ovl_analysis_ctx *ctx, const char *path, file_result *fr) {
+  ovl_progress_file(path);  /* progress names the user's file, never a conversion */
+  fr->rc = ovl_trace_source_open_with(path, &ctx->opt.import, &fr->src, &fr->err);
+  if (!fr->rc) analyse_source(ctx, fr);
+  ovl_progress_file(NULL);
 }
 
 /* A pool of workers takes files in order; each file is analysed independently (per-file
@@ -242,7 +250,7 @@ int ovl_measure_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs
     rc = merge_results(job, results, files.len, err);
   }
   free(results);
-  if (!rc && files.nskipped) {
+  if (!rc && (files.nskipped || files.nnot_traces)) {
     char line[2048];
     ovl_file_list_skipped_text(&files, line, sizeof line);
     if (add_warning(job, line)) rc = ovl_oom(err, "warnings");
