@@ -13,7 +13,7 @@
 #ifndef OVL_STATS_OUT_H
 #define OVL_STATS_OUT_H
 
-#include "../stats/stats.h"
+#include "stats/stats.h"
 #include "table_out.h"
 
 #include <stdio.h>
