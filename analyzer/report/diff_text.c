@@ -105,7 +105,7 @@ static void bucket_side(FILE *out, const char *label, const ovl_bucket_side *s) 
     }
     fprintf(out, ")\n");
   } else if (!s->numbered && !s->nready) {
-    fprintf(out, "%zu gradient collectives per step; bucket numbers and readiness unknown (no NVTX marks)\n", s->nfired);
+    fprintf(out, "%zu gradient collectives per step; bucket numbers and readiness unknown (no grad_ready marks or bucket ranges)\n", s->nfired);
   } else {
     fprintf(out, "%s (", s->nready ? "fired in readiness order in every step" : "readiness unknown; fired");
     print_order(out, s->fired, s->nfired);
