@@ -189,10 +189,10 @@ static void check_verify_compare(void) {
     gpu[i] = (float)ref[i];
   }
   ovl_verify_result vr;
-  ovl_verify_compare(&m, init, gpu, ref, 0, &vr);
+  ovl_verify_compare(&m, init, gpu, ref, 0, NULL, &vr);
   CHECK_NEAR(vr.max_rel_err, 0, 0);
   gpu[9] += 0.01f;  /* fc1.weight: off by 2 % of its change */
-  ovl_verify_compare(&m, init, gpu, ref, 0, &vr);
+  ovl_verify_compare(&m, init, gpu, ref, 0, NULL, &vr);
   CHECK_NEAR(vr.max_rel_err, 0.02, 1e-6);
   CHECK_I64(vr.worst_param, 2);
   /* The error is relative to the tensor's own change: a bias that barely moved counts. */
@@ -200,11 +200,11 @@ static void check_verify_compare(void) {
   gpu[12] = (float)ref[12];
   ref[13] = 13 + 1e-3;
   gpu[13] = (float)(13 + 2e-3);
-  ovl_verify_compare(&m, init, gpu, ref, 0, &vr);
+  ovl_verify_compare(&m, init, gpu, ref, 0, NULL, &vr);
   CHECK(vr.max_rel_err > 0.5);
   CHECK_I64(vr.worst_param, 3);
   gpu[0] = NAN;
-  ovl_verify_compare(&m, init, gpu, ref, 0, &vr);
+  ovl_verify_compare(&m, init, gpu, ref, 0, NULL, &vr);
   CHECK(isinf(vr.max_rel_err));
   CHECK_I64(vr.worst_param, 0);
   CHECK(isinf(vr.param_err[0]));
@@ -221,12 +221,12 @@ static void check_verify_compare(void) {
     gpu[i] = (float)ref[i];
   }
   gpu[5] = nextafterf(gpu[5], 2.0f);
-  ovl_verify_compare(&m, init, gpu, ref, 0, &vr);
+  ovl_verify_compare(&m, init, gpu, ref, 0, NULL, &vr);
   CHECK(vr.max_rel_err > 1e-3);  /* 1/128 with no allowance */
-  ovl_verify_compare(&m, init, gpu, ref, 1, &vr);
+  ovl_verify_compare(&m, init, gpu, ref, 1, NULL, &vr);
   CHECK_NEAR(vr.max_rel_err, 0, 0);
   gpu[5] = nextafterf(gpu[5], 2.0f);  /* two ulps off, one allowed: 1/128 again */
-  ovl_verify_compare(&m, init, gpu, ref, 1, &vr);
+  ovl_verify_compare(&m, init, gpu, ref, 1, NULL, &vr);
   CHECK_NEAR(vr.max_rel_err, 1.0 / 128, 1e-9);
 }
 

@@ -259,21 +259,74 @@ static void check_fp32_weights(void) {
   }
   CHECK(representable);
   ovl_verify_result vr;
-  ovl_verify_compare(&m, init, as_gpu, f64, 0, &vr);
+  ovl_verify_compare(&m, init, as_gpu, f64, 0, NULL, &vr);
   CHECK(vr.max_rel_err > 1e-3);  /* the old comparison: storage rounding alone fails it */
-  ovl_verify_compare(&m, init, as_gpu, f32, 3, &vr);
+  ovl_verify_compare(&m, init, as_gpu, f32, 3, NULL, &vr);
   CHECK(vr.max_rel_err < 1e-6);
   /* A real error still shows: one weight off by a tenth of its tensor's change. */
   double max_change = 0;
   for (int64_t i = 0; i < 64 * 64; i++)
     if (fabs(f32[i] - init[i]) > max_change) max_change = fabs(f32[i] - init[i]);
   as_gpu[0] += (float)(0.1 * max_change + 4 * ovl_float_ulp(f32[0]));
-  ovl_verify_compare(&m, init, as_gpu, f32, 3, &vr);
+  ovl_verify_compare(&m, init, as_gpu, f32, 3, NULL, &vr);
   CHECK(vr.max_rel_err > 1e-3);
   free(init);
   free(as_gpu);
   free(f64);
   free(f32);
+  ovl_dataset_free(&d);
+}
+
+/* ovl_ref_train_bounded: a ReLU input at zero may go either way on the GPU. Its bias nudged
+** by +-1e-12 takes each way here; the two runs differ by one sample's term, and the bound of
+** either run covers the difference, with the input counted as undecided. */
+static void check_undecided_relu(void) {
+  ovl_err err;
+  ovl_model m;
+  ovl_model_lookup("4-3-2", &m, &err);  /* fc0.weight [3][4], fc0.bias [3], fc1.weight [2][3], fc1.bias [2] */
+  ovl_dataset d;
+  ovl_dataset_init(&d, 6, 8, 4, 2, &err);
+  int64_t n = ovl_model_param_floats(&m);
+  CHECK_I64(n, 23);
+  float init[23];
+  ovl_init_params(&m, 6, init);
+  ovl_sharding sh = {8, 8, 1};
+  float x[4];
+  int32_t label;
+  ovl_dataset_sample(&d, ovl_shard_sample(&sh, 0, 0, 2), x, &label);
+  double up[23], down[23], allow_up[23] = {0}, allow_down[23] = {0};
+  for (int i = 0; i < n; i++) up[i] = init[i];
+  double v = 0;  /* unit 1 of fc0 on row 2: bias = -(its dot product), so the input is ~0 */
+  for (int i = 0; i < 4; i++) v += up[4 + i] * x[i];
+  up[12 + 1] = -v;
+  for (int i = 0; i < n; i++) down[i] = up[i];
+  up[13] += 1e-12;
+  down[13] -= 1e-12;
+  ovl_ref_run run = {&m, &d, sh, 1, 0, 1, 0.5, 1, 0};
+  double loss = 0;
+  int64_t undecided_up = 0, undecided_down = 0;
+  CHECK_I64(ovl_ref_train_bounded(&run, up, &loss, allow_up, &undecided_up, &err), OVL_OK);
+  CHECK_I64(ovl_ref_train_bounded(&run, down, &loss, allow_down, &undecided_down, &err), OVL_OK);
+  CHECK(undecided_up >= 1 && undecided_down >= 1);
+  double moved = 0;
+  int covered = 1;
+  for (int i = 0; i < n; i++) {
+    double diff = fabs(up[i] - down[i]) - 2e-12;  /* less the nudge itself */
+    if (diff > moved) moved = diff;
+    covered &= diff <= allow_up[i] * (1 + 1e-9) && diff <= allow_down[i] * (1 + 1e-9);
+  }
+  CHECK(moved > 1e-6);  /* the sign mattered */
+  CHECK(covered);
+  /* fc0.weight rows 0 and 2 (units whose inputs were decided) are not forgiven for row 2 alone,
+  ** and without an undecided input nothing is forgiven at all. */
+  double plain[23], allow_plain[23] = {0};
+  for (int i = 0; i < n; i++) plain[i] = init[i];
+  int64_t undecided_plain = -1;
+  CHECK_I64(ovl_ref_train_bounded(&run, plain, &loss, allow_plain, &undecided_plain, &err), OVL_OK);
+  double forgiven = 0;
+  for (int i = 0; i < n; i++) forgiven += allow_plain[i];
+  CHECK(undecided_plain > 0 || forgiven == 0);
+  CHECK_I64(undecided_plain, 0);
   ovl_dataset_free(&d);
 }
 
@@ -284,5 +337,6 @@ int main(void) {
   check_gradient();
   check_training();
   check_fp32_weights();
+  check_undecided_relu();
   return check_summary();
 }

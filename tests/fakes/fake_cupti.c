@@ -67,12 +67,19 @@ static struct {
   int nrefusals;
   fake_buffer pending;
   size_t npending, ncompleted;
+  int lazy_timestamps;            /* fake_cupti_lazy_timestamps */
   char log[LOG_BYTES];
   size_t log_used;
 } s;
 static FILE *log_file;  /* fake_cupti_log_to */
 
 static struct fake_subscriber { int id; } the_subscriber;
+
+void fake_cupti_lazy_timestamps(int on) {
+  pthread_mutex_lock(&lock);
+  s.lazy_timestamps = on;
+  pthread_mutex_unlock(&lock);
+}
 
 void fake_cupti_reset(void) {
   pthread_mutex_lock(&lock);
@@ -180,9 +187,21 @@ static CUptiResult subscribe(CUpti_SubscriberHandle *sub, CUpti_CallbackFunc cb,
   return subscribe_v2(sub, cb, userdata, NULL);
 }
 
+/* With lazy timestamps, the records still waiting for theirs lose them with the subscriber
+** that made them (the H200 behaviour libovl must flush around). */
+static void orphan_pending_kernels(void) {
+  for (size_t at = 0; s.lazy_timestamps && at < s.pending.used;) {
+    uint64_t rsize;
+    memcpy(&rsize, s.pending.data + at, 8);
+    CUpti_ActivityKernel10 *k = (CUpti_ActivityKernel10 *)(void *)(s.pending.data + at + 8);
+    if (k->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) k->start = k->end = 0;
+    at += 8 + pad8(rsize);
+  }
+}
+
 static CUptiResult unsubscribe(CUpti_SubscriberHandle sub) {
   (void)sub;
-  LOCKED("Unsubscribe", -1, s.subscribed = 0; s.holder[0] = 0);
+  LOCKED("Unsubscribe", -1, s.subscribed = 0; s.holder[0] = 0; orphan_pending_kernels());
 }
 
 static CUptiResult callback_name(CUpti_CallbackDomain domain, uint32_t cbid, const char **name) {
@@ -252,6 +271,7 @@ static CUptiResult flush_all(uint32_t flag) {
   s.npending = 0;
   CUpti_BuffersCallbackRequestFunc req = s.requested;
   CUpti_BuffersCallbackCompleteFunc comp = s.completed;
+  int lazy = s.lazy_timestamps;
   pthread_mutex_unlock(&lock);
   size_t at = 0;
   while (rc == CUPTI_SUCCESS && req && comp && at < records.used) {
@@ -266,6 +286,10 @@ static CUptiResult flush_all(uint32_t flag) {
       size_t n = 8 + pad8(rsize);
       if (valid + n > size) break;
       memcpy(buf + valid, records.data + at, n);
+      if (lazy && (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED)) {  /* handed over before completion */
+        CUpti_ActivityKernel10 *k = (CUpti_ActivityKernel10 *)(void *)(buf + valid + 8);
+        if (k->kind == CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) k->start = k->end = 0;
+      }
       valid += n, at += n;
     }
     comp(NULL, 0, buf, size, valid);

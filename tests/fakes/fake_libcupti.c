@@ -41,6 +41,8 @@ __attribute__((constructor)) static void fake_libcupti_load(void) {
   v = getenv("FAKE_CUPTI_HOLDER");
   if (v && *v) fake_cupti_hold_subscription(v);
   fake_cupti_log_to(getenv("FAKE_CUPTI_LOG"));
+  v = getenv("FAKE_CUPTI_LAZY_TIMESTAMPS");
+  fake_cupti_lazy_timestamps(v && *v == '1');
 }
 
 EXPORT CUptiResult cuptiGetVersion(uint32_t *v) { return t.GetVersion(v); }

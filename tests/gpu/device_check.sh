@@ -436,7 +436,9 @@ main() {
   export KIT WORK DRY GPU_LIB_PATH OUT LIBOVL_PRELOAD
   local summary="$OUT/summary.txt" failed=0
   {
-    echo "ovl GPU kit, $(date -u '+%Y-%m-%d %H:%M:%S UTC'), $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo 'no git')$([ "$DRY" = 1 ] && echo ', DRY RUN')"
+    local built
+    built=$(cat "$KIT/kit-commit.txt" 2>/dev/null || (cd "$ROOT" && git describe --always --dirty 2>/dev/null) || echo 'no git')
+    echo "ovl GPU kit, $(date -u '+%Y-%m-%d %H:%M:%S UTC'), built from $built$([ "$DRY" = 1 ] && echo ', DRY RUN')"
     echo "kit $KIT; CUDA libraries for ovl's binaries: ${GPU_LIB_PATH:-none needed}"
   } > "$summary"
   for stage in ${STAGES:-$ALL_STAGES}; do

@@ -51,6 +51,10 @@ for lib in libsqlite3.so.0 libprotobuf-c.so.1 libz.so.1; do
   cp -L "$path" "$kit/kit-lib/$lib"
 done
 
+# The commit the kit was built from: the GPU machine's copy of the tree may carry another
+# .git HEAD (on the first H200 runs every summary named the session's first commit).
+(cd "$root" && git describe --always --dirty 2>/dev/null || echo "no git") > "$kit/kit-commit.txt"
+
 # What must travel: the binaries, libraries and ctest files. Objects and static libraries
 # do not (a rerun of this script rebuilds them).
 find "$kit" \( -name '*.o' -o -name '*.a' \) -type f -delete

@@ -37,4 +37,13 @@ typedef struct ovl_ref_run {
 ** before its update. */
 int ovl_ref_train(const ovl_ref_run *run, double *params, double *last_loss, ovl_err *err);
 
+/* ovl_ref_train that also bounds what float32 may legitimately do differently at a ReLU: an
+** input whose value is within float32 rounding of zero (relative to the sum of its terms'
+** magnitudes) may take either sign on the GPU, and letting its gradient through or not moves
+** the weights of that layer and of every layer below by up to one sample's term. Adds that
+** bound, per parameter, to allowance[] (zeroed by the caller; the params layout) and sets
+** *undecided to the number of such inputs over all steps (either may be NULL: not wanted). */
+int ovl_ref_train_bounded(const ovl_ref_run *run, double *params, double *last_loss, double *allowance,
+                          int64_t *undecided, ovl_err *err);
+
 #endif

@@ -10,7 +10,7 @@ double ovl_float_ulp(double x) {
 }
 
 void ovl_verify_compare(const ovl_model *m, const float *init, const float *gpu, const double *ref, int ulps,
-                        ovl_verify_result *out) {
+                        const double *allowance, ovl_verify_result *out) {
   assert(ulps >= 0);
   ovl_param ps[2 * OVL_MODEL_MAX_LAYERS];
   ovl_model_params(m, ps);
@@ -20,7 +20,8 @@ void ovl_verify_compare(const ovl_model *m, const float *init, const float *gpu,
     double diff = 0, change = 0;
     for (int64_t i = ps[p].offset; i < ps[p].offset + ps[p].count; i++) {
       double d = fabs((double)gpu[i] - ref[i]), c = fabs(ref[i] - (double)init[i]);
-      d = d > ulps * ovl_float_ulp(ref[i]) ? d - ulps * ovl_float_ulp(ref[i]) : 0;
+      double forgiven = ulps * ovl_float_ulp(ref[i]) + (allowance ? allowance[i] : 0);
+      d = d > forgiven ? d - forgiven : 0;
       if (isnan((double)gpu[i])) d = INFINITY;  /* a NaN weight is the worst possible result */
       if (d > diff) diff = d;
       if (c > change) change = c;

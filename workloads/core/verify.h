@@ -2,9 +2,11 @@
 ** The --verify criterion: GPU weights after a short run against the float64 reference.
 ** Compared are the weight changes, tensor by tensor, because the weights themselves are
 ** dominated by their initial values. The reference stores its weights in float after each
-** step as the GPU does (ovl_ref_run.fp32_weights), and a float rounding decision may still
-** go the other way once per step, so `ulps` float ulps of each weight are allowed:
-**   error = max over the tensor of max(0, |gpu - ref| - ulps * ulp(ref)) / max |ref - init|
+** step as the GPU does (ovl_ref_run.fp32_weights); forgiven are `ulps` float ulps of each
+** weight (a rounding decision may go the other way once per step) and, where given, the
+** allowance of ovl_ref_train_bounded (ReLU inputs whose sign float32 cannot decide):
+**   error = max over the tensor of max(0, |gpu - ref| - ulps * ulp(ref) - allowance)
+**           / max |ref - init|
 ** and the run passes when the largest error is at most the tolerance.
 */
 #ifndef OVL_WL_VERIFY_H
@@ -22,6 +24,6 @@ typedef struct ovl_verify_result {
 double ovl_float_ulp(double x);
 
 void ovl_verify_compare(const ovl_model *m, const float *init, const float *gpu, const double *ref, int ulps,
-                        ovl_verify_result *out);
+                        const double *allowance, ovl_verify_result *out);
 
 #endif
