@@ -13,9 +13,13 @@
   kineto_diff  HTA's trace_diff control (rank 3 of 8, A100) against test (rank 1 of 2, V100):
                the job's medians worked out here from each `ovl report --json`, the kernels new
                and vanished against the kernel names read straight from the Kineto files, ranks
-               and communicators paired by position and first use.
+               and communicators paired by position and first use;
+  gpu_diff     real H200 traces of ovl-ddp (data/gpu-h100, GPU_DIR): 25 MB against 5 MB
+               buckets, the step times against the same job's step times measured without
+               libovl (buckets/step-times.txt) and the buckets per step against the job's own
+               count; misordered against bucketed, the exposed time recovered.
 
-usage: test_compare.py OVL TRACES_DIR CHECK
+usage: test_compare.py OVL TRACES_DIR CHECK [GPU_DIR]
 """
 import csv
 import gzip
@@ -200,7 +204,56 @@ def kineto_diff(tmp):
     check(r.returncode == 0 and len(r.stdout.splitlines()) <= 80, "text report bounded (%d lines)" % len(r.stdout.splitlines()))
 
 
+def plain_step_times(path):
+    """Median step time (ns) per bucket cap of the runs without libovl, and each cap's buckets."""
+    times, buckets = {}, {}
+    for line in open(path, encoding="utf-8"):
+        cap, _rep, doc = line.split(" ", 2)
+        r = json.loads(doc)
+        times.setdefault(int(cap), []).append(r["avg_epoch_s"] * r["epochs"] / r["steps"] * 1e9)
+        buckets[int(cap)] = r["buckets"]
+    return {c: statistics.median(v) for c, v in times.items()}, buckets
+
+
+def gpu_diff(tmp):
+    del tmp
+    gpu = sys.argv[4]
+    plain, buckets = plain_step_times(os.path.join(gpu, "buckets", "step-times.txt"))
+    d = json_of("diff", "--json", os.path.join(gpu, "buckets", "bucketed-25mb.sqlite"),
+                os.path.join(gpu, "buckets", "bucketed-5mb.sqlite"))
+    if d is None:
+        return
+    st = d["job"]["step_time"]
+    # the traced steps against the same job's steps without libovl (its overhead is under 1%)
+    check(abs(st["before"] / plain[25] - 1) < 0.03, "25 MB step %.0f ns vs %.0f ns without libovl" % (st["before"], plain[25]))
+    check(abs(st["after"] / plain[5] - 1) < 0.03, "5 MB step %.0f ns vs %.0f ns without libovl" % (st["after"], plain[5]))
+    check(st["significant"] and st["change"] > 0, "the 5 MB buckets' slower step is flagged")
+    b = d["bucket_order"]
+    check(b["before"]["buckets_per_step"] == buckets[25] and b["after"]["buckets_per_step"] == buckets[5],
+          "buckets per step %r -> %r, the job's own %r -> %r" % (b["before"]["buckets_per_step"],
+                                                              b["after"]["buckets_per_step"], buckets[25], buckets[5]))
+    check(b["layout_changed"] and not b["changed"], "a layout change, not an order change")
+    calls = [c for c in d["collectives"] if c["kind"] == "per_step" and c["op"] == "AllReduce"]
+    check(len(calls) == 1 and calls[0]["calls_per_step"]["before"] == buckets[25]
+          and calls[0]["calls_per_step"]["after"] == buckets[5], "all-reduces per step")
+    new = [c for c in d["collectives"] if c["kind"] == "call" and c["status"] == "new"]
+    check(len(new) == buckets[5] - buckets[25], "%d new calls per step" % len(new))
+    # misordered against bucketed: the exposed time falls beyond the spread
+    d = json_of("diff", "--json", os.path.join(gpu, "ddp", "misordered.sqlite"), os.path.join(gpu, "ddp", "bucketed.sqlite"))
+    rb = json_of("report", "--json", os.path.join(gpu, "ddp", "misordered.sqlite"))
+    ra = json_of("report", "--json", os.path.join(gpu, "ddp", "bucketed.sqlite"))
+    if d is None or rb is None or ra is None:
+        return
+    e = d["job"]["exposed"]
+    want_b = median_of([x["t_exposed_ns"] for x in rb["ranks"][0]["steps"]])
+    want_a = median_of([x["t_exposed_ns"] for x in ra["ranks"][0]["steps"]])
+    check(e["before"] == want_b and e["after"] == want_a, "exposed medians from the reports")
+    check(e["significant"] and d["job"]["exposed_recovered_per_step_ns"] == want_b - want_a, "exposed time recovered")
+    r = run("diff", os.path.join(gpu, "ddp", "misordered.sqlite"), os.path.join(gpu, "ddp", "bucketed.sqlite"))
+    check("Exposed communication recovered: " in r.stdout, "the text says what was recovered")
+
+
 with tempfile.TemporaryDirectory() as tmp:
-    {"stats_csv": stats_csv, "diff_html": diff_html, "kineto_diff": kineto_diff}[which](tmp)
+    {"stats_csv": stats_csv, "diff_html": diff_html, "kineto_diff": kineto_diff, "gpu_diff": gpu_diff}[which](tmp)
 print("%s: %d failures" % (which, len(failures)))
 sys.exit(1 if failures else 0)
