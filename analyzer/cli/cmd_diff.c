@@ -157,8 +157,11 @@ static int compare(const diff_opts *o, diff_side *b, diff_side *a) {
   ovl_diff d;
   if (ovl_diff_compute(&b->prof, &a->prof, &d, &err)) return ovl_cli_fail(&err);
   ovl_diff_gate_line lines[OVL_CLI_GATE_MAX];
-  int rc = ovl_cli_gate_judge_diff(&o->gate, &d, lines);
-  if (rc) rc = ovl_cli_fail((ovl_oom(&err, "--fail-if"), &err));
+  int rc = 0;
+  if (ovl_cli_gate_judge_diff(&o->gate, &d, lines)) {
+    ovl_oom(&err, "--fail-if");
+    rc = ovl_cli_fail(&err);
+  }
   diff_out w = {&d, lines, o->gate.n, o->top};
   if (!rc) rc = ovl_cli_write_output(&o->jo, write_diff, &w);
   if (!rc && o->html) rc = write_html(o->html, &d, a->analysed ? &a->job : NULL);
