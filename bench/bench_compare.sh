@@ -19,14 +19,8 @@ command -v sqlite3 >/dev/null || { echo "needs the sqlite3 command-line tool" >&
 
 . "$(dirname "$0")/bench_lib.sh"
 
-trace() {  # trace KERNELS COMM_EVERY -> path (generated once)
-  local f="$dir/bench-$1-$2.sqlite"
-  [ -f "$f" ] || "$gen" "$f" "$1" 100 "$2" 2>/dev/null
-  echo "$f"
-}
-
-a=$(trace "$kernels" 50)
-b=$(trace "$kernels" 40)  # AFTER: the same size, more collectives
+a=$(ovl_bench_trace "$kernels" 50)
+b=$(ovl_bench_trace "$kernels" 40)  # AFTER: the same size, more collectives
 echo "traces: $a, $b ($kernels kernels each, api rows for every launch, 100 NVTX steps)"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min) on $(nproc) CPUs"
 sql="SELECT s.value, count(*), sum(k.end - k.start), min(k.end - k.start), max(k.end - k.start)

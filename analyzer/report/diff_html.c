@@ -4,11 +4,21 @@
 #include "html_out.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #define BAR_WIDTH 520.0
 #define BAR_LEFT 190.0
 #define BAR_ROW 46.0
+
+/* Two cells, the change's before and after values, at JSON paths prefix.before and prefix.after. */
+static void before_after(FILE *out, ovl_html_kind kind, const ovl_change *c, const char *prefix) {
+  fputs("<td>", out);
+  ovl_html_dnum(out, kind, c->from, "%s.before", prefix);
+  fputs("</td><td>", out);
+  ovl_html_dnum(out, kind, c->to, "%s.after", prefix);
+  fputs("</td>", out);
+}
 
 static void metrics_table(FILE *out, const ovl_diff *d) {
   fputs("<table><tr><th class=\"l\">per step (median over steps)</th><th>before</th><th>after</th><th>change</th>"
@@ -21,11 +31,11 @@ static void metrics_table(FILE *out, const ovl_diff *d) {
     fputs("<tr><td class=\"l\">", out);
     ovl_html_text(out, ovl_metric_title((ovl_metric)m));
     if (m == OVL_M_EFFICIENCY) fputs(" (whole run)", out);
-    fputs("</td><td>", out);
-    ovl_html_dnum(out, k, c->from, "diff.job.%s.before", key);
-    fputs("</td><td>", out);
-    ovl_html_dnum(out, k, c->to, "diff.job.%s.after", key);
-    fputs("</td><td>", out);
+    fputs("</td>", out);
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "diff.job.%s", key);
+    before_after(out, k, c, prefix);
+    fputs("<td>", out);
     ovl_html_dnum(out, k, c->delta, "diff.job.%s.change", key);
     fputs("</td><td>", out);
     ovl_html_dnum(out, k, c->before.n ? c->before.spread : NAN, "diff.job.%s.before_spread", key);
@@ -163,19 +173,15 @@ static void collectives(FILE *out, const ovl_diff *d) {
     const ovl_coll_diff *c = &d->colls[i];
     fputs("<tr><td class=\"l\">", out);
     ovl_html_text(out, ovl_op_name(c->op));
-    fputs("</td><td>", out);
-    ovl_html_dnum(out, OVL_HN_COUNT, c->calls.from, "diff.collectives.%zu.calls_per_step.before", i);
-    fputs("</td><td>", out);
-    ovl_html_dnum(out, OVL_HN_COUNT, c->calls.to, "diff.collectives.%zu.calls_per_step.after", i);
-    fputs("</td><td>", out);
-    ovl_html_dnum(out, OVL_HN_NS, c->duration.from, "diff.collectives.%zu.time_per_step_ns.before", i);
-    fputs("</td><td>", out);
-    ovl_html_dnum(out, OVL_HN_NS, c->duration.to, "diff.collectives.%zu.time_per_step_ns.after", i);
-    fputs("</td><td>", out);
-    ovl_html_dnum(out, OVL_HN_NS, c->exposed.from, "diff.collectives.%zu.exposed_per_step_ns.before", i);
-    fputs("</td><td>", out);
-    ovl_html_dnum(out, OVL_HN_NS, c->exposed.to, "diff.collectives.%zu.exposed_per_step_ns.after", i);
-    fputs("</td></tr>\n", out);
+    fputs("</td>", out);
+    char prefix[96];
+    snprintf(prefix, sizeof prefix, "diff.collectives.%zu.calls_per_step", i);
+    before_after(out, OVL_HN_COUNT, &c->calls, prefix);
+    snprintf(prefix, sizeof prefix, "diff.collectives.%zu.time_per_step_ns", i);
+    before_after(out, OVL_HN_NS, &c->duration, prefix);
+    snprintf(prefix, sizeof prefix, "diff.collectives.%zu.exposed_per_step_ns", i);
+    before_after(out, OVL_HN_NS, &c->exposed, prefix);
+    fputs("</tr>\n", out);
   }
   fputs("</table>\n", out);
 }
@@ -193,11 +199,11 @@ static void kernels(FILE *out, const ovl_diff *d) {
     const ovl_kernel_diff *k = &d->kernels[i];
     if (k->status == OVL_DS_SAME) continue;
     shown++;
-    fprintf(out, "<tr><td class=\"l\">%s</td><td>", ovl_diff_status_name(k->status));
-    ovl_html_dnum(out, OVL_HN_NS, k->time.from, "diff.kernels.%zu.time_per_step_ns.before", i);
-    fputs("</td><td>", out);
-    ovl_html_dnum(out, OVL_HN_NS, k->time.to, "diff.kernels.%zu.time_per_step_ns.after", i);
-    fprintf(out, "</td><td class=\"l\" data-j=\"diff.kernels.%zu.name\" data-k=\"text\">", i);
+    fprintf(out, "<tr><td class=\"l\">%s</td>", ovl_diff_status_name(k->status));
+    char prefix[96];
+    snprintf(prefix, sizeof prefix, "diff.kernels.%zu.time_per_step_ns", i);
+    before_after(out, OVL_HN_NS, &k->time, prefix);
+    fprintf(out, "<td class=\"l\" data-j=\"diff.kernels.%zu.name\" data-k=\"text\">", i);
     ovl_html_text(out, k->name);
     fputs("</td></tr>\n", out);
   }

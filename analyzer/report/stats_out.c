@@ -138,161 +138,120 @@ static void summary(const writer *w) {
   ovl_table_end(&t, 0);
 }
 
-static void kernels(const writer *w, size_t first, size_t end) {
-  static const ovl_col all[] = {
-    RANK_COLS,
-    {"share", "share", OVL_COL_RATIO, 6}, {"total_ns", "total", OVL_COL_NS, 11}, {"count", "count", OVL_COL_INT, 8},
-    {"mean_ns", "mean", OVL_COL_NS, 10}, {"min_ns", "min", OVL_COL_NS, 10}, {"max_ns", "max", OVL_COL_NS, 10},
-    {"class", "class", OVL_COL_TEXT, 13}, {"name", "name", OVL_COL_TEXT, 0},
-  };
+/* A per-rank table: its columns, title, and how many rows a rank has and how to fill row i
+** (cells after the rank's). */
+typedef struct rank_table {
+  const char *key, *title;
+  const ovl_col *cols;
   size_t ncols;
-  const ovl_col *cols = cols_of(w, all, sizeof all / sizeof all[0], &ncols);
+  size_t (*rows)(const ovl_rank_stats *r);
+  void (*fill)(const ovl_rank_stats *r, size_t i, ovl_cell *c);
+} rank_table;
+
+static void write_rank_table(const writer *w, const rank_table *rt, size_t first, size_t end) {
+  size_t ncols;
+  const ovl_col *cols = cols_of(w, rt->cols, rt->ncols, &ncols);
   char title[160];
   ovl_table t;
-  const ovl_rank_stats *r0 = &w->v->stats->ranks[first];
-  ovl_table_begin(&t, w->out, w->format, w->json, "kernels",
-                  title_of(w->v, r0, "GPU kernels by name, most time first", title, sizeof title), cols, ncols);
+  ovl_table_begin(&t, w->out, w->format, w->json, rt->key,
+                  title_of(w->v, &w->v->stats->ranks[first], rt->title, title, sizeof title), cols, ncols);
   size_t omitted = 0;
   for (size_t r = first; r < end; r++) {
     const ovl_rank_stats *rs = &w->v->stats->ranks[r];
-    size_t shown = limit_of(w, rs->nkernels);
-    omitted += rs->nkernels - shown;
+    size_t n = rt->rows(rs), shown = limit_of(w, n);
+    omitted += n - shown;
     for (size_t i = 0; i < shown; i++) {
-      const ovl_kernel_stat *k = &rs->kernels[i];
       ovl_cell cells[16];
       memset(cells, 0, sizeof cells);
-      ovl_cell *c = rank_cells(w, rs, cells);
-      c[0].d = rs->kernel_ns > 0 ? (double)k->t.total / (double)rs->kernel_ns : NAN;
-      c[1].i = k->t.total;
-      c[2].i = k->t.count;
-      c[3].i = mean_of(&k->t);
-      c[4].i = k->t.min;
-      c[5].i = k->t.max;
-      c[6].s = class_name(k->cls);
-      c[7].s = k->name;
+      rt->fill(rs, i, rank_cells(w, rs, cells));
       ovl_table_row(&t, cells);
     }
   }
   ovl_table_end(&t, omitted);
 }
 
-static void nccl(const writer *w, size_t first, size_t end) {
-  static const ovl_col all[] = {
-    RANK_COLS,
-    {"op", "op", OVL_COL_TEXT, 13}, {"size_bucket", "size", OVL_COL_TEXT, 12}, {"count", "count", OVL_COL_INT, 7},
-    {"total_ns", "time", OVL_COL_NS, 11}, {"mean_ns", "mean", OVL_COL_NS, 10}, {"min_ns", "min", OVL_COL_NS, 10},
-    {"max_ns", "max", OVL_COL_NS, 10}, {"bytes", "bytes", OVL_COL_BYTES, 10},
-    {"busbw_gbps", "busbw GB/s", OVL_COL_REAL, 10},
-  };
-  size_t ncols;
-  const ovl_col *cols = cols_of(w, all, sizeof all / sizeof all[0], &ncols);
-  char title[160];
-  ovl_table t;
-  ovl_table_begin(&t, w->out, w->format, w->json, "nccl",
-                  title_of(w->v, &w->v->stats->ranks[first], "NCCL collectives by operation and size", title,
-                           sizeof title),
-                  cols, ncols);
-  size_t omitted = 0;
-  for (size_t r = first; r < end; r++) {
-    const ovl_rank_stats *rs = &w->v->stats->ranks[r];
-    size_t shown = limit_of(w, rs->nnccl);
-    omitted += rs->nnccl - shown;
-    for (size_t i = 0; i < shown; i++) {
-      const ovl_nccl_stat *s = &rs->nccl[i];
-      ovl_cell cells[16];
-      memset(cells, 0, sizeof cells);
-      ovl_cell *c = rank_cells(w, rs, cells);
-      c[0].s = ovl_op_name(s->op);
-      c[1].s = ovl_stats_size_bucket_name(s->size_bucket);
-      c[2].i = s->t.count;
-      c[3].i = s->t.total;
-      c[4].i = mean_of(&s->t);
-      c[5].i = s->t.min;
-      c[6].i = s->t.max;
-      c[7].i = s->bytes;
-      c[8].d = ovl_nccl_stat_busbw(s);
-      ovl_table_row(&t, cells);
-    }
-  }
-  ovl_table_end(&t, omitted);
+static size_t kernel_rows(const ovl_rank_stats *r) { return r->nkernels; }
+static void kernel_fill(const ovl_rank_stats *r, size_t i, ovl_cell *c) {
+  const ovl_kernel_stat *k = &r->kernels[i];
+  c[0].d = r->kernel_ns > 0 ? (double)k->t.total / (double)r->kernel_ns : NAN;
+  c[1].i = k->t.total;
+  c[2].i = k->t.count;
+  c[3].i = mean_of(&k->t);
+  c[4].i = k->t.min;
+  c[5].i = k->t.max;
+  c[6].s = class_name(k->cls);
+  c[7].s = k->name;
 }
+static const ovl_col kernel_cols[] = {
+  RANK_COLS,
+  {"share", "share", OVL_COL_RATIO, 6}, {"total_ns", "total", OVL_COL_NS, 11}, {"count", "count", OVL_COL_INT, 8},
+  {"mean_ns", "mean", OVL_COL_NS, 10}, {"min_ns", "min", OVL_COL_NS, 10}, {"max_ns", "max", OVL_COL_NS, 10},
+  {"class", "class", OVL_COL_TEXT, 13}, {"name", "name", OVL_COL_TEXT, 0},
+};
 
-static void nvtx(const writer *w, size_t first, size_t end) {
-  static const ovl_col all[] = {
-    RANK_COLS,
-    {"total_ns", "total", OVL_COL_NS, 11}, {"count", "count", OVL_COL_INT, 8}, {"mean_ns", "mean", OVL_COL_NS, 10},
-    {"min_ns", "min", OVL_COL_NS, 10}, {"max_ns", "max", OVL_COL_NS, 10}, {"style", "style", OVL_COL_TEXT, 5},
-    {"domain", "domain", OVL_COL_TEXT, 10}, {"name", "name", OVL_COL_TEXT, 0},
-  };
-  size_t ncols;
-  const ovl_col *cols = cols_of(w, all, sizeof all / sizeof all[0], &ncols);
-  char title[160];
-  ovl_table t;
-  ovl_table_begin(&t, w->out, w->format, w->json, "nvtx",
-                  title_of(w->v, &w->v->stats->ranks[first], "NVTX ranges by name, most time first (then marks)",
-                           title, sizeof title),
-                  cols, ncols);
-  size_t omitted = 0;
-  for (size_t r = first; r < end; r++) {
-    const ovl_rank_stats *rs = &w->v->stats->ranks[r];
-    size_t shown = limit_of(w, rs->nnvtx);
-    omitted += rs->nnvtx - shown;
-    for (size_t i = 0; i < shown; i++) {
-      const ovl_nvtx_stat *s = &rs->nvtx[i];
-      ovl_cell cells[16];
-      memset(cells, 0, sizeof cells);
-      ovl_cell *c = rank_cells(w, rs, cells);
-      span_cells(c, &s->t);
-      /* total first in this table, as nsys's nvtx_sum */
-      ovl_cell count = c[0];
-      c[0] = c[1];
-      c[1] = count;
-      if (s->is_mark) c[0].i = c[2].i = c[3].i = c[4].i = OVL_NONE;
-      c[5].s = s->is_mark ? "mark" : "range";
-      c[6].s = s->domain;
-      c[7].s = s->name;
-      ovl_table_row(&t, cells);
-    }
-  }
-  ovl_table_end(&t, omitted);
+static size_t nccl_rows(const ovl_rank_stats *r) { return r->nnccl; }
+static void nccl_fill(const ovl_rank_stats *r, size_t i, ovl_cell *c) {
+  const ovl_nccl_stat *s = &r->nccl[i];
+  c[0].s = ovl_op_name(s->op);
+  c[1].s = ovl_stats_size_bucket_name(s->size_bucket);
+  span_cells(c + 2, &s->t);
+  c[7].i = s->bytes;
+  c[8].d = ovl_nccl_stat_busbw(s);
 }
+static const ovl_col nccl_cols[] = {
+  RANK_COLS,
+  {"op", "op", OVL_COL_TEXT, 13}, {"size_bucket", "size", OVL_COL_TEXT, 12}, {"count", "count", OVL_COL_INT, 7},
+  {"total_ns", "time", OVL_COL_NS, 11}, {"mean_ns", "mean", OVL_COL_NS, 10}, {"min_ns", "min", OVL_COL_NS, 10},
+  {"max_ns", "max", OVL_COL_NS, 10}, {"bytes", "bytes", OVL_COL_BYTES, 10},
+  {"busbw_gbps", "busbw GB/s", OVL_COL_REAL, 10},
+};
 
-static void memcpy_table(const writer *w, size_t first, size_t end) {
-  static const ovl_col all[] = {
-    RANK_COLS,
-    {"kind", "kind", OVL_COL_TEXT, 6}, {"count", "count", OVL_COL_INT, 8}, {"total_ns", "total", OVL_COL_NS, 11},
-    {"mean_ns", "mean", OVL_COL_NS, 10}, {"min_ns", "min", OVL_COL_NS, 10}, {"max_ns", "max", OVL_COL_NS, 10},
-    {"bytes", "bytes", OVL_COL_BYTES, 10}, {"throughput_gbps", "GB/s", OVL_COL_REAL, 8},
-    {"class", "class", OVL_COL_TEXT, 0},
-  };
-  size_t ncols;
-  const ovl_col *cols = cols_of(w, all, sizeof all / sizeof all[0], &ncols);
-  char title[160];
-  ovl_table t;
-  ovl_table_begin(&t, w->out, w->format, w->json, "memcpy",
-                  title_of(w->v, &w->v->stats->ranks[first], "Memory operations by kind, most time first", title,
-                           sizeof title),
-                  cols, ncols);
-  size_t omitted = 0;
-  for (size_t r = first; r < end; r++) {
-    const ovl_rank_stats *rs = &w->v->stats->ranks[r];
-    size_t shown = limit_of(w, rs->nmemops);
-    omitted += rs->nmemops - shown;
-    for (size_t i = 0; i < shown; i++) {
-      const ovl_memop_stat *m = &rs->memops[i];
-      ovl_cell cells[16];
-      memset(cells, 0, sizeof cells);
-      ovl_cell *c = rank_cells(w, rs, cells);
-      c[0].s = m->kind;
-      span_cells(c + 1, &m->t);
-      c[6].i = m->bytes;
-      c[7].d = m->t.total > 0 ? (double)m->bytes / (double)m->t.total : NAN;  /* bytes per ns = GB/s */
-      c[8].s = class_name(m->cls);
-      ovl_table_row(&t, cells);
-    }
-  }
-  ovl_table_end(&t, omitted);
+static size_t nvtx_rows(const ovl_rank_stats *r) { return r->nnvtx; }
+static void nvtx_fill(const ovl_rank_stats *r, size_t i, ovl_cell *c) {
+  const ovl_nvtx_stat *s = &r->nvtx[i];
+  span_cells(c, &s->t);
+  ovl_cell count = c[0];  /* total first in this table, as nsys's nvtx_sum */
+  c[0] = c[1];
+  c[1] = count;
+  if (s->is_mark) c[0].i = c[2].i = c[3].i = c[4].i = OVL_NONE;
+  c[5].s = s->is_mark ? "mark" : "range";
+  c[6].s = s->domain;
+  c[7].s = s->name;
 }
+static const ovl_col nvtx_cols[] = {
+  RANK_COLS,
+  {"total_ns", "total", OVL_COL_NS, 11}, {"count", "count", OVL_COL_INT, 8}, {"mean_ns", "mean", OVL_COL_NS, 10},
+  {"min_ns", "min", OVL_COL_NS, 10}, {"max_ns", "max", OVL_COL_NS, 10}, {"style", "style", OVL_COL_TEXT, 5},
+  {"domain", "domain", OVL_COL_TEXT, 10}, {"name", "name", OVL_COL_TEXT, 0},
+};
+
+static size_t memop_rows(const ovl_rank_stats *r) { return r->nmemops; }
+static void memop_fill(const ovl_rank_stats *r, size_t i, ovl_cell *c) {
+  const ovl_memop_stat *m = &r->memops[i];
+  c[0].s = m->kind;
+  span_cells(c + 1, &m->t);
+  c[6].i = m->bytes;
+  c[7].d = m->t.total > 0 ? (double)m->bytes / (double)m->t.total : NAN;  /* bytes per ns = GB/s */
+  c[8].s = class_name(m->cls);
+}
+static const ovl_col memop_cols[] = {
+  RANK_COLS,
+  {"kind", "kind", OVL_COL_TEXT, 6}, {"count", "count", OVL_COL_INT, 8}, {"total_ns", "total", OVL_COL_NS, 11},
+  {"mean_ns", "mean", OVL_COL_NS, 10}, {"min_ns", "min", OVL_COL_NS, 10}, {"max_ns", "max", OVL_COL_NS, 10},
+  {"bytes", "bytes", OVL_COL_BYTES, 10}, {"throughput_gbps", "GB/s", OVL_COL_REAL, 8},
+  {"class", "class", OVL_COL_TEXT, 0},
+};
+
+#define NCOLS(a) (sizeof(a) / sizeof((a)[0]))
+static const rank_table rank_tables[OVL_ST_COUNT] = {
+  [OVL_ST_KERNELS] = {"kernels", "GPU kernels by name, most time first", kernel_cols, NCOLS(kernel_cols), kernel_rows,
+                      kernel_fill},
+  [OVL_ST_NCCL] = {"nccl", "NCCL collectives by operation and size", nccl_cols, NCOLS(nccl_cols), nccl_rows, nccl_fill},
+  [OVL_ST_NVTX] = {"nvtx", "NVTX ranges by name, most time first (then marks)", nvtx_cols, NCOLS(nvtx_cols), nvtx_rows,
+                   nvtx_fill},
+  [OVL_ST_MEMCPY] = {"memcpy", "Memory operations by kind, most time first", memop_cols, NCOLS(memop_cols),
+                     memop_rows, memop_fill},
+};
 
 static void table(const writer *w, ovl_stats_table which) {
   if (which == OVL_ST_SUMMARY) {
@@ -301,16 +260,7 @@ static void table(const writer *w, ovl_stats_table which) {
   }
   size_t n = w->v->stats->nranks;
   size_t step = per_rank_tables(w) ? 1 : n;
-  for (size_t first = 0; first < n; first += step) {
-    size_t end = first + step;
-    switch (which) {
-      case OVL_ST_KERNELS: kernels(w, first, end); break;
-      case OVL_ST_NCCL: nccl(w, first, end); break;
-      case OVL_ST_NVTX: nvtx(w, first, end); break;
-      case OVL_ST_MEMCPY: memcpy_table(w, first, end); break;
-      default: break;
-    }
-  }
+  for (size_t first = 0; first < n; first += step) write_rank_table(w, &rank_tables[which], first, first + step);
 }
 
 void ovl_stats_write(FILE *out, const ovl_stats_view *v, const ovl_stats_table *tables, size_t ntables,
