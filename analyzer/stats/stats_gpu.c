@@ -14,9 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Per-step totals are kept only while names x steps stays below this many cells (8 bytes each):
-** a trace of a million distinct names over thousands of steps gets totals without them. */
-#define STEP_CELLS_LIMIT ((size_t)1 << 24)
+/* Per-step totals are kept only while names x steps stays below this many cells (8 bytes each,
+** 32 MiB in all): a trace of many distinct names over thousands of steps gets its totals
+** without them (docs/diff.md, "Kernels"). */
+#define STEP_CELLS_LIMIT ((size_t)1 << 22)
 
 /* The rows of one rank while its file is read: kernel name ids -> rows per class (ids seen
 ** once), and the cleaned text -> row per class (two ids of one text share a row). */
