@@ -99,14 +99,15 @@ static int parse(int argc, char **argv, diff_opts *o) {
   return 0;
 }
 
-/* One side: a saved report, or traces analysed (kept for the HTML page) with their kernels. */
+/* One side: a saved report, or traces analysed with their kernels; keep_job keeps the analysis
+** (AFTER's, for the HTML page), else only the profile stays in memory. */
 typedef struct diff_side {
   int analysed;
   ovl_cli_job job;
   ovl_profile prof;
 } diff_side;
 
-static int load_side(const ovl_analysis_options *opt, char *arg, diff_side *s) {
+static int load_side(const ovl_analysis_options *opt, char *arg, int keep_job, diff_side *s) {
   memset(s, 0, sizeof *s);
   ovl_err err;
   ovl_err_clear(&err);
@@ -119,6 +120,10 @@ static int load_side(const ovl_analysis_options *opt, char *arg, diff_side *s) {
   if (!rc) {
     rc = ovl_profile_from_job(&s->job.job, &kernels, arg, &s->prof, &err);
     ovl_stats_free(&kernels);
+  }
+  if (!rc && !keep_job) {
+    ovl_cli_job_free(&s->job);
+    s->analysed = 0;
   }
   return rc ? ovl_cli_fail(&err) : 0;
 }
@@ -181,9 +186,9 @@ int ovl_cmd_diff(int argc, char **argv) {
   rc = ovl_cli_plan_outputs(outputs, 2, argv + optind, 2);
   if (rc) return rc;
   diff_side b, a;
-  rc = load_side(&o.jo.analysis, argv[optind], &b);
+  rc = load_side(&o.jo.analysis, argv[optind], 0, &b);
   if (rc) return rc;
-  rc = load_side(&o.jo.analysis, argv[optind + 1], &a);
+  rc = load_side(&o.jo.analysis, argv[optind + 1], o.html != NULL, &a);
   if (!rc) rc = compare(&o, &b, &a);
   free_side(&a);
   free_side(&b);
