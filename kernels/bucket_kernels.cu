@@ -70,6 +70,13 @@ extern "C" __global__ void ovl_emulated_allreduce(float *data, int64_t n, int64_
   emulate_collective(data, n, wait_ns, stride);
 }
 
+// An all-reduce of 32-bit integers (DDP's used-parameter map): the element type is in the name,
+// as NCCL's kernels carry theirs, so that ovl knows the map without an NCCL call. The loads and
+// stores move bits: the integers are left unchanged.
+extern "C" __global__ void ovl_emulated_allreduce_i32(float *data, int64_t n, int64_t wait_ns, int64_t stride) {
+  emulate_collective(data, n, wait_ns, stride);
+}
+
 extern "C" __global__ void ovl_emulated_allgather(float *data, int64_t n, int64_t wait_ns, int64_t stride) {
   emulate_collective(data, n, wait_ns, stride);
 }
@@ -95,6 +102,13 @@ int ovl_k_unpack(const float *bucket, float *flat, const ovl_segment *segs, int 
 int ovl_k_emulated_allreduce(float *data, int64_t n, int64_t wait_ns, cudaStream_t stream) {
   ovl_emulated_shape shape = ovl_emulated_shape_for(n * (int64_t)sizeof(float), wait_ns);
   ovl_emulated_allreduce<<<shape.blocks, OVL_EMULATED_THREADS, 0, stream>>>(data, n, wait_ns, shape.stride);
+  return (int)cudaGetLastError();
+}
+
+int ovl_k_emulated_allreduce_i32(int32_t *data, int64_t n, int64_t wait_ns, cudaStream_t stream) {
+  ovl_emulated_shape shape = ovl_emulated_shape_for(n * (int64_t)sizeof(int32_t), wait_ns);
+  ovl_emulated_allreduce_i32<<<shape.blocks, OVL_EMULATED_THREADS, 0, stream>>>(reinterpret_cast<float *>(data), n,
+                                                                                wait_ns, shape.stride);
   return (int)cudaGetLastError();
 }
 

@@ -5,7 +5,7 @@
 ** tests compare the two.
 **
 ** Kernel names seen in traces: ovl_bias_act, ovl_relu_backward, ovl_bias_grad,
-** ovl_softmax_xent, ovl_sgd, ovl_scale, ovl_pack, ovl_unpack, and ovl_emulated_allreduce,
+** ovl_softmax_xent, ovl_sgd, ovl_scale, ovl_pack, ovl_unpack, and ovl_emulated_allreduce(_i32),
 ** ovl_emulated_allgather and ovl_emulated_reducescatter (the only ones ovl counts as
 ** communication, by their `ovl_emulated_` prefix).
 */
@@ -40,6 +40,9 @@ int ovl_k_unpack(const float *bucket, float *flat, const ovl_segment *segs, int 
 ** buffer is too large to touch in time, the share touched). The values are left unchanged.
 ** An emulation of a collective's duration, not a reduction. */
 int ovl_k_emulated_allreduce(float *data, int64_t n, int64_t wait_ns, cudaStream_t stream);
+/* The same for an all-reduce of int32 (the used-parameter map of --find-unused): its kernel,
+** ovl_emulated_allreduce_i32, names the element type as NCCL's kernels do. */
+int ovl_k_emulated_allreduce_i32(int32_t *data, int64_t n, int64_t wait_ns, cudaStream_t stream);
 /* The same emulation for --mode zero3's all-gathers and reduce-scatters (`data`: the gathered
 ** layer, or the layer's gradients before the scatter), named so that ovl reads their kind. */
 int ovl_k_emulated_allgather(float *data, int64_t n, int64_t wait_ns, cudaStream_t stream);

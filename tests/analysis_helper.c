@@ -1,6 +1,8 @@
 /* Test analysis helper: see analysis_helper.h. */
 #include "analysis_helper.h"
 
+#include "diagnose/diagnose.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -14,6 +16,11 @@ ovl_rank_result *th_analyse(const char *path, size_t *n) {
     fprintf(stderr, "analysis of %s failed: %s\n", path, err.msg);
     exit(2);
   }
+  for (size_t i = 0; i < *n; i++)  /* each rank diagnosed alone, as the job driver does first */
+    if (ovl_diagnose_rank(&r[i], &err)) {
+      fprintf(stderr, "diagnosis of %s failed: %s\n", path, err.msg);
+      exit(2);
+    }
   ovl_analysis_ctx_free(&ctx);
   return r;
 }

@@ -7,7 +7,7 @@
 
 #include "analyze/analysis.h"
 
-/* The ranks of one trace, with kernel grid sizes read when present. */
+/* The ranks of one trace, with kernel grid sizes read when present, each diagnosed alone. */
 ovl_rank_result *th_analyse(const char *path, size_t *n);
 void th_release(ovl_rank_result *r, size_t n);
 

@@ -3,6 +3,7 @@
 
 #include "trace_builder.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,4 +53,14 @@ int count_lines(const char *s) {
   for (const char *p = s; *p; p++) n += *p == '\n';
   if (*s && s[strlen(s) - 1] != '\n') n++;
   return n;
+}
+
+cmd_result run_tool(const char *binary, const char *fmt, ...) {
+  char args[8192], cmd[16384];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(args, sizeof args, fmt, ap);
+  va_end(ap);
+  snprintf(cmd, sizeof cmd, "'%s' %s", binary, args);
+  return run_cmd(cmd);
 }

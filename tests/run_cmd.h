@@ -11,6 +11,8 @@ typedef struct cmd_result {
 
 /* Runs `command` with /bin/sh under a 60 s limit. */
 cmd_result run_cmd(const char *command);
+/* Runs `'binary' ARGS`, ARGS formatted like printf (at most 8 KiB), as run_cmd does. */
+cmd_result run_tool(const char *binary, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cmd_free(cmd_result *r);
 /* Number of lines in s (a final line without newline counts). */
 int count_lines(const char *s);

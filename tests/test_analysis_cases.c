@@ -371,8 +371,33 @@ static void one_name_rule(void) {
   ovl_classifier_free(&c);
 }
 
+/* Kernels named like collectives: one rule for whether a name looks like one and where the word
+** starts (the --comm-pattern suggestion is cut around it), case, '_' and '-' ignored. */
+static void lookalike_words(void) {
+  static const struct { const char *name; long at; } cases[] = {
+    {"void acme::fused_allreduce_kernel<float>(float*, int)", 17},
+    {"My-All_Gather-Op", 3},
+    {"block_Reduce_Scatter_v2", 6},
+    {"moe_all2all", 4},
+    {"x_SENDRECV", 2},
+    {"all_to_all_dispatch", 0},
+    {"gemm_allreduc", -1},
+    {"reduce_kernel", -1},
+    {"", -1},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *at = ovl_comm_lookalike_word(cases[i].name);
+    CHECK_I64(at ? (long)(at - cases[i].name) : -1, cases[i].at);
+    CHECK_I64(ovl_comm_lookalike_name(cases[i].name), cases[i].at >= 0);
+  }
+  CHECK(ovl_comm_lookalike_word(NCCL_AR) != NULL);  /* it is named like one... */
+  CHECK(!ovl_comm_lookalike_name(NCCL_AR));         /* ...but recognised: no look-alike */
+  CHECK(!ovl_comm_lookalike_name(NULL));
+}
+
 int main(void) {
   one_name_rule();
+  lookalike_words();
   user_patterns();
   several_streams();
   overlapping_comm();

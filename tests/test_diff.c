@@ -17,7 +17,7 @@
 **   usage       --help, wrong numbers of inputs, an output that is an input.
 ** usage: test_diff OVL CHECK
 */
-#include "analyze/job.h"
+#include "driver/job_driver.h"
 #include "check.h"
 #include "compare/diff.h"
 #include "model_reference.h"

@@ -7,7 +7,7 @@
 **
 ** usage: test_export OVL CHECKER PROTOC|- SCHEMA_DIR TRACES_DIR
 */
-#include "analyze/job.h"
+#include "driver/job_driver.h"
 #include "check.h"
 #include "db_query.h"
 #include "export/export.h"

@@ -10,7 +10,7 @@
 **
 ** usage: test_export_sources OVL DATA_TRACES_DIR
 */
-#include "analyze/job.h"
+#include "driver/job_driver.h"
 #include "check.h"
 #include "load/trace_import.h"
 #include "nsys_builder.h"

@@ -8,8 +8,10 @@
 */
 #include "check.h"
 #include "db_query.h"
+#include "load/comm_names.h"
 #include "run_cmd.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -166,6 +168,147 @@ static void table(void) {
   }
 }
 
+/* `ovl report --json TRACE` (the caller frees). */
+static char *report_json(const char *trace) {
+  char args[4200];
+  snprintf(args, sizeof args, "report --json '%s'", trace);
+  cmd_result r = ovl_run(args);
+  CHECK_I64(r.status, 0);
+  free(r.err);
+  return r.out;
+}
+
+static int has_finding(const char *json, const char *code) {
+  char pat[96];
+  snprintf(pat, sizeof pat, "\"code\": \"%s\"", code);
+  return strstr(json, pat) != NULL;
+}
+
+/* Each ovl-ddp mode traced on the GPU (--comm emulated, alpha 1 ms, beta 100 GB/s, 8 ranks)
+** gets the finding its fault calls for, and the healthy mode none of the schedule findings:
+** naive (all-reduces after backward) late_firing; interleaved (one all-reduce per parameter,
+** launched during backward, queued at 1 ms each) latency_bound and not late_firing;
+** misordered (buckets launched in index order) readiness_stall; bucketed none of them, and the
+** highest overlap efficiency of the four. */
+static void modes(void) {
+  char *naive = report_json(data("ddp/naive.sqlite")), *inter = report_json(data("ddp/interleaved.sqlite"));
+  char *mis = report_json(data("ddp/misordered.sqlite")), *buck = report_json(data("ddp/bucketed.sqlite"));
+  CHECK(has_finding(naive, "late_firing"));
+  CHECK(has_finding(inter, "latency_bound"));
+  CHECK(!has_finding(inter, "late_firing"));
+  CHECK(has_finding(mis, "readiness_stall"));
+  static const char *const schedule[] = {"late_firing", "readiness_stall", "latency_bound", "single_bucket",
+                                         "exposed_tail", "blocking_collective", "find_unused_parameters"};
+  for (size_t i = 0; i < sizeof schedule / sizeof schedule[0]; i++) CHECK(!has_finding(buck, schedule[i]));
+  double eff_b = json_num(buck, "overlap_efficiency");
+  CHECK(eff_b > json_num(naive, "overlap_efficiency"));
+  CHECK(eff_b > json_num(inter, "overlap_efficiency"));
+  CHECK(eff_b > json_num(mis, "overlap_efficiency"));
+  free(naive);
+  free(inter);
+  free(mis);
+  free(buck);
+}
+
+/* Emulated all-reduces have no NCCL call: each takes its bucket's size from the grad_ready
+** marks, which must equal what the marks of its step announce (summed here in SQL). */
+static void bucket_sizes(void) {
+  const char *trace = data("ddp/bucketed.sqlite");
+  sqlite3 *db = dbq_open(trace);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM collectives"), 0);
+  int64_t steps = dbq_int(db, "SELECT count(*) FROM nvtx WHERE name = 'step'");
+  char *json = report_json(trace);
+  int checked = 0;
+  for (int b = 0; b < 16; b++) {
+    char sql[512];
+    snprintf(sql, sizeof sql,
+             "SELECT sum(CAST(substr(name, instr(name, 'bytes=') + 6) AS INTEGER)) FROM nvtx"
+             " WHERE name LIKE 'grad_ready bucket=%d bytes=%%'", b);
+    int64_t total = dbq_int(db, sql);
+    if (total <= 0) continue;
+    char pat[96];
+    snprintf(pat, sizeof pat, "\"bytes\": %lld,\n", (long long)(total / steps));
+    const char *at = strstr(json, pat);
+    CHECK(at != NULL);
+    checked++;
+  }
+  CHECK(checked >= 2);
+  free(json);
+  sqlite3_close(db);
+}
+
+/* ovl whatif on the 25 MB trace against the step times measured without libovl at each cap
+** (buckets/step-times.txt, medians of 3 alternated runs): every prediction within 10%, and the
+** fastest cap predicted is the fastest measured. */
+static void whatif(void) {
+  FILE *f = fopen(data("buckets/step-times.txt"), "r");
+  CHECK(f != NULL);
+  if (!f) return;
+  static const int caps[] = {1, 5, 25, 100};
+  double measured[4][3];
+  int n[4] = {0};
+  char line[4096];
+  while (fgets(line, sizeof line, f)) {
+    int cap, rep;
+    if (sscanf(line, "%d %d", &cap, &rep) != 2) continue;
+    const char *e = strstr(line, "\"avg_epoch_s\":"), *ep = strstr(line, "\"epochs\":"), *st = strstr(line, "\"steps\":");
+    if (!e || !ep || !st) continue;
+    double step_ns = strtod(e + 14, NULL) * strtod(ep + 9, NULL) / strtod(st + 8, NULL) * 1e9;
+    for (int c = 0; c < 4; c++)
+      if (caps[c] == cap && n[c] < 3) measured[c][n[c]++] = step_ns;
+  }
+  fclose(f);
+  char args[4200];
+  snprintf(args, sizeof args, "whatif --json --bucket-mb 1,5,25,100 '%s'", data("buckets/bucketed-25mb.sqlite"));
+  cmd_result r = ovl_run(args);
+  CHECK_I64(r.status, 0);
+  int best_measured = 0, best_predicted = 0;
+  double median[4], predicted[4];
+  const char *p = strstr(r.out, "\"candidates\"");
+  for (int c = 0; c < 4; c++) {
+    CHECK_I64(n[c], 3);
+    double a = measured[c][0], b = measured[c][1], m = measured[c][2];  /* median of three */
+    median[c] = fmax(fmin(a, b), fmin(fmax(a, b), m));
+    p = p ? strstr(p, "\"step_ns\": ") : NULL;
+    predicted[c] = p ? strtod(p + 11, NULL) : NAN;
+    if (p) p++;
+    printf("bucket %3d MB: measured %.3f ms, predicted %.3f ms (%+.1f%%)\n", caps[c], median[c] / 1e6, predicted[c] / 1e6,
+           100 * (predicted[c] / median[c] - 1));
+    CHECK(fabs(predicted[c] / median[c] - 1) <= 0.10);
+    if (median[c] < median[best_measured]) best_measured = c;
+    if (predicted[c] < predicted[best_predicted]) best_predicted = c;
+  }
+  CHECK_I64(best_predicted, best_measured);
+  cmd_free(&r);
+}
+
+/* A trace whose collectives are known by their kernels alone (no NCCL rows: a Kineto trace
+** without NCCL metadata, the emulated workloads): the element type comes from the kernel's
+** name, and DDP's used-parameter map is found by it (its size from the copy to the host). */
+static void kernel_only_unused(void) {
+  CHECK_STR(ovl_comm_kernel_dtype("ncclDevKernel_AllReduce_Sum_i32_RING_LL"), "Int32");
+  CHECK_STR(ovl_comm_kernel_dtype("ncclKernel_AllReduce_RING_LL_Sum_int32_t"), "Int32");
+  CHECK_STR(ovl_comm_kernel_dtype("ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL"), "Bfloat16");
+  CHECK_STR(ovl_comm_kernel_dtype("ovl_emulated_allreduce_i32"), "Int32");
+  CHECK(ovl_comm_kernel_dtype("ovl_emulated_allreduce") == NULL);
+  CHECK(ovl_comm_kernel_dtype("sgemm_i32_kernel") == NULL);  /* not communication */
+  char path[4096], cmd[8400];
+  snprintf(path, sizeof path, "%s/kernel-only-unused.sqlite", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  remove(path);
+  snprintf(cmd, sizeof cmd, "'%s' simulate --bucket-layers 8 --find-unused --emit-trace '%s' >/dev/null", ovl, path);
+  cmd_result r = run_cmd(cmd);
+  CHECK_I64(r.status, 0);
+  cmd_free(&r);
+  sqlite3 *db = NULL;
+  CHECK_I64(sqlite3_open(path, &db), SQLITE_OK);
+  CHECK_I64(sqlite3_exec(db, "DELETE FROM collective_launches; DELETE FROM collectives;", NULL, NULL, NULL), SQLITE_OK);
+  sqlite3_close(db);
+  char *json = report_json(path);
+  CHECK(has_finding(json, "find_unused_parameters"));
+  free(json);
+  remove(path);
+}
+
 int main(int argc, char **argv) {
   if (argc != 4) {
     fprintf(stderr, "usage: test_gpu_traces OVL_BINARY DATA_DIR CHECK\n");
@@ -178,6 +321,10 @@ int main(int argc, char **argv) {
   else if (strcmp(check, "profiler") == 0) profiler();
   else if (strcmp(check, "pytorch") == 0) pytorch();
   else if (strcmp(check, "table") == 0) table();
+  else if (strcmp(check, "modes") == 0) modes();
+  else if (strcmp(check, "bucket_sizes") == 0) bucket_sizes();
+  else if (strcmp(check, "whatif") == 0) whatif();
+  else if (strcmp(check, "kernel_only_unused") == 0) kernel_only_unused();
   else {
     fprintf(stderr, "test_gpu_traces: unknown check '%s'\n", check);
     return 2;

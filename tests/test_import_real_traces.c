@@ -7,7 +7,7 @@
 ** is reported as such, naming the file. Skipped (exit 77) when the folder is absent.
 ** usage: test_import_real_traces OVL_BINARY TRACES_DIR
 */
-#include "analyze/job.h"
+#include "driver/job_driver.h"
 #include "check.h"
 #include "gz_text.h"
 #include "load/trace_import.h"
@@ -147,6 +147,7 @@ static void check_one_job(const char *ovl, const char *dir) {
   const char *end = r.out + strlen(r.out);
   for (const char *line = r.out; line && line < end; line = tb_find_in(line, end, "\n") ? tb_find_in(line, end, "\n") + 1 : NULL) {
     int k;
+    if (strncmp(line, "  \"ranks_without_gpu\"", 21) == 0) break;  /* the ranks array ends there */
     if (sscanf(line, "      \"rank\": %d,", &k) == 1 && strncmp(line, "      \"rank\"", 12) == 0) {
       ranks++;
       if (k >= 0 && k < 8) seen[k]++;

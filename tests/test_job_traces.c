@@ -9,7 +9,7 @@
 ** shared traces; skipped when absent).
 ** usage: test_job_traces OVL_BINARY TRACES_DIR
 */
-#include "analyze/job.h"
+#include "driver/job_driver.h"
 #include "check.h"
 #include "run_cmd.h"
 #include "trace_builder.h"

@@ -6,7 +6,7 @@
 ** (rounding and the dropped last step), and the analysis of the imported trace (steps from
 ** ProfilerStep ranges projected through launch correlation).
 */
-#include "analyze/job.h"
+#include "driver/job_driver.h"
 #include "check.h"
 #include "db_query.h"
 #include "load/trace_import.h"

@@ -6,7 +6,7 @@
 ** a communicator creation), and a second process, whose rows go to a trace of their own.
 ** Checks the rows, the links of NCCL calls to their kernels, the analysis, and `ovl import`.
 */
-#include "analyze/job.h"
+#include "driver/job_driver.h"
 #include "check.h"
 #include "db_query.h"
 #include "run_cmd.h"

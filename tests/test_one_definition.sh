@@ -4,7 +4,11 @@
 #   - NCCL's vocabulary: one table of operation names, in common/base/nccl_ops.c (the capture
 #     library and the analyzer share its enum);
 #   - the trace schema: its version and column lists come from schema/ovl.sql through the
-#     generated store/schema_def.h, never written by hand.
+#     generated store/schema_def.h, never written by hand;
+#   - the words that name a collective (a kernel that looks like communication): one list, in
+#     analyzer/load/comm_names.c;
+#   - the diagnosis' thresholds: every constant of analyzer/diagnose/thresholds.h is in the one
+#     table of docs/findings.md ("Thresholds at a glance").
 # Each finding is printed as FILE:LINE; exit 1 if any.
 src=${1:?usage: test_one_definition.sh SOURCE_DIR}
 cd "$src" || exit 2
@@ -31,6 +35,18 @@ for f in $files; do
     echo "^ $f: the schema version or a table's columns by hand (use store/schema_def.h, generated from schema/ovl.sql)" >&2
     status=1
   fi
+  if [ "${f%.[ch]}" != analyzer/load/comm_names ] && grep -n -E '"all_?reduce", *"' "$f"; then
+    echo "^ $f: a second list of the words that name a collective (use ovl_comm_lookalike_word, load/comm_names.h)" >&2
+    status=1
+  fi
 done
-[ "$status" = 0 ] && echo "one hash, one NCCL vocabulary, one schema definition"
+
+table=$(sed -n '/^## Thresholds at a glance/,/^## /p' docs/findings.md)
+for c in $(sed -n 's/^#define \(OVL_[A-Z0-9_]*\) .*/\1/p' analyzer/diagnose/thresholds.h); do
+  if ! printf '%s\n' "$table" | grep -q "\`$c\`"; then
+    echo "analyzer/diagnose/thresholds.h: $c is not in docs/findings.md's \"Thresholds at a glance\" table" >&2
+    status=1
+  fi
+done
+[ "$status" = 0 ] && echo "one hash, one NCCL vocabulary, one schema definition, one list of collective words, one thresholds table"
 exit "$status"

@@ -7,14 +7,14 @@
 ** (p-1)/(m+p-1) with free transfers, TP's blocking all-reduces, ZeRO-3 without prefetch).
 ** Also: the 2x2 TP x FSDP job classified into its two dimensions, --dim overrides, the
 ** export's dimension args and the CLI (simulate --strategy, report's sections, bad usage).
-** Real traces: PARAM's DLRM (DDP all-reduce and all-to-all on one process group: dp and ep
-** collectives), HTA's all-gather/reduce-scatter trace (dp: param_allgather, grad_reduce_scatter).
+** Real traces: PARAM's DLRM (DDP all-reduce and all-to-all on one process group: dp, and no ep
+** without MoE evidence unless --dim says so), HTA's all-gather/reduce-scatter trace (dp: param_allgather, grad_reduce_scatter).
 ** usage: test_parallel_dims OVL_BINARY REPO_TRACES SHARED_TRACES
 */
 #include "check.h"
 
-#include "analyze/job.h"
-#include "analyze/job_dims.h"
+#include "driver/job_driver.h"
+#include "job/job_dims.h"
 #include "export/export.h"
 #include "model/parallel_model.h"
 #include "run_cmd.h"
@@ -435,12 +435,14 @@ static void nvtx_dim(void) {
   ovl_pm_free(&model);
 }
 
-/* Analyses the trace files or directories args[0..n) as one job; 0 on success. */
-static int analyse_real(char **args, size_t n, ovl_job *job, ovl_analysis_ctx *ctx) {
+/* Analyses the trace files or directories args[0..n) as one job, with --dim `overrides` (may be
+** NULL); 0 on success. */
+static int analyse_real(char **args, size_t n, const char *overrides, ovl_job *job, ovl_analysis_ctx *ctx) {
   ovl_err err;
   ovl_err_clear(&err);
   ovl_analysis_options opt;
   memset(&opt, 0, sizeof opt);
+  opt.dim_overrides = overrides;
   if (ovl_analysis_ctx_init(ctx, &opt, &err)) return -1;
   if (ovl_analyze_job(ctx, args, n, NULL, NULL, job, &err)) {
     fprintf(stderr, "%s\n", err.msg);
@@ -451,21 +453,43 @@ static int analyse_real(char **args, size_t n, ovl_job *job, ovl_analysis_ctx *c
 }
 
 /* Real DLRM traces (PARAM: DDP all-reduces and the embeddings' all-to-all on one default
-** process group): the group's all-to-alls are ep (dispatch and combine alternating), its
-** all-reduces dp; per-dimension totals are consistent with the rank's; with every rank, the
-** all-to-all imbalance finding agrees with the per-rank figures it is computed from. */
+** process group). No kernel names MoE work, so the all-to-alls are no expert parallelism: the
+** group's dimension is unknown, saying why, its all-reduces dp, and no MoE finding. Named ep
+** with --dim, its calls are ep (the all-to-alls dispatch and combine alternating); per-dimension totals
+** are consistent with the rank's; with every rank, the all-to-all imbalance finding agrees
+** with the per-rank figures it is computed from. */
 static void real_dlrm(char **files, size_t nfiles, int all_ranks) {
   ovl_job job;
   ovl_analysis_ctx ctx;
-  if (analyse_real(files, nfiles, &job, &ctx)) {
+  if (analyse_real(files, nfiles, NULL, &job, &ctx)) {
     CHECK(!"DLRM traces analysed");
     return;
   }
   CHECK(job.nranks >= 2);
   CHECK_I64(job.npgroups, 1);
+  char override[64] = "";
+  if (job.npgroups == 1) {
+    CHECK_I64(job.pgroups[0].dim, OVL_DIM_UNKNOWN);
+    CHECK(strstr(job.pgroups[0].why, "no kernel names MoE work") != NULL);
+    CHECK_I64(job.pgroups[0].dense_dim, OVL_DIM_DP);
+    snprintf(override, sizeof override, "%lld=ep", (long long)job.pgroups[0].comm);
+  }
+  for (size_t i = 0; i < job.nranks; i++)
+    for (size_t s = 0; s < job.ranks[i].nsteps; s++)
+      for (size_t c = 0; c < job.ranks[i].steps[s].ncolls; c++) {
+        const ovl_coll_result *cr = &job.ranks[i].steps[s].colls[c];
+        if (cr->op == OVL_OP_ALLTOALL) CHECK_I64(cr->pdim.dim, OVL_DIM_UNKNOWN);
+        if (cr->op == OVL_OP_ALLREDUCE) CHECK_I64(cr->pdim.dim, OVL_DIM_DP);
+      }
+  CHECK(find(job.findings, job.nfindings, "alltoall_imbalance") == NULL);
+  ovl_job_free(&job);
+  ovl_analysis_ctx_free(&ctx);
+  if (analyse_real(files, nfiles, override, &job, &ctx)) {
+    CHECK(!"DLRM traces analysed with --dim");
+    return;
+  }
   if (job.npgroups == 1) {
     CHECK_I64(job.pgroups[0].dim, OVL_DIM_EP);
-    CHECK_I64(job.pgroups[0].dense_dim, OVL_DIM_DP);
     CHECK_I64(job.pgroups[0].nmembers, job.nranks);
   }
   double lo = 1e300, hi = -1, sum = 0;
@@ -484,8 +508,6 @@ static void real_dlrm(char **files, size_t nfiles, int all_ranks) {
           CHECK_I64(cr->pdim.role, k++ % 2 == 0 ? OVL_PROLE_EP_DISPATCH : OVL_PROLE_EP_COMBINE);
         } else if (cr->op == OVL_OP_ALLREDUCE) {
           ar++;
-          CHECK_I64(cr->pdim.dim, OVL_DIM_DP);
-          CHECK_I64(cr->pdim.role, OVL_PROLE_GRAD_REDUCE);
         }
       }
       for (int d = 1; d < OVL_DIM_COUNT; d++) {
@@ -495,7 +517,7 @@ static void real_dlrm(char **files, size_t nfiles, int all_ranks) {
       }
     }
     CHECK(a2a > 0 && ar > 0);
-    CHECK_I64(r->dims[OVL_DIM_EP].colls, a2a);
+    CHECK_I64(r->dims[OVL_DIM_EP].colls, a2a + ar);  /* --dim names every call of the group */
     double t = r->nsteps ? (double)r->dims[OVL_DIM_EP].comm / (double)r->nsteps : 0;
     if (t < lo) lo = t, lo_rank = r->rank;
     if (t > hi) hi = t;
@@ -522,7 +544,7 @@ static void real_dlrm(char **files, size_t nfiles, int all_ranks) {
 static void real_fsdp(char *file) {
   ovl_job job;
   ovl_analysis_ctx ctx;
-  if (analyse_real(&file, 1, &job, &ctx)) {
+  if (analyse_real(&file, 1, NULL, &job, &ctx)) {
     CHECK(!"HTA trace analysed");
     return;
   }

@@ -4,7 +4,7 @@
 ** runs `ovl` as a user would and judges its text and JSON output.
 ** usage: test_real_findings OVL_BINARY TRACES_DIR CHECK
 */
-#include "analyze/job.h"
+#include "driver/job_driver.h"
 #include "check.h"
 #include "gz_text.h"
 #include "db_query.h"

@@ -6,7 +6,7 @@
 ** merged; the CSV's quoting; one-line errors.
 ** usage: test_stats OVL
 */
-#include "analyze/job.h"
+#include "driver/job_driver.h"
 #include "check.h"
 #include "run_cmd.h"
 #include "stats/stats.h"

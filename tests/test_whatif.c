@@ -14,8 +14,8 @@
 #include "simulate/sim_trace.h"
 #include "trace_builder.h"
 
+#include <assert.h>
 #include <math.h>
-#include <stdarg.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,16 +27,7 @@
 static const char *ovl_bin;
 
 /* Runs `ovl ARGS`, ARGS formatted like printf. */
-static cmd_result ovl(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static cmd_result ovl(const char *fmt, ...) {
-  char args[1024], cmd[1536];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
-  va_end(ap);
-  snprintf(cmd, sizeof cmd, "'%s' %s", ovl_bin, args);
-  return run_cmd(cmd);
-}
+#define ovl(...) run_tool(ovl_bin, __VA_ARGS__)
 
 static const char *emit(const ovl_sim_params *p, int bucket_layers, const char *tag) {
   const char *path = tb_temp_path(tag);
@@ -49,11 +40,12 @@ static const char *emit(const ovl_sim_params *p, int bucket_layers, const char *
   return path;
 }
 
-/* Mean step of an emitted trace: every step but the last lasts lead + overlap + tail (the
-** host's step bookkeeping); the last ends with its last GPU work. */
-static double emitted_mean_step(double overlap_ns) {
+/* Median step of an emitted trace (whatif's step time): every step but the last lasts lead +
+** overlap + tail (the host's step bookkeeping); the last, shorter, ends with its last GPU work. */
+static double emitted_median_step(double overlap_ns) {
+  assert(STEPS >= 3);
   double o = (double)llround(overlap_ns);
-  return ((STEPS - 1) * (OVL_SIM_STEP_LEAD_NS + o + OVL_SIM_STEP_TAIL_NS) + o) / STEPS;
+  return OVL_SIM_STEP_LEAD_NS + o + OVL_SIM_STEP_TAIL_NS;
 }
 
 /* Candidates of exactly j layers (cap = j layers' bytes, no separate first cap) against
@@ -73,7 +65,7 @@ static void against_model(const ovl_sim_params *p, int traced, const int *js, si
   double compute = p->layers * p->layer_compute_ns;
   CHECK_I64(w.steps, STEPS);
   CHECK(!w.approximated);
-  CHECK_NEAR(w.current_step_ns, emitted_mean_step(traced_model.overlap_ns), 1.0);
+  CHECK_NEAR(w.current_step_ns, emitted_median_step(traced_model.overlap_ns), 1.0);
   CHECK_NEAR(w.model_step_ns, w.current_step_ns, 0.005 * w.current_step_ns);
   size_t best_model = 0;
   double model_overlap[16];
@@ -84,7 +76,7 @@ static void against_model(const ovl_sim_params *p, int traced, const int *js, si
     if (m.overlap_ns < model_overlap[best_model]) best_model = i;
     /* overlapped time = compute + predicted exposure; the step keeps its other time */
     CHECK_NEAR(compute + w.cands[i].exposed_ns, m.overlap_ns, 0.005 * m.overlap_ns);
-    CHECK_NEAR(w.cands[i].step_ns, emitted_mean_step(traced_model.overlap_ns) - traced_model.overlap_ns + m.overlap_ns,
+    CHECK_NEAR(w.cands[i].step_ns, emitted_median_step(traced_model.overlap_ns) - traced_model.overlap_ns + m.overlap_ns,
                0.005 * m.overlap_ns);
     CHECK_NEAR(w.cands[i].buckets, m.nbuckets, 1e-9);
     ovl_sim_result_free(&m);

@@ -15,15 +15,26 @@ static void ok(int rc, const ovl_err *err) {
   }
 }
 
-void tb_open(tb *b, const char *path) {
+void tb_open_rank(tb *b, const char *path, int rank, int world_size, const char *host, int pid) {
   ovl_err err = {0};
+  char r[16], w[16], p[16];
+  snprintf(r, sizeof r, "%d", rank);
+  snprintf(w, sizeof w, "%d", world_size);
+  snprintf(p, sizeof p, "%d", pid);
   b->next_correlation = 1;
   ok(ovl_tw_open(&b->w, path, &err), &err);
-  ok(ovl_tw_meta(b->w, "rank", "0", &err), &err);
-  ok(ovl_tw_meta(b->w, "world_size", "1", &err), &err);
-  ok(ovl_tw_meta(b->w, "hostname", "testhost", &err), &err);
-  ok(ovl_tw_meta(b->w, "pid", "42", &err), &err);
+  ok(ovl_tw_meta(b->w, "rank", r, &err), &err);
+  ok(ovl_tw_meta(b->w, "world_size", w, &err), &err);
+  ok(ovl_tw_meta(b->w, "hostname", host, &err), &err);
+  ok(ovl_tw_meta(b->w, "pid", p, &err), &err);
   ok(ovl_tw_meta(b->w, "clock", "test", &err), &err);
+}
+
+void tb_open(tb *b, const char *path) { tb_open_rank(b, path, 0, 1, "testhost", 42); }
+
+void tb_meta(tb *b, const char *key, const char *value) {
+  ovl_err err = {0};
+  ok(ovl_tw_meta(b->w, key, value, &err), &err);
 }
 
 void tb_close(tb *b) {
@@ -42,6 +53,17 @@ int64_t tb_kernel(tb *b, const char *name, int64_t start, int64_t end, int64_t d
   return k.correlation;
 }
 
+int64_t tb_kernel_dims(tb *b, const char *name, int64_t start, int64_t end, int64_t device, int64_t stream,
+                       const int64_t grid[3], const int64_t block[3]) {
+  ovl_err err = {0};
+  int64_t id;
+  ok(ovl_tw_intern(b->w, name, &id, &err), &err);
+  ovl_kernel_row k = {start, end, device, stream, b->next_correlation++, id,
+                      {grid[0], grid[1], grid[2]}, {block[0], block[1], block[2]}};
+  ok(ovl_tw_kernel(b->w, &k, &err), &err);
+  return k.correlation;
+}
+
 int64_t tb_memop(tb *b, const char *kind, int64_t start, int64_t end, int64_t device, int64_t stream, int64_t bytes) {
   ovl_err err = {0};
   ovl_memop_row m = {start, end, device, stream, b->next_correlation++, kind, bytes};
@@ -53,6 +75,17 @@ int64_t tb_collective(tb *b, const char *op, int64_t bytes, int64_t nranks, int6
   ovl_err err = {0};
   static int64_t seq;
   ovl_collective_row c = {OVL_NONE, 7, 0, nranks, seq++, op, bytes / 4, "Float32", bytes, "Sum", -1, 0, OVL_NONE,
+                          host_start, host_start == OVL_NONE ? OVL_NONE : host_start + 10, 1, OVL_NONE};
+  int64_t id;
+  ok(ovl_tw_collective(b->w, &c, &id, &err), &err);
+  if (correlation != OVL_NONE) ok(ovl_tw_launch(b->w, id, correlation, &err), &err);
+  return id;
+}
+
+int64_t tb_collective_in(tb *b, int64_t comm, int64_t rank, int64_t nranks, int64_t seq, const char *op, int64_t bytes,
+                         int64_t host_start, int64_t correlation) {
+  ovl_err err = {0};
+  ovl_collective_row c = {OVL_NONE, comm, rank, nranks, seq, op, bytes / 4, "Float32", bytes, "Sum", -1, 0, OVL_NONE,
                           host_start, host_start == OVL_NONE ? OVL_NONE : host_start + 10, 1, OVL_NONE};
   int64_t id;
   ok(ovl_tw_collective(b->w, &c, &id, &err), &err);

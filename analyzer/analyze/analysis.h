@@ -37,6 +37,14 @@ typedef enum ovl_step_projection {
   OVL_PROJECT_TIME          /* host ranges used as GPU time windows */
 } ovl_step_projection;
 
+/* How sure a finding is (docs/findings.md says why each has its level). */
+typedef enum ovl_confidence {
+  OVL_CONF_UNSET = 0,      /* not judged (a finding made outside the diagnosis) */
+  OVL_CONF_HIGH,           /* measured directly: times of the trace's own work */
+  OVL_CONF_MEDIUM,         /* rests on a model, an approximation or a signature match */
+  OVL_CONF_LOW             /* rests on names alone */
+} ovl_confidence;
+
 typedef struct ovl_finding {
   char code[32];           /* contract section 2 finding codes (docs/findings.md) */
   char *message;           /* evidence and a concrete suggestion */
@@ -44,9 +52,14 @@ typedef struct ovl_finding {
   long step;               /* step index, or -1 for a rank- or job-level finding */
   int64_t at_ns;           /* the instant it points at (trace clock), or OVL_NONE */
   long steps_affected;     /* rank-level summaries: steps whose findings it sums; else 0 */
+  ovl_confidence confidence;
+  const char *evidence;    /* static: what it rests on, in a few words; NULL until judged */
 } ovl_finding;
 
-/* What a collective is in its step (set by the diagnosis, grad_phase.h). */
+/* "high", "medium", "low"; NULL for OVL_CONF_UNSET. */
+const char *ovl_confidence_name(ovl_confidence c);
+
+/* What a collective is in its step (set by the measurement of the gradient phase, grad_phase.h). */
 typedef enum ovl_coll_role {
   OVL_ROLE_OTHER = 0,      /* not part of the gradient reduction */
   OVL_ROLE_GRADIENT,       /* reduces a gradient bucket */
@@ -55,7 +68,7 @@ typedef enum ovl_coll_role {
   OVL_ROLE_BEFORE_WINDOW   /* first step: launched before the trace's window (no launching call) */
 } ovl_coll_role;
 
-/* The diagnosis of a collective (grad_phase.c): what it is in its step. */
+/* The role of a collective (grad_phase.c): what it is in its step. */
 typedef struct ovl_coll_diag {
   ovl_coll_role role;
   int ready_order;         /* gradient collectives: position in readiness order, else -1 */
@@ -71,7 +84,7 @@ typedef struct ovl_coll_cross {
 } ovl_coll_cross;
 
 /* One collective of a rank, in three parts, each filled by one stage: the measurement (the
-** fields below diag's: what its trace shows, analysis_results.c), the diagnosis (diag,
+** fields below diag's: what its trace shows, analysis_results.c), its role in the step (diag,
 ** grad_phase.c) and the cross-rank part (cross, job_cross_rank.c; stored once per matched
 ** call in the rank's coll_cross, so ranks outside a job carry one pointer). */
 typedef struct ovl_coll_result {
@@ -82,10 +95,14 @@ typedef struct ovl_coll_result {
   char dtype[16], redop[16];
   int64_t device, stream;
   long bucket;             /* from the `bucket <k>` NVTX range; -1 when unknown */
+  int bytes_from_marks;    /* 1: the trace gave no size (a collective known by its kernel only,
+                           ** such as an emulated one) and bytes is the sum of its bucket's
+                           ** grad_ready marks since the bucket's previous launch */
   int64_t host_launch, host_end;  /* OVL_NONE when unknown */
   int64_t gpu_start, gpu_end;
   int64_t exposed;         /* ns of its GPU interval with no compute running */
-  int64_t ready, stall;    /* bucket readiness and launch - ready; OVL_NONE when unknown */
+  int64_t ready, stall;    /* bucket readiness and launch - ready (host times); OVL_NONE when unknown */
+  int64_t ready_gpu;       /* the bucket's readiness on the GPU's timeline (its last mark's gpu_t) */
   int64_t queueing;        /* gpu_start - host_launch; OVL_NONE when the launch is unknown */
   int64_t compute_before;  /* end of the last compute kernel that started before it; OVL_NONE if none */
   int64_t compute_after;   /* start of the first compute kernel at or after its end; OVL_NONE if none */
@@ -96,18 +113,23 @@ typedef struct ovl_coll_result {
   /* where the exposed time lies (in the rank's coll_pieces): the cross-rank stage's input,
   ** NULL once that stage has run (ovl_job_cross_rank frees them) */
   const ovl_exposed_pieces *exposed_pieces;
-  ovl_coll_diag diag;      /* {OVL_ROLE_OTHER, -1} until the diagnosis */
+  ovl_coll_diag diag;      /* {OVL_ROLE_OTHER, -1} until the gradient phase is measured */
   ovl_coll_cross *cross;   /* NULL unless matched on every rank of its job */
   ovl_coll_dim pdim;       /* parallelism dimension and role (job_dims.c); zero until then */
 } ovl_coll_result;
 
 /* A `grad_ready` mark (host time). */
 typedef struct ovl_grad_mark {
-  int64_t t;
+  int64_t t;               /* host time of the mark */
   long bucket;
   int64_t bytes;
   int64_t tid;
   long step;
+  /* The mark on the GPU's timeline: the host runs ahead of the GPU by its launch queue (90 ms
+  ** in an H200 trace), so a gradient exists on the GPU when the work launched before its mark
+  ** (on its thread) ends. launch_corr: that launch's correlation id; gpu_t: the end of its GPU
+  ** work. OVL_NONE when the trace has no such launch (no api rows) or no work for it. */
+  int64_t launch_corr, gpu_t;
 } ovl_grad_mark;
 
 typedef struct ovl_step_result {
@@ -135,19 +157,23 @@ typedef struct ovl_stream_stat {
   long kernels, memops;
 } ovl_stream_stat;
 
-/* A compute kernel that runs measurably slower while communication overlaps it
-** (kernel_stats.h). */
+/* A compute kernel signature (name, grid, block) whose duration was fitted against the time
+** communication overlapped its runs (kernel_stats.h): a candidate of the measurement, or,
+** in a rank's slowdowns, one the diagnosis found to run measurably slower while overlapped. */
 typedef struct ovl_kernel_slowdown {
   char *name;
-  int64_t grid[3];         /* OVL_NONE when unknown */
+  int64_t grid[3], block[3];  /* OVL_NONE when unknown */
   long runs, runs_alone, runs_overlapped;
   double alone_ns, factor, cost_ns;
+  double slope, t_stat;
+  double alone_mean_ns, alone_sd_ns;  /* durations of the runs alone */
+  double over_mean_ns, over_sd_ns;    /* durations of the runs overlapped */
 } ovl_kernel_slowdown;
 
-/* Compute time per kernel name and grid (the largest totals of the rank). */
+/* Compute time per kernel name, grid and block (the largest totals of the rank). */
 typedef struct ovl_kernel_total {
   char *name;
-  int64_t grid[3];         /* OVL_NONE when unknown */
+  int64_t grid[3], block[3];  /* OVL_NONE when unknown */
   long runs;
   double total_ns;
 } ovl_kernel_total;
@@ -160,10 +186,12 @@ typedef struct ovl_rank_cross {
   long matched;            /* collective calls matched on every rank */
   int64_t wait_ns, transfer_ns, exposed_transfer_ns;
   long times_last, decisive;
+  double expected_last;    /* times it would arrive last by chance */
   double p_value;          /* chance of arriving last that often */
-  int straggler;
+  int straggler;           /* judged by the diagnosis (diagnose/diagnose_cross.c), 0 before */
   int64_t wait_caused_ns;  /* others' waiting in collectives it arrived last at */
   int64_t late_gpu_ns, late_host_ns;  /* median lateness when last (host: OVL_NONE unknown) */
+  int64_t delay_ns;        /* the job's delay it caused: its arrival - the second-last, summed */
 } ovl_rank_cross;
 
 typedef struct ovl_rank_result {
@@ -172,6 +200,7 @@ typedef struct ovl_rank_result {
                            ** this rank's process (kept until the job is freed; export reads it) */
   char *hostname;
   int64_t rank, world_size, pid, device;
+  int job;                 /* which of the job's parts (job/job.h: traces of one job) it belongs to; 0 until known */
   ovl_totals totals;
   ovl_step_method step_detection;
   ovl_step_projection step_projection;
@@ -181,12 +210,15 @@ typedef struct ovl_rank_result {
   ovl_grad_mark *marks;
   size_t nmarks;
   long n_kernels, n_comm_kernels, n_memops, n_comm_memops;
+  long n_moe_kernels;      /* kernels named for mixture-of-experts work (classify.h): evidence of expert parallelism */
   long colls_outside_steps, colls_without_gpu_work;
   long colls_numbered;     /* collectives the importer numbered (meta.import_seq_numbered): no Seq in the trace */
   ovl_bad_rows bad;
   ovl_stream_stat *streams;
   size_t nstreams;
-  ovl_kernel_slowdown *slowdowns;  /* significant ones, largest cost first */
+  ovl_kernel_slowdown *kernel_fits; /* measured: signatures run both alone and overlapped */
+  size_t nkernel_fits;
+  ovl_kernel_slowdown *slowdowns;  /* diagnosed: the significant fits, largest cost first */
   size_t nslowdowns;
   int first_step_differs;  /* step 0's bucket layout differs from the steady state */
   long colls_before_window; /* of the first step: launched before the trace's window (grad_phase.h) */
@@ -197,6 +229,8 @@ typedef struct ovl_rank_result {
   ovl_exposed_pieces *coll_pieces;  /* its collectives' exposed pieces, until the cross-rank stage */
   ovl_kernel_total *kernel_totals;  /* largest first, at most OVL_KERNEL_TOTALS_KEPT */
   size_t nkernel_totals;
+  ovl_kernel_total *lookalikes;     /* compute kernels named like communication (load/comm_names.h), largest first */
+  size_t nlookalikes;
   int64_t realtime_offset;  /* meta.realtime_offset_ns; OVL_NONE when unknown */
   /* Times in this result are on the trace's own clock; clock_offset (from the job's clock
   ** alignment, 0 otherwise) added to them gives job time. Consumers apply it. */
@@ -240,6 +274,10 @@ const char *ovl_step_method_name(ovl_step_method m);
 const char *ovl_step_projection_name(ovl_step_projection p);
 /* "3", or "3 (ProfilerStep#1012)" when the step is a numbered ProfilerStep; into buf. */
 const char *ovl_step_label(const ovl_step_result *st, char *buf, size_t len);
+/* How every output names a collective's bucket, into buf: "3" for the `bucket 3` NVTX range
+** around it; "#2" for a gradient collective without one (its firing order in the step); "-" for
+** any other collective. */
+const char *ovl_coll_bucket_label(const ovl_coll_result *c, char *buf, size_t len);
 /* "gradient", "unused_map", "blocking", "other". */
 const char *ovl_coll_role_name(ovl_coll_role role);
 /* What a stream mostly runs: "compute", "communication", "memory" or "idle". */

@@ -66,8 +66,26 @@ int ovl_add_finding(ovl_finding **list, size_t *n, const char *code, long step, 
   f->step = step;
   f->at_ns = OVL_NONE;
   f->steps_affected = 0;
+  f->confidence = OVL_CONF_UNSET;
+  f->evidence = NULL;
   (*n)++;
   return 0;
+}
+
+const char *ovl_coll_bucket_label(const ovl_coll_result *c, char *buf, size_t len) {
+  if (c->bucket >= 0) snprintf(buf, len, "%ld", c->bucket);
+  else if (c->diag.role == OVL_ROLE_GRADIENT) snprintf(buf, len, "#%d", c->order);
+  else snprintf(buf, len, "-");
+  return buf;
+}
+
+const char *ovl_confidence_name(ovl_confidence c) {
+  switch (c) {
+    case OVL_CONF_HIGH: return "high";
+    case OVL_CONF_MEDIUM: return "medium";
+    case OVL_CONF_LOW: return "low";
+    default: return NULL;
+  }
 }
 
 void ovl_free_findings(ovl_finding *list, size_t n) {
@@ -91,6 +109,10 @@ void ovl_rank_result_free(ovl_rank_result *r) {
   free(r->streams);
   for (size_t i = 0; i < r->nslowdowns; i++) free(r->slowdowns[i].name);
   free(r->slowdowns);
+  for (size_t i = 0; i < r->nlookalikes; i++) free(r->lookalikes[i].name);
+  free(r->lookalikes);
+  for (size_t i = 0; i < r->nkernel_fits; i++) free(r->kernel_fits[i].name);
+  free(r->kernel_fits);
   ovl_free_findings(r->findings, r->nfindings);
   free(r->trace_path);
   free(r->ovl_path);

@@ -1,12 +1,14 @@
 /*
 ** Turns the state of a finished analysis pass into ovl_rank_result, one per device:
 ** step windows become steps, collectives are assigned to steps, given their bucket,
-** readiness, stall and bandwidths, and ordered by firing time.
+** readiness, stall and bandwidths, and ordered by firing time; then each step's gradient
+** phase (grad_phase.h: the collectives' roles). Measurement only: findings are the
+** diagnosis' (diagnose/), run over the finished job.
 */
 #include "trace_analysis_internal.h"
 
 #include "base/vec.h"
-#include "diagnose.h"
+#include "grad_phase.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -107,9 +109,10 @@ static void fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *ou
   out->exposed = r->cstate.exposed[c];
   out->correlation = t->correlation;
   out->bucket = range_value(r->hm.buckets.items, r->hm.buckets.len, rec->host_start, rec->tid);
+  out->bytes_from_marks = 0;
   long dim = range_value(r->hm.dims.items, r->hm.dims.len, rec->host_start, rec->tid);
   out->pdim.nvtx = dim > 0 ? (unsigned char)dim : 0;
-  out->ready = out->stall = OVL_NONE;
+  out->ready = out->stall = out->ready_gpu = OVL_NONE;
   /* Work cannot start before its launch: when the trace says it did (clocks that disagree, a
   ** broken link), the queueing is unknown rather than negative. */
   out->queueing = rec->host_start != OVL_NONE && t->gpu_start != OVL_NONE && t->gpu_start >= rec->host_start
@@ -157,7 +160,22 @@ static int cmp_bucket_event(const void *pa, const void *pb) {
   return (a->coll != NULL) - (b->coll != NULL);  /* a mark at the launch instant counts */
 }
 
-/* ready = last grad_ready mark of the bucket since its previous launch. */
+/* A collective the trace gives no size (known by its kernel only: an emulated all-reduce, a
+** communication kernel without an NCCL call) takes its bucket's: the bytes its grad_ready
+** marks announced (contract section 3). Its bandwidths follow (per rank: nranks unknown). */
+static void size_from_marks(ovl_coll_result *c, int64_t bytes) {
+  c->bytes = bytes;
+  c->bytes_from_marks = 1;
+  int64_t dur = c->gpu_end - c->gpu_start;
+  if (c->gpu_start != OVL_NONE && c->gpu_end != OVL_NONE && dur > 0) {
+    c->algbw_gbps = ovl_algbw_bytes(c->op, bytes, c->nranks) / (double)dur;
+    /* the bus bandwidth needs the rank count, which a kernel alone does not tell */
+    c->busbw_gbps = c->nranks > 0 ? c->algbw_gbps * ovl_busbw_factor(c->op, c->nranks) : NAN;
+  }
+}
+
+/* ready = last grad_ready mark of the bucket since its previous launch; with the marks'
+** bytes, the size of a collective the trace gives none. */
 static int assign_readiness(ovl_rank_result *res, int nvtx_steps) {
   size_t n = res->nmarks;
   for (size_t s = 0; s < res->nsteps; s++)
@@ -179,15 +197,21 @@ static int assign_readiness(ovl_rank_result *res, int nvtx_steps) {
   for (size_t i = 0; i < k; i++) {
     if (i > 0 && ev[i].bucket != ev[i - 1].bucket) first_mark = i;
     if (!ev[i].coll) continue;
-    int64_t ready = OVL_NONE;
+    int64_t ready = OVL_NONE, ready_gpu = OVL_NONE, marked = 0;
+    int sized = 1;
     for (size_t m = first_mark; m < i; m++) {
       if (!ev[m].mark) continue;
       ready = ev[m].t;
+      ready_gpu = ev[m].mark->gpu_t;
+      if (ev[m].mark->bytes >= 0 && marked <= INT64_MAX - ev[m].mark->bytes) marked += ev[m].mark->bytes;
+      else sized = 0;
       if (!nvtx_steps) ev[m].mark->step = ev[i].coll->step;
     }
     if (ready != OVL_NONE) {
       ev[i].coll->ready = ready;
       ev[i].coll->stall = ev[i].coll->host_launch - ready;
+      ev[i].coll->ready_gpu = ready_gpu;
+      if (sized && marked > 0 && (ev[i].coll->bytes == OVL_NONE || ev[i].coll->bytes < 0)) size_from_marks(ev[i].coll, marked);
     }
     first_mark = i + 1;
   }
@@ -196,12 +220,6 @@ static int assign_readiness(ovl_rank_result *res, int nvtx_steps) {
 }
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
-
-static int cmp_slowdown_cost(const void *pa, const void *pb) {
-  const ovl_kernel_slowdown *a = pa, *b = pb;
-  if (a->cost_ns != b->cost_ns) return a->cost_ns > b->cost_ns ? -1 : 1;
-  return strcmp(a->name, b->name);
-}
 
 /* Signatures ranked by total time, largest first. */
 typedef struct ranked_sig {
@@ -232,6 +250,7 @@ static int kernel_totals(const ovl_run *r, const ovl_device_pass *d, ovl_rank_re
     const char *name = ovl_trace_string(r->t, k->name);
     if (!(kt->name = strdup(name ? name : "?"))) rc = -1;
     memcpy(kt->grid, k->grid, sizeof kt->grid);
+    memcpy(kt->block, k->block, sizeof kt->block);
     kt->runs = k->n;
     kt->total_ns = ranked[i].total_ns;
   }
@@ -239,7 +258,30 @@ static int kernel_totals(const ovl_run *r, const ovl_device_pass *d, ovl_rank_re
   return rc;
 }
 
-/* Per-stream time and the kernels that communication slows down significantly. */
+static int cmp_total_desc(const void *pa, const void *pb) {
+  const ovl_kernel_total *a = pa, *b = pb;
+  return (a->total_ns < b->total_ns) - (a->total_ns > b->total_ns);
+}
+
+/* The compute kernels named like communication, largest total first. */
+static int lookalikes(const ovl_run *r, const ovl_device_pass *d, ovl_rank_result *res) {
+  size_t n = d->lookalikes.len;
+  if (n == 0) return 0;
+  if (!(res->lookalikes = calloc(n, sizeof *res->lookalikes))) return -1;
+  for (size_t i = 0; i < n; i++) {
+    const ovl_lookalike_stat *l = &d->lookalikes.items[i];
+    ovl_kernel_total *k = &res->lookalikes[res->nlookalikes++];
+    const char *name = ovl_trace_string(r->t, l->name);
+    if (!(k->name = strdup(name ? name : "?"))) return -1;
+    for (int j = 0; j < 3; j++) k->grid[j] = k->block[j] = OVL_NONE;
+    k->runs = l->runs;
+    k->total_ns = (double)l->total_ns;
+  }
+  ovl_qsort(res->lookalikes, res->nlookalikes, sizeof *res->lookalikes, cmp_total_desc);
+  return 0;
+}
+
+/* Per-stream time and the fits of the kernel signatures run both alone and overlapped. */
 static int device_extras(const ovl_run *r, const ovl_device_pass *d, ovl_rank_result *res) {
   if (d->nstreams) {
     res->streams = malloc(d->nstreams * sizeof *res->streams);
@@ -249,25 +291,31 @@ static int device_extras(const ovl_run *r, const ovl_device_pass *d, ovl_rank_re
   }
   for (size_t i = 0; i < d->kstats.len; i++) {
     ovl_slowdown sd;
-    if (!ovl_kstat_slowdown(&d->kstats.items[i], &sd)) continue;
-    ovl_kernel_slowdown *grown = realloc(res->slowdowns, (res->nslowdowns + 1) * sizeof *grown);
+    if (!ovl_kstat_fit(&d->kstats.items[i], &sd)) continue;
+    ovl_kernel_slowdown *grown = realloc(res->kernel_fits, (res->nkernel_fits + 1) * sizeof *grown);
     if (!grown) return -1;
-    res->slowdowns = grown;
-    ovl_kernel_slowdown *k = &res->slowdowns[res->nslowdowns];
+    res->kernel_fits = grown;
+    ovl_kernel_slowdown *k = &res->kernel_fits[res->nkernel_fits];
     const char *name = ovl_trace_string(r->t, sd.name);
     k->name = strdup(name ? name : "?");
     if (!k->name) return -1;
     memcpy(k->grid, sd.grid, sizeof k->grid);
+    memcpy(k->block, sd.block, sizeof k->block);
     k->runs = sd.runs;
     k->runs_alone = sd.runs_alone;
     k->runs_overlapped = sd.runs_overlapped;
     k->alone_ns = sd.alone_ns;
     k->factor = sd.factor;
     k->cost_ns = sd.cost_ns;
-    res->nslowdowns++;
+    k->slope = sd.slope;
+    k->t_stat = sd.t_stat;
+    k->alone_mean_ns = sd.alone_mean_ns;
+    k->alone_sd_ns = sd.alone_sd_ns;
+    k->over_mean_ns = sd.over_mean_ns;
+    k->over_sd_ns = sd.over_sd_ns;
+    res->nkernel_fits++;
   }
-  ovl_qsort(res->slowdowns, res->nslowdowns, sizeof *res->slowdowns, cmp_slowdown_cost);
-  return kernel_totals(r, d, res);
+  return kernel_totals(r, d, res) || lookalikes(r, d, res) ? -1 : 0;
 }
 
 static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_rank_result *res, ovl_err *err) {
@@ -296,6 +344,7 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
   res->n_comm_kernels = d->n_comm_kernels;
   res->n_memops = d->n_memops;
   res->n_comm_memops = d->n_comm_memops;
+  res->n_moe_kernels = d->n_moe_kernels;
   res->bad = *ovl_trace_bad_rows(r->t);
   if (!res->trace_path) return ovl_oom(err, "results");
 
@@ -386,7 +435,7 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
   }
   if (!rc && assign_readiness(res, d->method == OVL_STEPS_NVTX)) rc = ovl_oom(err, "results");
   if (!rc && device_extras(r, d, res)) rc = ovl_oom(err, "results");
-  if (!rc) rc = ovl_diagnose_rank(res, err);
+  if (!rc) ovl_grad_phases(res);
   free(map.new_of_old);
   free(fill);
   free(window_of);

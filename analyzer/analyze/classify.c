@@ -30,3 +30,12 @@ ovl_work_class ovl_classify_kernel_name(const ovl_classifier *c, const char *nam
   if (c->has_pattern && regexec(&c->pattern, name, 0, NULL, 0) == 0) return OVL_CLASS_COMM;
   return OVL_CLASS_COMPUTE;
 }
+
+int ovl_moe_kernel_name(const char *name) {
+  static const char *const words[] = {"moe", "expert", "gating", "grouped_gemm", "groupedgemm", "deep_ep"};
+  if (!name) return 0;
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+    for (const char *p = name; *p; p++)
+      if (strncasecmp(p, words[i], strlen(words[i])) == 0) return 1;
+  return 0;
+}

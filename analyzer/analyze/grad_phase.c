@@ -95,6 +95,13 @@ void ovl_grad_phase(const ovl_rank_result *r, ovl_step_result *st) {
   free(keys);
 }
 
+void ovl_grad_phases(ovl_rank_result *r) {
+  for (size_t s = 0; s < r->nsteps; s++) ovl_grad_phase(r, &r->steps[s]);
+  r->colls_before_window = 0;
+  for (size_t i = 0; r->nsteps && i < r->steps[0].ncolls; i++)
+    r->colls_before_window += r->steps[0].colls[i].diag.role == OVL_ROLE_BEFORE_WINDOW;
+}
+
 int ovl_step_marks_build(const ovl_rank_result *r, ovl_step_marks *out) {
   out->offset = calloc(r->nsteps + 1, sizeof *out->offset);
   out->marks = malloc((r->nmarks ? r->nmarks : 1) * sizeof *out->marks);
@@ -142,10 +149,23 @@ static int64_t bucket_bytes(const ovl_step_result *st, long k) {
 }
 
 /* The marks as gradients; marks without bytes share their bucket's bytes equally. */
-static int from_marks(const ovl_step_result *st, const ovl_grad_mark *m, size_t nm, ovl_bm_grad *g) {
-  int missing_bytes = 0;
+/* 1 when a step's marks can be read on the GPU's timeline (ovl_grad_mark.gpu_t): every mark has
+** its time there, and the marks follow different launches. Marks that all follow one launch
+** came after the whole step was enqueued (a host that enqueues first and marks the GPU's
+** progress, as ovl simulate does): there the host times are the readiness. */
+static int marks_on_gpu(const ovl_grad_mark *m, size_t nm) {
+  int known = 1, distinct = nm <= 1;
   for (size_t i = 0; i < nm; i++) {
-    g[i] = (ovl_bm_grad){(double)m[i].t, (double)m[i].bytes};
+    known &= m[i].gpu_t != OVL_NONE;
+    distinct |= i > 0 && m[i].launch_corr != m[0].launch_corr;
+  }
+  return known && distinct;
+}
+
+static int from_marks(const ovl_step_result *st, const ovl_grad_mark *m, size_t nm, ovl_bm_grad *g) {
+  int missing_bytes = 0, on_gpu = marks_on_gpu(m, nm);
+  for (size_t i = 0; i < nm; i++) {
+    g[i] = (ovl_bm_grad){(double)(on_gpu ? m[i].gpu_t : m[i].t), (double)m[i].bytes};
     missing_bytes |= m[i].bytes < 0;
   }
   if (!missing_bytes) return 0;
@@ -203,14 +223,16 @@ int ovl_bucket_ready_times(const ovl_step_result *st, const ovl_grad_mark *m, si
   }
   ovl_bm_grad *g = NULL;
   size_t ng = 0, k = 0, gi = 0;
-  int curve_approx = 0, have_curve = -1;
+  int curve_approx = 0, have_curve = -1, on_gpu = marks_on_gpu(m, nm);
+  for (size_t i = 0; i < st->ncolls; i++)
+    if (st->colls[i].diag.role == OVL_ROLE_GRADIENT) on_gpu &= st->colls[i].ready_gpu != OVL_NONE;
   double cum = 0, done = 0;  /* bytes of the buckets so far; bytes of the curve passed */
   for (size_t i = 0; i < st->ncolls; i++) {
     const ovl_coll_result *c = &st->colls[i];
     if (c->diag.role != OVL_ROLE_GRADIENT) continue;
     if (c->bytes != OVL_NONE) cum += (double)c->bytes;
     if (c->ready != OVL_NONE) {
-      ready[k++] = (double)c->ready;
+      ready[k++] = (double)(on_gpu ? c->ready_gpu : c->ready);
       continue;
     }
     if (have_curve < 0) have_curve = ovl_step_readiness(st, m, nm, &g, &ng, &curve_approx) == 0;

@@ -30,6 +30,9 @@
 
 /* Sets roles and ready_order of the step's collectives and its gradient-phase fields. */
 void ovl_grad_phase(const ovl_rank_result *r, ovl_step_result *st);
+/* The gradient phase of every step of r, and r->colls_before_window (step 0's collectives
+** launched before the trace's window). Part of the measurement of a rank. */
+void ovl_grad_phases(ovl_rank_result *r);
 
 /* The grad_ready marks of a rank grouped by step: marks of step s are
 ** marks[offset[s] .. offset[s + 1]), in time order. */

@@ -41,7 +41,8 @@ static int on_nvtx(void *p, const ovl_nvtx_row *row) {
       break;
     case OVL_NVTX_GRAD_READY:
       if (m.bucket >= 0)
-        fail = OVL_VEC_PUSH(&c->hm->marks, ((ovl_grad_mark){row->start, m.bucket, m.bytes, row->tid, -1}));
+        fail = OVL_VEC_PUSH(&c->hm->marks,
+                             ((ovl_grad_mark){row->start, m.bucket, m.bytes, row->tid, -1, OVL_NONE, OVL_NONE}));
       break;
     default:
       break;
@@ -80,16 +81,39 @@ long ovl_host_step_at(const ovl_host_markers *hm, int64_t t) {
   return t < hm->steps.items[lo - 1].end ? (long)(lo - 1) : -1;
 }
 
-/* One part of the parallel api scan: correlation bounds per step, merged afterwards. */
+/* One part of the parallel api scan: correlation bounds per step, merged afterwards; and per
+** grad_ready mark the latest launch on its thread between the previous mark and it. */
 typedef struct projection_part {
   const ovl_host_markers *hm;
   int64_t *corr_min, *corr_max;
   long last_step;  /* api rows come roughly in time order: try the previous step first */
+  int64_t *mark_start, *mark_corr;  /* per mark: OVL_NONE, or that launch's start and id */
 } projection_part;
+
+/* The first mark on thread tid at or after time t (marks are sorted by time), or -1; a
+** bounded look past marks of other threads. */
+static long mark_after(const ovl_host_markers *hm, int64_t t, int64_t tid) {
+  size_t lo = 0, hi = hm->marks.len;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (hm->marks.items[mid].t < t) lo = mid + 1;
+    else hi = mid;
+  }
+  for (size_t i = lo, looked = 0; i < hm->marks.len && looked < 64; i++, looked++)
+    if (tid == OVL_NONE || hm->marks.items[i].tid == OVL_NONE || hm->marks.items[i].tid == tid) return (long)i;
+  return -1;
+}
 
 static int on_api(void *p, const ovl_api_row *row) {
   projection_part *part = p;
   const ovl_host_markers *hm = part->hm;
+  if (part->mark_start) {
+    long j = mark_after(hm, row->start, row->tid);
+    if (j >= 0 && (part->mark_start[j] == OVL_NONE || row->start > part->mark_start[j])) {
+      part->mark_start[j] = row->start;
+      part->mark_corr[j] = row->correlation;
+    }
+  }
   long s = part->last_step;
   if (s < 0 || row->start < hm->steps.items[s].start || row->start >= hm->steps.items[s].end)
     s = ovl_host_step_at(hm, row->start);
@@ -101,6 +125,56 @@ static int on_api(void *p, const ovl_api_row *row) {
 }
 
 #define PROJECTION_THREADS 2
+
+/* Each mark's launch: the latest of the parts' candidates, else the previous mark's on its
+** thread (no launch in between). Threads are few: the last launch of each is kept in a
+** small table; a thread beyond it gets none. */
+static void project_marks(ovl_host_markers *hm, const projection_part *parts) {
+  enum { MAX_THREADS = 16 };
+  int64_t tids[MAX_THREADS], starts[MAX_THREADS], corrs[MAX_THREADS];
+  size_t ntids = 0;
+  for (size_t i = 0; i < hm->marks.len; i++) {
+    ovl_grad_mark *m = &hm->marks.items[i];
+    int64_t start = OVL_NONE, corr = OVL_NONE;
+    for (size_t k = 0; k < PROJECTION_THREADS; k++)
+      if (parts[k].mark_start[i] != OVL_NONE && (start == OVL_NONE || parts[k].mark_start[i] > start)) {
+        start = parts[k].mark_start[i];
+        corr = parts[k].mark_corr[i];
+      }
+    size_t slot = 0;
+    while (slot < ntids && tids[slot] != m->tid) slot++;
+    if (slot == ntids && ntids < MAX_THREADS) {
+      tids[ntids] = m->tid;
+      starts[ntids] = corrs[ntids] = OVL_NONE;
+      ntids++;
+    }
+    if (slot < ntids) {
+      if (start == OVL_NONE || (starts[slot] != OVL_NONE && starts[slot] > start)) {
+        start = starts[slot];
+        corr = corrs[slot];
+      }
+      starts[slot] = start;
+      corrs[slot] = corr;
+    }
+    m->launch_corr = corr;
+    m->gpu_t = OVL_NONE;
+  }
+}
+
+static int index_marks(ovl_host_markers *hm, ovl_err *err) {
+  for (size_t i = hm->marks.len; i-- > 0;)  /* backwards: the first mark of a launch wins */
+    if (hm->marks.items[i].launch_corr != OVL_NONE &&
+        ovl_i64map_put(&hm->mark_of_launch, hm->marks.items[i].launch_corr, (int64_t)i))
+      return ovl_oom(err, "mark projection");
+  return OVL_OK;
+}
+
+void ovl_host_markers_work_end(ovl_host_markers *hm, int64_t correlation, int64_t end) {
+  int64_t first;
+  if (correlation == OVL_NONE || !ovl_i64map_get(&hm->mark_of_launch, correlation, &first)) return;
+  for (size_t i = (size_t)first; i < hm->marks.len && hm->marks.items[i].launch_corr == correlation; i++)
+    if (hm->marks.items[i].gpu_t == OVL_NONE || end > hm->marks.items[i].gpu_t) hm->marks.items[i].gpu_t = end;
+}
 
 int ovl_host_markers_project(ovl_trace *t, ovl_host_markers *hm, ovl_err *err) {
   hm->by_correlation = 0;
@@ -116,11 +190,18 @@ int ovl_host_markers_project(ovl_trace *t, ovl_host_markers *hm, ovl_err *err) {
   projection_part parts[PROJECTION_THREADS];
   void *ctxs[PROJECTION_THREADS];
   int rc = OVL_OK;
+  size_t nm = hm->marks.len;
   for (size_t k = 0; k < PROJECTION_THREADS; k++) {
-    parts[k] = (projection_part){hm, malloc(n * sizeof(int64_t)), malloc(n * sizeof(int64_t)), -1};
+    parts[k] = (projection_part){hm, malloc(n * sizeof(int64_t)), malloc(n * sizeof(int64_t)), -1, NULL, NULL};
     ctxs[k] = &parts[k];
     if (!parts[k].corr_min || !parts[k].corr_max) rc = ovl_oom(err, "step projection");
     for (size_t i = 0; !rc && i < n; i++) parts[k].corr_min[i] = parts[k].corr_max[i] = OVL_NONE;
+    if (!rc && nm) {
+      parts[k].mark_start = malloc(nm * sizeof(int64_t));
+      parts[k].mark_corr = malloc(nm * sizeof(int64_t));
+      if (!parts[k].mark_start || !parts[k].mark_corr) rc = ovl_oom(err, "mark projection");
+      for (size_t i = 0; !rc && i < nm; i++) parts[k].mark_start[i] = parts[k].mark_corr[i] = OVL_NONE;
+    }
   }
   if (!rc) rc = ovl_trace_scan_api_split(t, 1, PROJECTION_THREADS, on_api, ctxs, err);
   for (size_t i = 0; i < n; i++) {
@@ -131,9 +212,13 @@ int ovl_host_markers_project(ovl_trace *t, ovl_host_markers *hm, ovl_err *err) {
       if (hm->corr_max[i] == OVL_NONE || parts[k].corr_max[i] > hm->corr_max[i]) hm->corr_max[i] = parts[k].corr_max[i];
     }
   }
+  if (!rc && nm) project_marks(hm, parts);
+  if (!rc && nm) rc = index_marks(hm, err);
   for (size_t k = 0; k < PROJECTION_THREADS; k++) {
     free(parts[k].corr_min);
     free(parts[k].corr_max);
+    free(parts[k].mark_start);
+    free(parts[k].mark_corr);
   }
   if (rc) return rc;
   hm->nranged = 0;
@@ -167,6 +252,7 @@ long ovl_launch_step(const ovl_host_markers *hm, int64_t correlation) {
 }
 
 void ovl_host_markers_free(ovl_host_markers *hm) {
+  ovl_i64map_free(&hm->mark_of_launch);
   OVL_VEC_FREE(&hm->steps);
   OVL_VEC_FREE(&hm->buckets);
   OVL_VEC_FREE(&hm->dims);

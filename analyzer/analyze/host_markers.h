@@ -6,6 +6,7 @@
 #ifndef OVL_HOST_MARKERS_H
 #define OVL_HOST_MARKERS_H
 
+#include "base/i64map.h"
 #include "base/vec.h"
 #include "analysis.h"
 
@@ -27,6 +28,7 @@ typedef struct ovl_host_markers {
   long *ranged_step;
   size_t nranged;
   int by_correlation;               /* 1 when launch_step() can be used */
+  ovl_i64map mark_of_launch;        /* launch_corr -> index of the first mark with it */
 } ovl_host_markers;
 
 /* Scans the nvtx table. */
@@ -35,6 +37,11 @@ int ovl_host_markers_collect(ovl_trace *t, const ovl_analysis_ctx *ctx, ovl_host
 ** Leaves by_correlation = 0 when there are no api rows or the ranges are not ordered. */
 int ovl_host_markers_project(ovl_trace *t, ovl_host_markers *hm, ovl_err *err);
 void ovl_host_markers_free(ovl_host_markers *hm);
+
+/* Compute work with this correlation id ended at `end`: the marks it precedes are on the GPU
+** then (their gpu_t; the latest end when a launch has several pieces of work). Marks whose
+** launch ran communication keep no GPU time. */
+void ovl_host_markers_work_end(ovl_host_markers *hm, int64_t correlation, int64_t end);
 
 /* Step whose host range contains t, or -1. */
 long ovl_host_step_at(const ovl_host_markers *hm, int64_t t);

@@ -3,11 +3,12 @@
 ** beyond DDP. Every process group (communicator) of a job is given one dimension by its op mix,
 ** the streams its calls run on and which ranks share it (job_dims.c); every collective gets
 ** its group's dimension and a role from its op. These are the plain types the results carry;
-** job_dims.h has the stage that fills them.
+** job/job_dims.h has the stage that fills them; parallel_dim.c their names.
 */
 #ifndef OVL_PARALLEL_DIM_H
 #define OVL_PARALLEL_DIM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef enum ovl_pdim {
@@ -15,7 +16,7 @@ typedef enum ovl_pdim {
   OVL_DIM_DP,              /* data parallel: DDP, ZeRO-1/2/3, FSDP */
   OVL_DIM_TP,              /* tensor parallel (Megatron; sequence parallel) */
   OVL_DIM_PP,              /* pipeline parallel: send/recv between stages */
-  OVL_DIM_EP,              /* expert parallel (MoE): all-to-all */
+  OVL_DIM_EP,              /* expert parallel (MoE): all-to-all, with MoE evidence (job_dims.h) */
   OVL_DIM_COUNT
 } ovl_pdim;
 
@@ -74,7 +75,8 @@ typedef struct ovl_pgroup {
   ovl_pdim dense_dim;      /* the dimension of its dense calls (unknown without any) */
   long nvtx_votes[8];      /* calls inside a `dim <d>` NVTX range, by ovl_pdim */
   int overridden;          /* --dim or NVTX named it: every call gets dim */
-  char why[160];           /* how the dimension was decided */
+  long moe_kernels;        /* kernels named for mixture-of-experts work on its members' ranks */
+  char why[256];           /* how the dimension was decided */
 } ovl_pgroup;
 
 /* "dp", "tp", "pp", "ep", "unknown". */

@@ -7,8 +7,9 @@
 **   2. step plan: NVTX ranges (projected through api correlation ids, or by time), else the
 **      periodic structure of each device's collective sequence, else the whole trace;
 **   3. one streaming pass over GPU work in start order: classify each item, link it to its
-**      collectives (or infer a collective from an NCCL kernel name), drive the step windows
-**      and feed the device's sweep;
+**      collectives (or infer a collective from a communication kernel's name, whose launch
+**      is then the api call of the same correlation id), drive the step windows and feed the
+**      device's sweep;
 **   4. results: per device totals, steps and their collectives (collective_results.c).
 ** If the work cursor finds rows further out of order than its window, the pass is redone
 ** with SQLite sorting (rare: only traces written far out of order).
@@ -21,6 +22,7 @@
 #include "base/i64map.h"
 #include "base/vec.h"
 #include "step_infer.h"
+#include "load/comm_names.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,7 +110,10 @@ static int synthesize(ovl_run *r, const ovl_work *w, int32_t *index, ovl_err *er
   c->host_start = c->host_end = c->tid = c->group_id = OVL_NONE;
   c->device = w->device;
   c->stream = w->stream;
-  snprintf(c->op, sizeof c->op, "%s", ovl_op_name(ovl_op_from_kernel_name(ovl_trace_string(r->t, w->name))));
+  const char *kernel = ovl_trace_string(r->t, w->name);
+  snprintf(c->op, sizeof c->op, "%s", ovl_op_name(ovl_comm_kernel_op(kernel)));
+  const char *dtype = ovl_comm_kernel_dtype(kernel);
+  if (dtype) snprintf(c->dtype, sizeof c->dtype, "%s", dtype);
   reset_track(r, i);
   r->track[i].step = -1;
   r->track[i].close_step = -1;
@@ -123,6 +128,61 @@ static void track_work(ovl_run *r, int32_t c, const ovl_work *w) {
   if (t->device == OVL_NONE) t->device = w->device;
   if (t->correlation == OVL_NONE) t->correlation = w->correlation;
   if (t->stream == OVL_NONE) t->stream = w->stream;
+}
+
+/* Collectives inferred from kernels (an NCCL kernel without a collectives row, a kernel
+** --comm-pattern names) have no launch time of their own; when the trace holds the api call
+** that launched their work (same correlation id), that call is their launch, as an
+** importer links an NCCL kernel to its call. */
+typedef struct synth_link {
+  int64_t correlation;
+  size_t coll;
+} synth_link;
+
+static int cmp_synth_link(const void *pa, const void *pb) {
+  const synth_link *a = pa, *b = pb;
+  if (a->correlation != b->correlation) return a->correlation < b->correlation ? -1 : 1;
+  return (a->coll > b->coll) - (a->coll < b->coll);
+}
+
+typedef struct synth_links {
+  ovl_run *r;
+  synth_link *v;
+  size_t n;
+} synth_links;
+
+static int on_launch_api(void *ctx, const ovl_api_row *row) {
+  synth_links *l = ctx;
+  size_t lo = 0, hi = l->n;  /* first link with correlation >= the row's */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (l->v[mid].correlation < row->correlation) lo = mid + 1;
+    else hi = mid;
+  }
+  for (size_t i = lo; i < l->n && l->v[i].correlation == row->correlation; i++) {
+    ovl_coll_rec *c = &l->r->recs[l->v[i].coll];
+    if (c->host_start != OVL_NONE) continue;  /* an earlier api row with this id won */
+    c->host_start = row->start;
+    c->host_end = row->end;
+    c->tid = row->tid;
+  }
+  return OVL_OK;
+}
+
+static int link_synthesized_launches(ovl_run *r, ovl_err *err) {
+  size_t n = 0;
+  for (size_t i = r->nrows; i < r->ncolls; i++)
+    n += r->recs[i].host_start == OVL_NONE && r->track[i].correlation != OVL_NONE;
+  if (n == 0 || !ovl_trace_has_table(r->t, "api")) return OVL_OK;
+  synth_links l = {r, malloc(n * sizeof(synth_link)), 0};
+  if (!l.v) return ovl_oom(err, "collective launches");
+  for (size_t i = r->nrows; i < r->ncolls; i++)
+    if (r->recs[i].host_start == OVL_NONE && r->track[i].correlation != OVL_NONE)
+      l.v[l.n++] = (synth_link){r->track[i].correlation, i};
+  ovl_qsort(l.v, l.n, sizeof *l.v, cmp_synth_link);
+  int rc = ovl_trace_scan_api(r->t, 0, on_launch_api, &l, err);
+  free(l.v);
+  return rc;
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -264,6 +324,7 @@ static void reset_pass(ovl_run *r) {
     ovl_windows_free(&r->devs[i].windows);
     ovl_kstats_free(&r->devs[i].kstats);
     OVL_VEC_FREE(&r->devs[i].awaiting);
+    OVL_VEC_FREE(&r->devs[i].lookalikes);
     free(r->devs[i].streams);
   }
   free(r->devs);
@@ -356,6 +417,21 @@ static void note_compute_start(ovl_run *r, ovl_device_pass *d, int64_t t) {
   d->awaiting.len = kept;
 }
 
+/* A compute kernel whose name looks like communication (comm_names.h): its runs and time,
+** per name (the first OVL_LOOKALIKES_KEPT names). */
+static int note_lookalike(ovl_device_pass *d, const ovl_work *w, ovl_err *err) {
+  size_t i = 0;
+  while (i < d->lookalikes.len && d->lookalikes.items[i].name != w->name) i++;
+  if (i == d->lookalikes.len) {
+    if (i >= OVL_LOOKALIKES_KEPT) return OVL_OK;
+    ovl_lookalike_stat z = {w->name, 0, 0};
+    if (OVL_VEC_PUSH(&d->lookalikes, z)) return ovl_oom(err, "kernel names");
+  }
+  d->lookalikes.items[i].runs++;
+  d->lookalikes.items[i].total_ns = ovl_sat_add(d->lookalikes.items[i].total_ns, w->end - w->start);
+  return OVL_OK;
+}
+
 /* A memory copy: the device-to-host copy that follows the candidate collective. */
 static void note_copy(ovl_run *r, ovl_device_pass *d, const ovl_work *w) {
   if (d->copy_candidate < 0 || strcmp(w->memkind, "DtoH") != 0) return;
@@ -368,7 +444,11 @@ static void note_copy(ovl_run *r, ovl_device_pass *d, const ovl_work *w) {
 }
 
 /* Launch dimensions cost about 40% more decoding per kernel: read them only when the trace
-** has them, judged by its first kernel (a capture records them for all kernels or none). */
+** has them, judged by its first kernels. Imports do not record them for every kernel (a
+** communication kernel, a kernel of another runtime may lack them), so one kernel with them
+** among the first PROBE_KERNELS decides; none there: none are read. */
+#define PROBE_KERNELS 4096
+
 static int probe_launch_dims(ovl_run *r, ovl_err *err) {
   r->launch_dims = 0;
   if (!r->ctx->opt.launch_dims) return OVL_OK;
@@ -376,24 +456,23 @@ static int probe_launch_dims(ovl_run *r, ovl_err *err) {
   ovl_work_options wopt = {1, 1};
   ovl_work_cursor *cur = NULL;
   int rc = ovl_work_open(r->t, &wopt, &cur, err);
-  int decided = 0;
-  for (int tries = 0; !rc && tries < 4096; tries++) {
+  int kernels = 0, rows = 0;
+  while (!rc && kernels < PROBE_KERNELS && rows < 4 * PROBE_KERNELS && !r->launch_dims) {
     ovl_work w;
     int has = 0;
     rc = ovl_work_next(cur, &w, &has, err);  /* w is valid when has is set, even if rc is not 0 */
     if (!has) break;
-    if (!w.is_memop) {
-      r->launch_dims = w.grid[0] != OVL_NONE;
-      decided = 1;
-      break;
-    }
+    rows++;
+    if (w.is_memop) continue;
+    kernels++;
+    r->launch_dims = w.grid[0] != OVL_NONE || w.block[0] != OVL_NONE;
   }
   ovl_work_close(cur);
   if (rc == OVL_EUNSORTED) {
     ovl_err_clear(err);
     rc = OVL_OK;
   }
-  if (!decided) r->launch_dims = 1;  /* no verdict: read them if present */
+  if (kernels == 0) r->launch_dims = 1;  /* no verdict: read them if present */
   return rc;
 }
 
@@ -447,7 +526,7 @@ static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
     if ((rc = note_stream(d, &w, cls, err))) break;
     ovl_sweep_item item = {w.start, w.end, cls, colls, ncolls, synth, -1, -1};
     if (synth >= 0) item.ncolls = 1;
-    if (cls == OVL_CLASS_COMPUTE && w.name != OVL_NONE && (item.sig = ovl_kstats_index(&d->kstats, w.name, w.grid)) < 0) {
+    if (cls == OVL_CLASS_COMPUTE && w.name != OVL_NONE && (item.sig = ovl_kstats_index(&d->kstats, w.name, w.grid, w.block)) < 0) {
       rc = ovl_oom(err, "kernel statistics");
       break;
     }
@@ -461,11 +540,17 @@ static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
     }
     if (rc) break;
     if (w.is_memop && cls == OVL_CLASS_MEMORY) note_copy(r, d, &w);
+    int traits = w.is_memop || w.name == OVL_NONE ? 0 : ovl_work_stream_kernel_traits(&r->ws, w.name);
+    d->n_moe_kernels += (traits & OVL_NAME_MOE) != 0;
+    if (cls == OVL_CLASS_COMPUTE && (traits & OVL_NAME_LOOKALIKE) && (rc = note_lookalike(d, &w, err))) break;
     if (cls == OVL_CLASS_COMPUTE) {
       note_compute_start(r, d, w.start);
       if (d->max_compute_end == OVL_NONE || w.end > d->max_compute_end) d->max_compute_end = w.end;
     }
     drive_windows(r, d, &w, step_hint);
+    /* a mark is on the GPU when the compute launched before it ends (a collective launched
+    ** just before a mark says nothing of the gradient's readiness) */
+    if (!prepass && r->hm.marks.len && cls == OVL_CLASS_COMPUTE) ovl_host_markers_work_end(&r->hm, w.correlation, w.end);
     if (ovl_sweep_add(&d->sweep, &item)) rc = ovl_oom(err, "sweep");
   }
   ovl_work_stream_close(&r->ws);
@@ -548,6 +633,7 @@ int ovl_analyze_file(const ovl_analysis_ctx *ctx, const char *path, ovl_rank_res
       r.next_synth = 0;
       rc = run_pass_ordered(&r, 1, err);
       r.npresynth = r.ncolls - r.nrows;
+      if (!rc) rc = link_synthesized_launches(&r, err);
     }
     if (!rc) rc = plan_periodic(&r, err);
   }
@@ -555,6 +641,7 @@ int ovl_analyze_file(const ovl_analysis_ctx *ctx, const char *path, ovl_rank_res
     reset_pass(&r);
     rc = run_pass_ordered(&r, 0, err);
   }
+  if (!rc) rc = link_synthesized_launches(&r, err);
   if (!rc && r.ndevs == 0)
     rc = ovl_fail(err, OVL_EUSER, "%s: trace has no GPU activity (no valid kernels or memops)", path);
   if (!rc) rc = ovl_build_results(&r, ranks, nranks, err);

@@ -25,6 +25,15 @@ typedef struct ovl_coll_track {
   long close_step;             /* periodic plans: >= 0 when it is the last of that step */
 } ovl_coll_track;
 
+/* A compute kernel name that looks like communication: its runs and time. */
+typedef struct ovl_lookalike_stat {
+  int64_t name;                /* strings.id */
+  long runs;
+  int64_t total_ns;
+} ovl_lookalike_stat;
+
+#define OVL_LOOKALIKES_KEPT 16
+
 typedef struct ovl_device_pass {
   int64_t device;
   ovl_step_method method;
@@ -32,10 +41,12 @@ typedef struct ovl_device_pass {
   ovl_sweep sweep;
   int after_last;              /* work launched after the last NVTX step has begun */
   long n_kernels, n_comm_kernels, n_memops, n_comm_memops;
+  long n_moe_kernels;          /* kernels whose name says they do mixture-of-experts work */
   int64_t max_compute_end;     /* of the compute kernels seen so far (they started earlier) */
   int32_t copy_candidate;      /* last collective that a device-to-host copy may follow, or -1 */
   OVL_VEC(int32_t) awaiting;   /* collectives whose next compute kernel is not known yet */
   ovl_kstats kstats;           /* per kernel signature: duration against overlap */
+  OVL_VEC(ovl_lookalike_stat) lookalikes;  /* compute kernels named like communication */
   ovl_stream_stat *streams;
   size_t nstreams;
 } ovl_device_pass;

@@ -10,6 +10,11 @@
 **   predicted step    = observed step - observed tail + predicted tail
 **   predicted exposed = max(0, observed exposed - observed tail + predicted tail)
 ** where the observed tail is grad_end - backward_end.
+**
+** A candidate is judged against the same model's replay of the trace's own buckets, never
+** against the trace: the difference between the model's replay and the trace is model error,
+** not a gain. The fitted cost comes with how much of the collectives' time it explains (r2):
+** below OVL_WHATIF_WEAK_R2 the predictions carry a caveat.
 */
 #ifndef OVL_WHATIF_H
 #define OVL_WHATIF_H
@@ -49,11 +54,16 @@ typedef struct ovl_whatif_candidate {
   double buckets;              /* mean number of buckets per step */
 } ovl_whatif_candidate;
 
+/* A fitted cost that explains less than this share of the collectives' time (r2) is weak. */
+#define OVL_WHATIF_WEAK_R2 0.5
+
 typedef struct ovl_whatif_result {
   double current_step_ns, current_exposed_ns;  /* what the trace shows, per step */
-  double model_step_ns, model_exposed_ns;      /* replay of the trace's own buckets (model check) */
+  double model_step_ns, model_exposed_ns;      /* replay of the trace's own buckets: the baseline */
   ovl_whatif_candidate *cands;                 /* one per cap, in the order given */
   size_t ncands, best;
+  double gain_ns;                              /* model_step_ns - the best candidate's step: > 0 when it beats the trace's buckets */
+  int fit_weak;                                /* the cost was fitted and explains little (r2 < OVL_WHATIF_WEAK_R2) */
   double alpha_ns, beta;
   int alpha_given, beta_given;
   ovl_comm_fit fit;                            /* of the gradient collectives (comm, op) */

@@ -1,6 +1,8 @@
 /* The classified work stream: see work_stream.h. */
 #include "work_stream.h"
 
+#include "load/comm_names.h"
+
 #include "base/i64map.h"
 #include "base/vec.h"
 
@@ -63,9 +65,15 @@ int ovl_work_stream_init(ovl_work_stream *s, ovl_trace *t, const ovl_classifier 
   if (!rc) {
     int64_t limit = ovl_trace_string_limit(t);
     s->name_class_len = limit < OVL_STRING_CACHE_LIMIT ? (limit > 0 ? limit : 0) : OVL_STRING_CACHE_LIMIT;
-    s->name_class = malloc(s->name_class_len ? (size_t)s->name_class_len : 1);
-    if (!s->name_class) rc = ovl_oom(err, "kernel names");
-    else memset(s->name_class, -1, s->name_class_len ? (size_t)s->name_class_len : 1);
+    size_t len = s->name_class_len ? (size_t)s->name_class_len : 1;
+    s->name_class = malloc(len);
+    s->name_traits = malloc(len);
+    if (!s->name_class || !s->name_traits) {
+      rc = ovl_oom(err, "kernel names");
+    } else {
+      memset(s->name_class, -1, len);
+      memset(s->name_traits, -1, len);
+    }
   }
   if (rc) ovl_work_stream_free(s);
   return rc;
@@ -85,6 +93,7 @@ void ovl_work_stream_free(ovl_work_stream *s) {
   free(s->link_corr);
   free(s->link_coll);
   free(s->name_class);
+  free(s->name_traits);
   memset(s, 0, sizeof *s);
 }
 
@@ -139,6 +148,16 @@ ovl_work_class ovl_work_stream_kernel_class(ovl_work_stream *s, int64_t name) {
   if (s->name_class[name] < 0)
     s->name_class[name] = (signed char)ovl_classify_kernel_name(s->classifier, ovl_trace_string(s->t, name));
   return (ovl_work_class)s->name_class[name];
+}
+
+static int name_traits(const char *name) {
+  return (ovl_comm_lookalike_name(name) ? OVL_NAME_LOOKALIKE : 0) | (ovl_moe_kernel_name(name) ? OVL_NAME_MOE : 0);
+}
+
+int ovl_work_stream_kernel_traits(ovl_work_stream *s, int64_t name) {
+  if (name < 0 || name >= s->name_class_len) return name_traits(ovl_trace_string(s->t, name));
+  if (s->name_traits[name] < 0) s->name_traits[name] = (signed char)name_traits(ovl_trace_string(s->t, name));
+  return s->name_traits[name];
 }
 
 ovl_work_class ovl_work_stream_class(ovl_work_stream *s, const ovl_work *w, uint32_t ncolls) {

@@ -32,6 +32,7 @@ typedef struct ovl_work_stream {
   int32_t *link_coll;          /* indices into recs */
   size_t nlinks, link_hint;
   signed char *name_class;     /* strings.id -> ovl_work_class, -1 not judged yet */
+  signed char *name_traits;    /* strings.id -> OVL_NAME_* bits, -1 not judged yet */
   int64_t name_class_len;
   int sorted;                  /* rows came too far out of order: SQLite sorts from now on */
   ovl_work_cursor *cur;
@@ -57,6 +58,12 @@ ovl_coll_rec *ovl_work_stream_take_recs(ovl_work_stream *s, size_t *n);
 uint32_t ovl_work_stream_links(ovl_work_stream *s, int64_t correlation, const int32_t **colls);
 /* Class of a kernel by its name id, judged once per id. */
 ovl_work_class ovl_work_stream_kernel_class(ovl_work_stream *s, int64_t name);
+/* What a kernel's name says beside its class, judged once per id: OVL_NAME_LOOKALIKE, it looks
+** like communication though it is not recognised as such (load/comm_names.h:
+** ovl_comm_lookalike_name); OVL_NAME_MOE, it does mixture-of-experts work (classify.h). */
+#define OVL_NAME_LOOKALIKE 1
+#define OVL_NAME_MOE 2
+int ovl_work_stream_kernel_traits(ovl_work_stream *s, int64_t name);
 /* Class of a piece of work linked to ncolls collectives. */
 ovl_work_class ovl_work_stream_class(ovl_work_stream *s, const ovl_work *w, uint32_t ncolls);
 

@@ -1,7 +1,7 @@
 /* Shared command-line helpers: see cli.h. */
 #include "cli.h"
 
-#include "../analyze/job.h"
+#include "../job/job.h"
 #include "base/text_clean.h"
 
 #include <errno.h>

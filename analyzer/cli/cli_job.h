@@ -5,7 +5,7 @@
 #ifndef OVL_CLI_JOB_H
 #define OVL_CLI_JOB_H
 
-#include "../analyze/job.h"
+#include "../driver/job_driver.h"
 
 #include <getopt.h>
 #include <stdio.h>

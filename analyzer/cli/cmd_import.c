@@ -220,6 +220,11 @@ int ovl_cmd_import(int argc, char **argv) {
   ovl_file_list files = {0};
   int rc = ovl_expand_trace_args(argv + optind, (size_t)(argc - optind), &files, &err);
   if (rc) return ovl_cli_fail(&err);
+  if (files.nskipped) {
+    char line[2048];
+    ovl_file_list_skipped_text(&files, line, sizeof line);
+    fprintf(stderr, "ovl: %s\n", line);
+  }
   struct stat sb;
   int out_is_dir = stat(output, &sb) == 0 && S_ISDIR(sb.st_mode);
   int to_dir = out_is_dir || files.len > 1;

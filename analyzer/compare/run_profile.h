@@ -11,7 +11,7 @@
 #ifndef OVL_RUN_PROFILE_H
 #define OVL_RUN_PROFILE_H
 
-#include "analyze/job.h"
+#include "job/job.h"
 #include "base/nccl_ops.h"
 #include "base/status.h"
 #include "stats/stats.h"

@@ -11,7 +11,7 @@
 #ifndef OVL_EXPORT_H
 #define OVL_EXPORT_H
 
-#include "../analyze/job.h"
+#include "../job/job.h"
 
 #include <stdint.h>
 

@@ -115,11 +115,105 @@ const char *ovl_memcpy_kind_from_cupti(int64_t kind) {
   }
 }
 
-int ovl_is_comm_kernel_name(const char *name) {
-  if (!name) return 0;
-  for (const char *p = name; *p; p++)
-    if ((p[0] == 'n' || p[0] == 'N') && strncasecmp(p, "nccl", 4) == 0) return 1;
-  return strstr(name, "ovl_emulated_") != NULL;
+/* The communication kernel families recognised by name, the one list (docs/report.md,
+** "Communication kernels"). A kernel is communication when its name contains `match` (any
+** case) and not `except`; `op` is the operation the family's kernels perform when the name
+** does not say (OVL_OP_UNKNOWN: from the name, else unknown). Families that move data between
+** GPUs outside NCCL's API (one-sided puts, multicast memory, peer pointers) are here because
+** a trace shows them only as kernels: counted as compute, their time would hide. */
+static const struct comm_family {
+  const char *family, *match, *except;
+  ovl_op op;
+} families[] = {
+  {"NCCL", "nccl", NULL, OVL_OP_UNKNOWN},                    /* ncclDevKernel_*, ncclKernel_*, ncclSymkDevKernel_*; RCCL's too */
+  {"RCCL", "rccl", NULL, OVL_OP_UNKNOWN},
+  {"MSCCL", "msccl", NULL, OVL_OP_UNKNOWN},                  /* MSCCL and MSCCL++ (mscclpp) */
+  {"NVSHMEM", "nvshmem", NULL, OVL_OP_UNKNOWN},              /* nvshmemi_*, nvshmemx_* kernels */
+  {"DeepEP", "deep_ep::", "deep_ep::layout::", OVL_OP_ALLTOALL},  /* intranode/internode/internode_ll dispatch, combine */
+  {"SymmetricMemory", "symmetric_memory::", NULL, OVL_OP_UNKNOWN},  /* c10d::symmetric_memory kernels */
+  {"SymmetricMemory", "multimem_all_reduce", NULL, OVL_OP_ALLREDUCE},
+  {"SymmetricMemory", "multimem_one_shot", NULL, OVL_OP_ALLREDUCE},
+  {"SymmetricMemory", "multimem_all_gather", NULL, OVL_OP_ALLGATHER},
+  {"SymmetricMemory", "one_shot_all_reduce", NULL, OVL_OP_ALLREDUCE},
+  {"SymmetricMemory", "two_shot_all_reduce", NULL, OVL_OP_ALLREDUCE},
+  {"custom all-reduce (vLLM, SGLang)", "cross_device_reduce", NULL, OVL_OP_ALLREDUCE},
+  {"custom all-reduce (TensorRT-LLM)", "oneshotallreduce", NULL, OVL_OP_ALLREDUCE},
+  {"custom all-reduce (TensorRT-LLM)", "twoshotallreduce", NULL, OVL_OP_ALLREDUCE},
+  {"custom all-reduce (TensorRT-LLM, FlashInfer)", "allreduce_fusion_kernel", NULL, OVL_OP_ALLREDUCE},
+  {"ovl emulated", "ovl_emulated_", NULL, OVL_OP_UNKNOWN},   /* the reference workloads' emulated collectives */
+};
+
+static const char *find_ci(const char *hay, const char *needle) {
+  size_t n = strlen(needle);
+  for (; *hay; hay++)
+    if (strncasecmp(hay, needle, n) == 0) return hay;
+  return NULL;
+}
+
+static const struct comm_family *family_of(const char *name) {
+  if (!name) return NULL;
+  for (size_t i = 0; i < sizeof families / sizeof families[0]; i++)
+    if (find_ci(name, families[i].match) && !(families[i].except && find_ci(name, families[i].except)))
+      return &families[i];
+  return NULL;
+}
+
+int ovl_is_comm_kernel_name(const char *name) { return family_of(name) != NULL; }
+
+const char *ovl_comm_kernel_family(const char *name) {
+  const struct comm_family *f = family_of(name);
+  return f ? f->family : NULL;
+}
+
+ovl_op ovl_comm_kernel_op(const char *name) {
+  const struct comm_family *f = family_of(name);
+  if (f && f->op != OVL_OP_UNKNOWN) return f->op;
+  return ovl_op_from_kernel_name(name);
+}
+
+const char *ovl_comm_kernel_dtype(const char *name) {
+  static const struct { const char *token, *dtype; } types[] = {
+      {"f32", "Float32"},  {"float", "Float32"},   {"f16", "Float16"},   {"half", "Float16"},
+      {"bf16", "Bfloat16"}, {"f64", "Float64"},    {"double", "Float64"}, {"i32", "Int32"},
+      {"int32", "Int32"},  {"u32", "Uint32"},     {"uint32", "Uint32"}, {"i64", "Int64"},
+      {"int64", "Int64"},  {"u64", "Uint64"},     {"uint64", "Uint64"}, {"i8", "Int8"},
+      {"int8", "Int8"},    {"u8", "Uint8"},       {"uint8", "Uint8"},   {"f8e4m3", "Float8e4m3"},
+      {"f8e5m2", "Float8e5m2"}};
+  if (!name || !ovl_is_comm_kernel_name(name)) return NULL;
+  /* whole '_'-separated words only: "i32" in "..._Sum_i32_RING..." but not inside "multi32" */
+  for (const char *p = name; *p;) {
+    size_t n = strcspn(p, "_");
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+      if (strlen(types[i].token) == n && strncmp(p, types[i].token, n) == 0) return types[i].dtype;
+    p += n;
+    while (*p == '_') p++;
+  }
+  return NULL;
+}
+
+/* 1 when word (lower case) is spelled at p, in any case, with '_' and '-' anywhere after its
+** first letter ("All_Reduce" spells "allreduce"). */
+static int spells(const char *p, const char *word) {
+  for (; *word; p++) {
+    if (!*p) return 0;
+    if (*p == '_' || *p == '-') continue;
+    if (tolower((unsigned char)*p) != *word++) return 0;
+  }
+  return 1;
+}
+
+const char *ovl_comm_lookalike_word(const char *name) {
+  static const char *const words[] = {"allreduce", "allgather", "reducescatter", "alltoall", "all2all", "sendrecv"};
+  for (const char *p = name; p && *p; p++) {
+    if (*p == '_' || *p == '-') continue;
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+      if (spells(p, words[i])) return p;
+  }
+  return NULL;
+}
+
+int ovl_comm_lookalike_name(const char *name) {
+  return name && !ovl_is_comm_kernel_name(name) && ovl_comm_lookalike_word(name) != NULL;
 }
 
 int64_t ovl_comm_id(uint64_t hash) {

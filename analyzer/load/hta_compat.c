@@ -78,7 +78,8 @@ int ovl_hta_drop_last_step(const char *path, ovl_import_stats *stats, ovl_err *e
   sqlite3_stmt *st = NULL;
   if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
       sqlite3_prepare_v2(db,
-                         "SELECT count(*), max(start) FROM nvtx"
+                         "SELECT count(DISTINCT name), max(max(start), coalesce((SELECT CAST(value AS INTEGER)"
+                         " FROM meta WHERE key = '" OVL_HTA_GPU_STEP_META "'), max(start))) FROM nvtx"
                          " WHERE domain IS NULL AND name GLOB 'ProfilerStep#[0-9]*' AND end IS NOT NULL",
                          -1, &st, NULL) != SQLITE_OK ||
       sqlite3_step(st) != SQLITE_ROW) {

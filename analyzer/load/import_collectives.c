@@ -4,6 +4,7 @@
 #include <assert.h>
 
 #include "base/i64map.h"
+#include "base/nccl_ops.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -103,6 +104,10 @@ int ovl_found_colls_write(ovl_found_colls *fc, ovl_trace_writer *w, long *writte
   for (size_t i = 0; !rc && i < n; i++) {
     ovl_collective_row row = items[i].row;
     row.id = OVL_NONE;
+    /* A call whose operation nothing in the trace names (a kernel named for no operation,
+    ** such as ncclDevKernel_Generic, launched before the window without its arguments) is
+    ** still a call: written as what is known, an operation the reader accepts as unknown. */
+    if (!row.op || !row.op[0]) row.op = ovl_op_name(OVL_OP_UNKNOWN);
     if (row.seq == OVL_NONE && row.comm != OVL_NONE) {
       int64_t s = 0;
       ovl_i64map_get(&next_seq, row.comm, &s);

@@ -7,7 +7,8 @@
 **     memory while streaming);
 **   * seq, when the source did not give one, numbers the calls of each communicator from 0
 **     in launch order (host launch, else GPU start);
-**   * rows are written in that order.
+**   * rows are written in that order, each one a row the reader accepts (an operation nothing
+**     names is written "Unknown").
 ** Memory is proportional to the number of collective calls, not to the trace size.
 */
 #ifndef OVL_IMPORT_COLLECTIVES_H

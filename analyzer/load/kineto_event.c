@@ -71,6 +71,17 @@ int ovl_kineto_int(const char *s, int64_t *v) {
   return 0;
 }
 
+const char *ovl_kineto_accelerator(const char *cat) {
+  static const struct { const char *prefix, *name; } kinds[] = {
+    {"mtia_", "MTIA (Meta Training and Inference Accelerator)"}, {"hpu_", "Intel Gaudi (HPU)"},
+    {"xpu_", "Intel XPU"}, {"mlu_", "Cambricon MLU"}, {"gcu_", "Enflame GCU"},
+    {"privateuse1_", "a PrivateUse1 accelerator backend"},
+  };
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+    if (strncmp(cat, kinds[i].prefix, strlen(kinds[i].prefix)) == 0) return kinds[i].name;
+  return NULL;
+}
+
 static ovl_kineto_cat category(const char *cat) {
   switch (cat[0]) {
     case 'k': return strcmp(cat, "kernel") == 0 ? OVL_KCAT_KERNEL : OVL_KCAT_OTHER;
@@ -359,6 +370,7 @@ static int reset_event(ovl_kineto_event *ev, ovl_err *err) {
   ev->name[0] = 0;
   ev->ph = 0;
   ev->cat = OVL_KCAT_OTHER;
+  ev->accelerator = NULL;
   ev->pid = ev->tid = ev->ts_ns = ev->dur_ns = OVL_NONE;
   ev->ts_us = ev->dur_us = NAN;
   ev->external_id = ev->correlation = ev->device = ev->stream = ev->bytes = OVL_NONE;
@@ -404,6 +416,7 @@ int ovl_kineto_read_event(ovl_json *j, ovl_kineto_event *ev, ovl_err *err) {
       char cat[32];
       rc = read_short_string(j, cat, sizeof cat, err);
       ev->cat = category(cat);
+      ev->accelerator = ev->cat == OVL_KCAT_OTHER ? ovl_kineto_accelerator(cat) : NULL;
       have_cat = 1;
     } else if (n == 4 && strcmp(k, "name") == 0) {
       rc = read_name(j, ev, err);

@@ -43,6 +43,8 @@ typedef struct ovl_kineto_comm_args {
 typedef struct ovl_kineto_event {
   char ph;                     /* 0 when absent */
   ovl_kineto_cat cat;
+  const char *accelerator;     /* the device family a category of another accelerator names ("MTIA" for
+                               ** mtia_*, ...: ovl_kineto_accelerator), else NULL; static */
   char *name;                  /* "" when absent; owned, reused between events */
   size_t name_cap;
   int64_t pid, tid;            /* OVL_NONE when absent or not numeric */
@@ -65,6 +67,11 @@ void ovl_kineto_event_free(ovl_kineto_event *ev);
 /* A JSON number of microseconds as nanoseconds (exact up to 3 decimals, rounded beyond).
 ** Returns 0 and sets *ns, or -1 when the text is not a finite number in range. */
 int ovl_kineto_us_to_ns(const char *text, int64_t *ns);
+/* The accelerator a Kineto event category belongs to when it is not a CUDA/ROCm GPU's (Kineto's
+** activity types of other devices: mtia_*, hpu_*, xpu_*, mlu_*, gcu_*, privateuse1_*), or
+** NULL. Static text. */
+const char *ovl_kineto_accelerator(const char *cat);
+
 /* A JSON number as an integer (decimals truncated). Returns 0 or -1. */
 int ovl_kineto_int(const char *text, int64_t *v);
 

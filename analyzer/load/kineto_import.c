@@ -16,6 +16,7 @@
 #include "base/vec.h"
 #include "byte_input.h"
 #include "comm_names.h"
+#include "hta_compat.h"
 #include "import_collectives.h"
 #include "import_meta.h"
 #include "json_stream.h"
@@ -76,6 +77,9 @@ typedef struct kineto_import {
   OVL_VEC(process_group) groups;
   ovl_i64map group_by_comm;
   OVL_VEC(signed char) nccl_name;   /* by kernel name id: 1 NCCL, 0 not, -1 not judged yet */
+  const char *accelerator;   /* another accelerator's device events seen (ovl_kineto_accelerator), or NULL */
+  long accelerator_events;
+  int64_t gpu_step_last;     /* latest start of a GPU copy of a ProfilerStep (--hta-compat's cut), or OVL_NONE */
 } kineto_import;
 
 /* ---------------------------------------------------------------------------------- */
@@ -179,7 +183,11 @@ static int on_kernel(kineto_import *ki, int64_t start, int64_t end, ovl_err *err
   ki->st->kernels++;
   if (!is_nccl_name(ki, row.name, ev->name)) return OVL_OK;
   ki->st->nccl_kernels++;
-  ovl_op op = ovl_op_from_kernel_name(ev->name);
+  /* Without a correlation id no collective_launches row can link a call to this kernel: a
+  ** call row would claim a call that ran no GPU work. The analysis infers the call from the
+  ** kernel itself, as for any communication kernel without a row. */
+  if (ev->correlation == OVL_NONE) return OVL_OK;
+  ovl_op op = ovl_comm_kernel_op(ev->name);
   nccl_kernel k = {start, end, row.device, row.stream, ev->correlation, ev->external_id,
                    op == OVL_OP_UNKNOWN ? NULL : ovl_op_name(op), NULL, {0}};
   if (op == OVL_OP_ALLREDUCE || op == OVL_OP_REDUCE || op == OVL_OP_REDUCESCATTER)
@@ -233,6 +241,10 @@ static int on_comm_op(kineto_import *ki, int64_t start, int64_t end, ovl_err *er
 static int on_event(kineto_import *ki, ovl_err *err) {
   const ovl_kineto_event *ev = &ki->ev;
   ki->st->events++;
+  if (ev->accelerator && (!ki->accelerator || ki->accelerator == ev->accelerator)) {
+    ki->accelerator = ev->accelerator;  /* the first family seen: a trace is of one device kind */
+    ki->accelerator_events++;
+  }
   if (ev->ph != 'X' || ev->cat == OVL_KCAT_OTHER) return OVL_OK;
   int host_side = ev->cat == OVL_KCAT_RUNTIME || ev->cat == OVL_KCAT_CPU_OP || ev->cat == OVL_KCAT_USER_ANNOTATION;
   if (host_side && ki->host_pid == OVL_NONE && ev->pid != OVL_NONE) ki->host_pid = ev->pid;
@@ -253,7 +265,10 @@ static int on_event(kineto_import *ki, ovl_err *err) {
     case OVL_KCAT_USER_ANNOTATION:
       return timed ? on_annotation(ki, NULL, start, end, err) : OVL_OK;
     case OVL_KCAT_GPU_USER_ANNOTATION:
-      /* Steps are host ranges: the GPU copy of ProfilerStep#N would overlap them. */
+      /* Steps are host ranges: the GPU copy of ProfilerStep#N would overlap them. HTA's last-step
+      ** cut sees it, though (hta_compat.h): its latest start is kept for that. */
+      if (timed && is_profiler_step(ev->name) && (ki->gpu_step_last == OVL_NONE || start > ki->gpu_step_last))
+        ki->gpu_step_last = start;
       if (!timed || is_profiler_step(ev->name)) return OVL_OK;
       return on_annotation(ki, "gpu_user_annotation", start, end, err);
     case OVL_KCAT_CPU_OP:
@@ -519,7 +534,12 @@ static int write_meta(kineto_import *ki, ovl_err *err) {
                        ki->hostname, based ? "kineto (relative to baseTimeNanoseconds)" : "kineto (CLOCK_REALTIME)",
                        "kineto", ki->path, ki->opt->hta_compat ? "hta-compat" : "full", ki->nccl_version,
                        ki->cuda_version, ki->st->skipped};
-  return ovl_import_write_meta(ki->w, &m, err);
+  int rc = ovl_import_write_meta(ki->w, &m, err);
+  if (!rc && ki->accelerator) rc = ovl_tw_meta(ki->w, "import_accelerator", ki->accelerator, err);
+  if (!rc && ki->accelerator) rc = ovl_tw_meta_int(ki->w, "import_accelerator_events", ki->accelerator_events, err);
+  if (!rc && ki->opt->hta_compat && ki->gpu_step_last != OVL_NONE)
+    rc = ovl_tw_meta_int(ki->w, OVL_HTA_GPU_STEP_META, ki->gpu_step_last, err);
+  return rc;
 }
 
 int ovl_kineto_import(const char *path, ovl_trace_writer *w, const char *out_path, const ovl_import_options *opt,
@@ -531,7 +551,7 @@ int ovl_kineto_import(const char *path, ovl_trace_writer *w, const char *out_pat
   ki.w = w;
   ki.opt = opt;
   ki.st = stats;
-  ki.base_ns = ki.host_pid = OVL_NONE;
+  ki.base_ns = ki.host_pid = ki.gpu_step_last = OVL_NONE;
   stats->rank = stats->world_size = OVL_NONE;
   ovl_byte_input *in = NULL;
   int rc = ovl_input_open(path, &in, err);

@@ -68,5 +68,18 @@ int ovl_detect_format(const char *path, ovl_trace_format *format, ovl_err *err) 
     case OVL_HEAD_JSON: *format = OVL_FORMAT_KINETO_JSON; return OVL_OK;
     case OVL_HEAD_NONE: break;
   }
+  if (ovl_is_nsys_report_name(path))
+    return ovl_fail(err, OVL_EUSER, "%s: an Nsight Systems report, which ovl does not read: export it with `nsys export "
+                                    "--type sqlite %s` and give ovl the .sqlite file", path, path);
   return ovl_fail(err, OVL_EUSER, "%s: not a trace (neither an ovl/Nsight SQLite database nor Kineto JSON)", path);
+}
+
+int ovl_is_nsys_report_name(const char *path) {
+  static const char *const suffixes[] = {".nsys-rep", ".qdrep"};
+  size_t n = strlen(path);
+  for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+    size_t m = strlen(suffixes[i]);
+    if (n >= m && strcmp(path + n - m, suffixes[i]) == 0) return 1;
+  }
+  return 0;
 }

@@ -24,7 +24,12 @@ typedef enum ovl_head_kind {
 } ovl_head_kind;
 ovl_head_kind ovl_detect_head(const unsigned char *head, size_t n);
 
-/* Sets *format, or fails with "<path>: <why it is not a trace>". */
+/* 1 when a file's name is an Nsight Systems report's (.nsys-rep, or .qdrep of older releases):
+** a format ovl does not read, whose SQLite export (`nsys export --type sqlite`) it does. */
+int ovl_is_nsys_report_name(const char *path);
+
+/* Sets *format, or fails with "<path>: <why it is not a trace>" (for an Nsight Systems report:
+** how to export it). */
 int ovl_detect_format(const char *path, ovl_trace_format *format, ovl_err *err);
 
 #endif

@@ -2,6 +2,7 @@
 #include "trace_files.h"
 
 #include "base/vec.h"
+#include "trace_detect.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -39,45 +40,84 @@ static int push_copy(path_vec *v, const char *dir, const char *name, ovl_err *er
   return OVL_OK;
 }
 
-static int add_directory(path_vec *v, const char *dir, ovl_err *err) {
+/* 1 when dir/name is a regular file (following links), not a folder or a device. */
+static int is_file(const char *dir, const char *name) {
+  char path[4096];
+  struct stat sb;
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  return stat(path, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+static int add_directory(path_vec *v, path_vec *skipped, const char *dir, ovl_err *err) {
   DIR *d = opendir(dir);
   if (!d) return ovl_fail(err, OVL_EUSER, "%s: %s", dir, strerror(errno));
-  size_t first = v->len;
+  size_t first = v->len, first_skipped = skipped->len;
   int rc = OVL_OK;
   struct dirent *e;
   while (!rc && (e = readdir(d)) != NULL) {
-    if (e->d_name[0] == '.' || !is_trace_name(e->d_name)) continue;
-    rc = push_copy(v, dir, e->d_name, err);
+    if (e->d_name[0] == '.') continue;
+    if (is_trace_name(e->d_name)) rc = push_copy(v, dir, e->d_name, err);
+    else if (is_file(dir, e->d_name)) rc = push_copy(skipped, dir, e->d_name, err);
   }
   closedir(d);
-  if (!rc && v->len == first)
-    rc = ovl_fail(err, OVL_EUSER, "%s: directory holds no trace files (*.sqlite, *.db, *.json, *.json.gz)", dir);
+  if (!rc) ovl_qsort(skipped->items + first_skipped, skipped->len - first_skipped, sizeof *skipped->items, cmp_str);
+  if (!rc && v->len == first) {
+    size_t reports = 0;
+    for (size_t i = first_skipped; i < skipped->len; i++) reports += ovl_is_nsys_report_name(skipped->items[i]);
+    if (reports)
+      rc = ovl_fail(err, OVL_EUSER, "%s: directory holds no trace files (*.sqlite, *.db, *.json, *.json.gz) but %zu "
+                                    "Nsight Systems report%s, which ovl does not read: export each with `nsys export "
+                                    "--type sqlite FILE.nsys-rep`", dir, reports, reports == 1 ? "" : "s");
+    else
+      rc = ovl_fail(err, OVL_EUSER, "%s: directory holds no trace files (*.sqlite, *.db, *.json, *.json.gz)", dir);
+  }
   if (!rc) ovl_qsort(v->items + first, v->len - first, sizeof *v->items, cmp_str);
   return rc;
 }
 
 int ovl_expand_trace_args(char *const *args, size_t nargs, ovl_file_list *out, ovl_err *err) {
-  path_vec v = {0};
+  path_vec v = {0}, skipped = {0};
   int rc = OVL_OK;
   for (size_t i = 0; !rc && i < nargs; i++) {
     struct stat sb;
     if (stat(args[i], &sb) != 0) rc = ovl_fail(err, OVL_EUSER, "%s: %s", args[i], strerror(errno));
-    else if (S_ISDIR(sb.st_mode)) rc = add_directory(&v, args[i], err);
+    else if (S_ISDIR(sb.st_mode)) rc = add_directory(&v, &skipped, args[i], err);
     else rc = push_copy(&v, "", args[i], err);
   }
   if (rc) {
-    for (size_t i = 0; i < v.len; i++) free(v.items[i]);
-    OVL_VEC_FREE(&v);
+    ovl_file_list tmp = {v.items, v.len, skipped.items, skipped.len};
+    ovl_file_list_free(&tmp);
     return rc;
   }
   out->paths = v.items;
   out->len = v.len;
+  out->skipped = skipped.items;
+  out->nskipped = skipped.len;
   return OVL_OK;
+}
+
+void ovl_file_list_skipped_text(const ovl_file_list *list, char *buf, size_t len) {
+  enum { NAMED = 4 };
+  buf[0] = 0;
+  if (list->nskipped == 0) return;
+  size_t reports = 0, used;
+  for (size_t i = 0; i < list->nskipped; i++) reports += ovl_is_nsys_report_name(list->skipped[i]);
+  used = (size_t)snprintf(buf, len, "warning: skipped %zu file%s that %s not trace%s by name (*.sqlite, *.db, *.json, "
+                                    "*.json.gz):", list->nskipped, list->nskipped == 1 ? "" : "s",
+                          list->nskipped == 1 ? "is" : "are", list->nskipped == 1 ? "" : "s");
+  for (size_t i = 0; i < list->nskipped && i < NAMED && used < len; i++)
+    used += (size_t)snprintf(buf + used, len - used, "%s %s", i ? "," : "", list->skipped[i]);
+  if (list->nskipped > NAMED && used < len)
+    used += (size_t)snprintf(buf + used, len - used, " and %zu more", list->nskipped - NAMED);
+  if (reports && used < len)
+    snprintf(buf + used, len - used, "; Nsight Systems reports (.nsys-rep) are read once exported: `nsys export --type "
+                                     "sqlite FILE.nsys-rep`");
 }
 
 void ovl_file_list_free(ovl_file_list *list) {
   for (size_t i = 0; i < list->len; i++) free(list->paths[i]);
   free(list->paths);
-  list->paths = NULL;
-  list->len = 0;
+  for (size_t i = 0; i < list->nskipped; i++) free(list->skipped[i]);
+  free(list->skipped);
+  memset(list, 0, sizeof *list);
 }

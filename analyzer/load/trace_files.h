@@ -1,7 +1,8 @@
 /*
 ** Expands the TRACE arguments of a command into a list of files: a file stands for
 ** itself; a directory stands for the trace files directly inside it (ovl/Nsight SQLite:
-** *.sqlite, *.db; Kineto: *.json, *.json.gz), in name order.
+** *.sqlite, *.db; Kineto: *.json, *.json.gz), in name order. The other files of a directory
+** are listed as skipped, for the caller to name.
 */
 #ifndef OVL_TRACE_FILES_H
 #define OVL_TRACE_FILES_H
@@ -13,8 +14,16 @@
 typedef struct ovl_file_list {
   char **paths;
   size_t len;
+  char **skipped;          /* files of the directories given that are not traces by name */
+  size_t nskipped;
 } ovl_file_list;
 
+/* One line naming the skipped files of `list` (at most a few, then a count), with the export
+** command when there are Nsight Systems reports among them, into buf; "" when none. */
+void ovl_file_list_skipped_text(const ovl_file_list *list, char *buf, size_t len);
+
+/* On failure (a missing file, a directory without traces, no memory): *err says why, out
+** untouched. */
 int ovl_expand_trace_args(char *const *args, size_t nargs, ovl_file_list *out, ovl_err *err);
 void ovl_file_list_free(ovl_file_list *list);
 

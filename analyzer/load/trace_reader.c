@@ -654,7 +654,10 @@ static int decode_row(row_reader *rd, ovl_work *w) {
       w->memkind[0] = 0;
       w->bytes = OVL_NONE;
     }
-    for (int i = 0; i < 3; i++) w->grid[i] = rd->launch_dims ? col_int(rd->st, 6 + i) : OVL_NONE;
+    for (int i = 0; i < 3; i++) {
+      w->grid[i] = rd->launch_dims ? col_int(rd->st, 6 + i) : OVL_NONE;
+      w->block[i] = rd->launch_dims ? col_int(rd->st, 9 + i) : OVL_NONE;
+    }
     if (row_malformed || w->start == OVL_NONE || w->end == OVL_NONE || w->device == OVL_NONE ||
         !ovl_interval_ok(w->start, w->end) || (rd->is_memop && !opt_size_ok(w->bytes, OVL_BYTES_LIMIT))) {
       rd->bad++;
@@ -806,21 +809,31 @@ static int advance(ovl_trace *t, work_source *s, ovl_err *err) {
   return OVL_OK;
 }
 
+/* 1 when the kernels table has column `col` (an optional column of the schema). */
+static int has_kernel_column(ovl_trace *t, const char *col) {
+  char sql[96];
+  sqlite3_stmt *probe = NULL;
+  snprintf(sql, sizeof sql, "SELECT %s FROM kernels LIMIT 0", col);
+  int has = sqlite3_prepare_v2(t->db, sql, -1, &probe, NULL) == SQLITE_OK;
+  sqlite3_finalize(probe);
+  return has;
+}
+
 static int open_source(ovl_trace *t, work_source *s, int is_memop, const ovl_work_options *opt, ovl_err *err) {
-  int has_dims = 0;
+  int has_grid = 0, has_block = 0;
   if (!is_memop && opt->launch_dims) {
-    sqlite3_stmt *probe = NULL;
-    has_dims = sqlite3_prepare_v2(t->db, "SELECT grid_x, grid_y, grid_z FROM kernels LIMIT 0", -1, &probe, NULL) ==
-               SQLITE_OK;
-    sqlite3_finalize(probe);
+    has_grid = has_kernel_column(t, "grid_x") && has_kernel_column(t, "grid_y") && has_kernel_column(t, "grid_z");
+    has_block = has_kernel_column(t, "block_x") && has_kernel_column(t, "block_y") && has_kernel_column(t, "block_z");
   }
-  char sql[256];
+  int has_dims = has_grid || has_block;
+  char sql[320];
   const char *order = opt->reorder_window ? "" : " ORDER BY start";
   if (is_memop)
     snprintf(sql, sizeof sql, "SELECT start, end, device, stream, correlation, kind, bytes FROM memops%s", order);
   else if (has_dims)
-    snprintf(sql, sizeof sql,
-             "SELECT start, end, device, stream, correlation, name, grid_x, grid_y, grid_z FROM kernels%s", order);
+    snprintf(sql, sizeof sql, "SELECT start, end, device, stream, correlation, name, %s, %s FROM kernels%s",
+             has_grid ? "grid_x, grid_y, grid_z" : "NULL, NULL, NULL",
+             has_block ? "block_x, block_y, block_z" : "NULL, NULL, NULL", order);
   else
     snprintf(sql, sizeof sql, "SELECT start, end, device, stream, correlation, name FROM kernels%s", order);
   s->is_memop = is_memop;

@@ -46,6 +46,7 @@ typedef struct ovl_work {
   int64_t name;          /* kernels: strings.id (OVL_NONE when unknown); memops: OVL_NONE */
   int64_t bytes;         /* memops: bytes moved or set; kernels: OVL_NONE */
   int64_t grid[3];       /* kernels, when requested and stored; else OVL_NONE */
+  int64_t block[3];      /* kernels: threads per block, likewise */
   int is_memop;
   char memkind[8];       /* memops: HtoD DtoH DtoD PtoP HtoH memset */
 } ovl_work;
@@ -54,7 +55,7 @@ typedef struct ovl_work_cursor ovl_work_cursor;
 
 typedef struct ovl_work_options {
   size_t reorder_window;  /* rows held to restore start order; 0 = let SQLite sort */
-  int launch_dims;        /* also read grid dimensions (what kernels are compared by) */
+  int launch_dims;        /* also read grid and block dimensions (what kernels are compared by) */
 } ovl_work_options;
 
 #define OVL_DEFAULT_REORDER_WINDOW 65536

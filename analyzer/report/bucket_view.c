@@ -18,10 +18,7 @@ static const char *dur_text(int64_t ns, char *buf) {
   return buf;
 }
 
-static void bucket_label(const ovl_coll_result *c, char *buf, size_t len) {
-  if (c->bucket >= 0) snprintf(buf, len, "%ld", c->bucket);
-  else snprintf(buf, len, "#%d", c->order);
-}
+static void bucket_label(const ovl_coll_result *c, char *buf, size_t len) { ovl_coll_bucket_label(c, buf, len); }
 
 void ovl_bucket_view_text(FILE *out, const ovl_step_result *st, size_t max_rows) {
   if (st->ngrad == 0) return;

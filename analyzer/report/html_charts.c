@@ -6,6 +6,7 @@
 #include "html_out.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -262,7 +263,7 @@ static double vx(double mib) {
 }
 
 void ovl_html_valley(FILE *out, const ovl_whatif_result *w, double current_cap, const char *cap_path) {
-  double lo = w->current_step_ns, hi = w->current_step_ns;
+  double lo = w->model_step_ns, hi = w->model_step_ns;
   for (size_t i = 0; i < w->ncands; i++) {
     if (w->cands[i].step_ns < lo) lo = w->cands[i].step_ns;
     if (w->cands[i].step_ns > hi) hi = w->cands[i].step_ns;
@@ -281,10 +282,11 @@ void ovl_html_valley(FILE *out, const ovl_whatif_result *w, double current_cap, 
     fprintf(out, "</b>, ");
     ovl_html_dnum(out, OVL_HN_NS, best->step_ns, "whatif.best.step_ns");
     fprintf(out, " per step against ");
-    ovl_html_dnum(out, OVL_HN_NS, w->current_step_ns, "whatif.current.step_ns");
-    fprintf(out, " in the trace (gain ");
-    ovl_html_dnum(out, OVL_HN_NS, w->current_step_ns - best->step_ns, "whatif.best.gain_ns");
-    fprintf(out, ")");
+    ovl_html_dnum(out, OVL_HN_NS, w->model_step_ns, "whatif.model_current.step_ns");
+    fprintf(out, " for the trace's own buckets replayed by the same model (gain ");
+    ovl_html_dnum(out, OVL_HN_NS, w->gain_ns, "whatif.best.gain_ns");
+    fprintf(out, "%s)", w->gain_ns > 0 ? "" : ": no size beats the trace");
+    if (w->fit_weak) fprintf(out, "; the fitted cost explains little of the collectives' time: predictions are rough");
   }
   if (current_cap > 0) {
     fprintf(out, ". The trace's largest gradient bucket: ");
@@ -304,9 +306,9 @@ void ovl_html_valley(FILE *out, const ovl_whatif_result *w, double current_cap, 
     label(out, LEFT - 6, VY(v) + 4, "end", "tick", ovl_html_format(OVL_HN_NS, v, t, sizeof t));
   }
   label(out, LEFT + PLOT / 2, h - 4, "middle", "lbl", "bucket cap (log scale)");
-  double yc = VY(w->current_step_ns);
+  double yc = VY(w->model_step_ns);
   fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"cur\"/>\n", LEFT, yc, LEFT + PLOT, yc);
-  label(out, LEFT + PLOT - 4, yc - 5, "end", "lbl", "step time in the trace");
+  label(out, LEFT + PLOT - 4, yc - 5, "end", "lbl", "the trace's buckets, replayed");
   fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"def\"/>\n", vx(25), top, vx(25), top + ph);
   label(out, vx(25) + 4, top + 12, "start", "lbl", "DDP default 25 MiB");
   if (current_cap > 0) {
@@ -431,6 +433,21 @@ done:
   ovl_i64map_free(&cols);
 }
 
+/* "rank 7, last at 5 of 8 collectives, the others waited 35.56 ms for it" for ranks[ri], the rank
+** in bold red when it is a straggler. */
+static void rank_lateness(FILE *out, const ovl_job *job, size_t ri, int straggler) {
+  const ovl_rank_result *r = &job->ranks[ri];
+  fputs(straggler ? "<b class=\"bad\">rank " : "rank ", out);
+  ovl_html_inum(out, OVL_HN_COUNT, r->rank, "ranks.%zu.rank", ri);
+  fprintf(out, "%s, last at ", straggler ? "</b>" : "");
+  ovl_html_inum(out, OVL_HN_COUNT, r->cross.times_last, "ranks.%zu.cross_rank.times_last", ri);
+  fprintf(out, " of ");
+  ovl_html_inum(out, OVL_HN_COUNT, r->cross.decisive, "ranks.%zu.cross_rank.decisive_arrivals", ri);
+  fprintf(out, " collectives, the others waited ");
+  ovl_html_inum(out, OVL_HN_NS, r->cross.wait_caused_ns, "ranks.%zu.cross_rank.wait_caused_ns", ri);
+  fprintf(out, " for it");
+}
+
 void ovl_html_job(FILE *out, const ovl_job *job) {
   const ovl_job_cross *jc = &job->cross;
   fputs("<p>", out);
@@ -457,18 +474,15 @@ void ovl_html_job(FILE *out, const ovl_job *job) {
     const ovl_rank_result *r = &job->ranks[ri];
     if (!r->cross.straggler) continue;
     if (ns++ >= 16) continue;
-    fprintf(out, "%s<b class=\"bad\">rank ", ns > 1 ? "; " : "");
-    ovl_html_inum(out, OVL_HN_COUNT, r->rank, "ranks.%zu.rank", ri);
-    fprintf(out, "</b>, last at ");
-    ovl_html_inum(out, OVL_HN_COUNT, r->cross.times_last, "ranks.%zu.cross_rank.times_last", ri);
-    fprintf(out, " of ");
-    ovl_html_inum(out, OVL_HN_COUNT, r->cross.decisive, "ranks.%zu.cross_rank.decisive_arrivals", ri);
-    fprintf(out, " collectives, the others waited ");
-    ovl_html_inum(out, OVL_HN_NS, r->cross.wait_caused_ns, "ranks.%zu.cross_rank.wait_caused_ns", ri);
-    fprintf(out, " for it");
+    fputs(ns > 1 ? "; " : "", out);
+    rank_lateness(out, job, ri, 1);
   }
   if (ns > 16) fprintf(out, "; and %zu more", ns - 16);
-  fprintf(out, "%s.</p>\n", ns ? "" : "none");
+  if (!ns && jc->most_waited_for != SIZE_MAX) {  /* the same rank a peer_wait finding may name */
+    fputs("none significant; the others waited most for ", out);
+    rank_lateness(out, job, jc->most_waited_for, 0);
+  }
+  fprintf(out, "%s.</p>\n", ns || jc->most_waited_for != SIZE_MAX ? "" : "none");
 
   /* Per-rank overlap efficiency: a bar per rank (a dot per rank for large jobs). */
   const double top = 16, ph = 160, h = top + ph + 30;

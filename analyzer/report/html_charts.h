@@ -5,7 +5,7 @@
 #ifndef OVL_HTML_CHARTS_H
 #define OVL_HTML_CHARTS_H
 
-#include "../analyze/job.h"
+#include "../job/job.h"
 #include "../analyze/whatif.h"
 #include "html_step_work.h"
 

@@ -76,6 +76,7 @@ int ovl_report_dims_beyond_ddp(const ovl_job *job) {
     const ovl_pgroup *pg = &job->pgroups[g];
     if (pg->dim == OVL_DIM_TP || pg->dim == OVL_DIM_PP || pg->dim == OVL_DIM_EP) return 1;
     if (pg->dim == OVL_DIM_DP && (pg->ops[OVL_OP_ALLGATHER] || pg->ops[OVL_OP_REDUCESCATTER])) return 1;
+    if (pg->ops[OVL_OP_ALLTOALL]) return 1;  /* ep, or why it is not */
   }
   return 0;
 }

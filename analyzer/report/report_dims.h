@@ -7,7 +7,7 @@
 #define OVL_REPORT_DIMS_H
 
 #include "base/json_out.h"
-#include "../analyze/job.h"
+#include "../job/job.h"
 
 #include <stdio.h>
 

@@ -11,7 +11,7 @@
 #ifndef OVL_REPORT_HTML_H
 #define OVL_REPORT_HTML_H
 
-#include "../analyze/job.h"
+#include "../job/job.h"
 #include "../analyze/whatif.h"
 
 #include <stdio.h>

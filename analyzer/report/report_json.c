@@ -5,6 +5,8 @@
 #include "report_dims.h"
 
 #include <math.h>
+#include <stdint.h>
+#include <string.h>
 
 static void opt_int(ovl_json *j, const char *key, int64_t v) {
   if (v == OVL_NONE) ovl_json_null(j, key);
@@ -53,6 +55,10 @@ static void findings_array(ovl_json *j, const ovl_finding *f, size_t n, int64_t 
     if (f[i].step >= 0) ovl_json_int(j, "step", f[i].step);
     time_ns(j, "at_ns", f[i].at_ns, offset);
     if (f[i].steps_affected > 0) ovl_json_int(j, "steps_affected", f[i].steps_affected);
+    if (ovl_confidence_name(f[i].confidence)) ovl_json_string(j, "confidence", ovl_confidence_name(f[i].confidence));
+    else ovl_json_null(j, "confidence");
+    if (f[i].evidence) ovl_json_string(j, "evidence", f[i].evidence);
+    else ovl_json_null(j, "evidence");
     ovl_json_object_end(j);
   }
   ovl_json_array_end(j);
@@ -127,23 +133,31 @@ static void streams_array(ovl_json *j, const ovl_rank_result *r) {
   ovl_json_array_end(j);
 }
 
+/* [x, y, z] or null when unknown. */
+static void dims_or_null(ovl_json *j, const char *key, const int64_t v[3]) {
+  if (v[0] == OVL_NONE) {
+    ovl_json_null(j, key);
+    return;
+  }
+  ovl_json_array_begin(j, key);
+  for (int d = 0; d < 3; d++) ovl_json_int(j, NULL, v[d]);
+  ovl_json_array_end(j);
+}
+
 static void slowdowns_array(ovl_json *j, const ovl_rank_result *r) {
   ovl_json_array_begin(j, "slowdowns");
   for (size_t i = 0; i < r->nslowdowns; i++) {
     const ovl_kernel_slowdown *k = &r->slowdowns[i];
     ovl_json_object_begin(j, NULL);
     ovl_json_string(j, "kernel", k->name);
-    if (k->grid[0] != OVL_NONE) {
-      ovl_json_array_begin(j, "grid");
-      for (int d = 0; d < 3; d++) ovl_json_int(j, NULL, k->grid[d]);
-      ovl_json_array_end(j);
-    } else {
-      ovl_json_null(j, "grid");
-    }
+    dims_or_null(j, "grid", k->grid);
+    dims_or_null(j, "block", k->block);
     ovl_json_int(j, "runs", k->runs);
     ovl_json_int(j, "runs_alone", k->runs_alone);
     ovl_json_int(j, "runs_overlapped", k->runs_overlapped);
     ovl_json_double(j, "alone_ns", k->alone_ns);
+    ovl_json_double(j, "alone_runs_mean_ns", k->alone_mean_ns);
+    ovl_json_double(j, "alone_runs_sd_ns", k->alone_sd_ns);
     ovl_json_double(j, "slowdown", k->factor);
     ovl_json_double(j, "cost_ns", k->cost_ns);
     ovl_json_object_end(j);
@@ -179,6 +193,7 @@ static void rank_object(ovl_json *j, const ovl_rank_result *r) {
   ovl_json_object_begin(j, NULL);
   opt_int(j, "rank", r->rank);
   ovl_json_int(j, "device", r->device);
+  ovl_json_int(j, "job", r->job);
   ovl_json_string(j, "trace", r->trace_path);
   if (r->hostname && r->hostname[0]) ovl_json_string(j, "hostname", r->hostname);
   else ovl_json_null(j, "hostname");
@@ -273,7 +288,31 @@ static void job_cross(ovl_json *j, const ovl_job *job) {
   ovl_json_double(j, "overlap_efficiency_transfer",
                   c->t_transfer > 0 ? 1.0 - (double)c->t_exposed_transfer / (double)c->t_transfer : NAN);
   ovl_json_int(j, "jobs", (int64_t)c->njobs);
+  if (c->most_waited_for != SIZE_MAX) ovl_json_int(j, "most_waited_for_rank", job->ranks[c->most_waited_for].rank);
+  else ovl_json_null(j, "most_waited_for_rank");
   ovl_json_object_end(j);
+}
+
+/* The jobs the traces come from (one unless they cannot all be one job): ranks[].job indexes it. */
+static void jobs_array(ovl_json *j, const ovl_job *job) {
+  ovl_json_array_begin(j, "jobs");
+  for (size_t k = 0; k < job->nparts; k++) {
+    const ovl_job_part *p = &job->parts[k];
+    ovl_json_object_begin(j, NULL);
+    opt_int(j, "world_size", p->world_size);
+    ovl_json_array_begin(j, "ranks");
+    for (size_t i = 0; i < p->nranks; i++) opt_int(j, NULL, job->ranks[p->ranks[i]].rank);
+    ovl_json_array_end(j);
+    ovl_json_array_begin(j, "traces");
+    for (size_t i = 0; i < p->nranks; i++)
+      if (i == 0 || strcmp(job->ranks[p->ranks[i]].trace_path, job->ranks[p->ranks[i - 1]].trace_path) != 0)
+        ovl_json_string(j, NULL, job->ranks[p->ranks[i]].trace_path);
+    ovl_json_array_end(j);
+    ovl_json_object_end(j);
+  }
+  ovl_json_array_end(j);
+  if (job->nparts > 1) ovl_json_string(j, "jobs_why", job->why_parts);
+  else ovl_json_null(j, "jobs_why");
 }
 
 /* Traces without GPU work (host_only.h): who, why, and their host side. */
@@ -308,6 +347,7 @@ void ovl_report_json(FILE *out, const ovl_job *job, int pretty) {
   for (size_t i = 0; i < job->nranks; i++) rank_object(&j, &job->ranks[i]);
   ovl_json_array_end(&j);
   without_gpu(&j, job);
+  jobs_array(&j, job);
   findings_array(&j, job->findings, job->nfindings, 0);
   job_cross(&j, job);
   ovl_report_dims_groups_json(&j, job);

@@ -6,7 +6,7 @@
 #ifndef OVL_REPORT_JSON_H
 #define OVL_REPORT_JSON_H
 
-#include "../analyze/job.h"
+#include "../job/job.h"
 
 #include <stdio.h>
 

@@ -8,6 +8,7 @@
 #include "report_dims.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -65,24 +66,33 @@ static void print_findings(FILE *out, const ovl_finding *f, size_t n) {
   if (n == 0) return;
   fprintf(out, "\n  Findings\n");
   for (size_t i = 0; i < n; i++) {
-    char t[32], head[96];
+    char t[32], head[128], conf[32] = "";
+    if (ovl_confidence_name(f[i].confidence))
+      snprintf(conf, sizeof conf, " (%s confidence)", ovl_confidence_name(f[i].confidence));
     if (f[i].recoverable_ns > 0)
-      snprintf(head, sizeof head, "  [%s] recoverable %s:", f[i].code, ns_text((double)f[i].recoverable_ns, t));
+      snprintf(head, sizeof head, "  [%s] recoverable %s%s:", f[i].code, ns_text((double)f[i].recoverable_ns, t), conf);
     else
-      snprintf(head, sizeof head, "  [%s]", f[i].code);
+      snprintf(head, sizeof head, "  [%s]%s", f[i].code, conf);
     fputs(head, out);
     print_wrapped(out, f[i].message, strlen(head), 6);
   }
 }
 
-/* A step's findings on one line: codes and recoverable time (the rank's findings explain them). */
+/* A step's findings on one line: codes and what each says it recovers (the rank's findings
+** explain them). A finding that knows no fix recovers nothing: said in words, beside the
+** step's exposed time, never as a bare "0 ns" that reads as the exposure. */
 static void print_step_findings(FILE *out, const ovl_step_result *st) {
   if (st->nfindings == 0) return;
   char label[64];
   fprintf(out, "  findings of step %s:", ovl_step_label(st, label, sizeof label));
   for (size_t i = 0; i < st->nfindings; i++) {
     char t[32];
-    fprintf(out, "%s %s (%s)", i ? "," : "", st->findings[i].code, ns_text((double)st->findings[i].recoverable_ns, t));
+    const ovl_finding *f = &st->findings[i];
+    if (f->recoverable_ns > 0)
+      fprintf(out, "%s %s (recoverable %s)", i ? "," : "", f->code, ns_text((double)f->recoverable_ns, t));
+    else
+      fprintf(out, "%s %s (%s exposed; no fix known, nothing counted as recoverable)", i ? "," : "", f->code,
+              ns_text((double)st->totals.exposed, t));
   }
   fputc('\n', out);
 }
@@ -102,8 +112,7 @@ static void print_collectives(FILE *out, const ovl_step_result *st, int64_t orig
     char b1[32], b2[32], b3[32], b4[32], b5[32], b6[32], b7[32], bucket[24];
     if (c->bytes != OVL_NONE) ovl_format_bytes((double)c->bytes, b1, sizeof b1);
     else snprintf(b1, sizeof b1, "?");
-    if (c->bucket >= 0) snprintf(bucket, sizeof bucket, "%ld", c->bucket);
-    else snprintf(bucket, sizeof bucket, "-");
+    ovl_coll_bucket_label(c, bucket, sizeof bucket);
     if (c->stall != OVL_NONE) ns_text((double)c->stall, b5);
     else snprintf(b5, sizeof b5, "-");
     fprintf(out, "  %5d  %-13s %10s %6s %11s %10s %10s %10s %10s %10s\n", c->order, ovl_op_name(c->op), b1, bucket,
@@ -125,7 +134,7 @@ static void print_breakdown(FILE *out, const ovl_totals *t) {
 }
 
 /* A rank's summary: who it is, its work, totals, breakdown and what the analysis left out. */
-static void print_rank_header(FILE *out, const ovl_rank_result *r) {
+static void print_rank_header(FILE *out, const ovl_rank_result *r, size_t nparts) {
   char a[32], b[32], c[32], d[32];
   char rank[32];
   if (r->rank != OVL_NONE) snprintf(rank, sizeof rank, "rank %lld", (long long)r->rank);
@@ -133,6 +142,7 @@ static void print_rank_header(FILE *out, const ovl_rank_result *r) {
   char path[1024];  /* a file name found in a directory may hold escape sequences too */
   ovl_text_clean_into(r->trace_path ? r->trace_path : "", path, sizeof path);
   fprintf(out, "%s  device %lld", rank, (long long)r->device);
+  if (nparts > 1) fprintf(out, "  job %d", r->job + 1);
   if (r->hostname && r->hostname[0]) {
     char host[256];
     ovl_text_clean_into(r->hostname, host, sizeof host);
@@ -203,8 +213,8 @@ static void print_rank_steps(FILE *out, const ovl_rank_result *r, const ovl_text
   free(sorted);
 }
 
-static void print_rank(FILE *out, const ovl_rank_result *r, const ovl_text_options *opt) {
-  print_rank_header(out, r);
+static void print_rank(FILE *out, const ovl_rank_result *r, size_t nparts, const ovl_text_options *opt) {
+  print_rank_header(out, r, nparts);
   print_findings(out, r->findings, r->nfindings);
   print_rank_steps(out, r, opt);
 }
@@ -259,8 +269,10 @@ static void print_grouped_findings(FILE *out, const ovl_job *job) {
           }
           nranks++;
         }
-      char head[768], t1[32], t2[32], t3[32], rn[24];
-      int n = snprintf(head, sizeof head, "  [%s] rank%s %s", code, nranks == 1 ? "" : "s", ranks);
+      char head[768], t1[32], t2[32], t3[32], rn[24], conf[32] = "";
+      if (ovl_confidence_name(worst->confidence))
+        snprintf(conf, sizeof conf, " (%s confidence)", ovl_confidence_name(worst->confidence));
+      int n = snprintf(head, sizeof head, "  [%s] rank%s %s%s", code, nranks == 1 ? "" : "s", ranks, conf);
       if (hi > 0 && nranks > 1)
         n += snprintf(head + n, sizeof head - (size_t)n, "; recoverable %s to %s per rank, %s in all",
                       ns_text((double)lo, t1), ns_text((double)hi, t2), ns_text((double)sum, t3));
@@ -293,7 +305,7 @@ static void print_job_ranks(FILE *out, const ovl_job *job, const ovl_text_option
   const ovl_rank_result *worst = NULL;
   for (size_t i = 0; i < job->nranks; i++) {
     if (i) fputc('\n', out);
-    print_rank_header(out, &job->ranks[i]);
+    print_rank_header(out, &job->ranks[i], job->nparts);
     if (!worst || job->ranks[i].totals.exposed > worst->totals.exposed) worst = &job->ranks[i];
   }
   print_grouped_findings(out, job);
@@ -319,8 +331,9 @@ static int cmp_rank_lateness(const void *pa, const void *pb) {
 static void print_job(FILE *out, const ovl_job *job, const ovl_text_options *opt) {
   const ovl_job_cross *c = &job->cross;
   char a[32], b[32], d[32], e[32];
-  fprintf(out, "\nJob across %zu ranks", c->nmembers);
-  if (c->njobs > 1) fprintf(out, " (the largest of %zu jobs in these traces)", c->njobs);
+  if (job->nparts > 1) fprintf(out, "\nJob %d across %zu ranks", job->ranks[c->members[0]].job + 1, c->nmembers);
+  else fprintf(out, "\nJob across %zu ranks", c->nmembers);
+  if (c->njobs > 1) fprintf(out, " (the largest of %zu groups of ranks sharing communicators)", c->njobs);
   fprintf(out, ": %zu collectives matched on every rank, %zu unmatched", c->matched, c->unmatched);
   if (c->point_to_point) fprintf(out, ", %zu point-to-point calls not matched", c->point_to_point);
   fputc('\n', out);
@@ -365,18 +378,40 @@ static void print_job(FILE *out, const ovl_job *job, const ovl_text_options *opt
   if (shown < c->nmembers) fprintf(out, "  ... %zu more ranks (use --all)\n", c->nmembers - shown);
   fprintf(out, "  (last: times it arrived last / collectives where arrivals differed; waits for: the others' "
                "waiting it caused)\n");
+  int stragglers = 0;
+  for (size_t i = 0; i < c->nmembers; i++) stragglers += job->ranks[c->members[i]].cross.straggler;
+  if (!stragglers && c->most_waited_for != SIZE_MAX) {
+    const ovl_rank_result *w = &job->ranks[c->most_waited_for];
+    fprintf(out, "  stragglers: none significant; the others waited most for rank %s (last %ld/%ld, %s caused)\n",
+            rank_name(w, a, sizeof a), w->cross.times_last, w->cross.decisive,
+            ovl_format_ns((double)w->cross.wait_caused_ns, b, sizeof b));
+  }
   free(sorted);
+}
+
+/* Traces of several jobs given together: which jobs, and why they cannot be one. */
+static void print_parts(FILE *out, const ovl_job *job) {
+  if (job->nparts < 2) return;
+  fprintf(out, "These traces come from %zu different jobs (%s); each is analysed apart:\n", job->nparts, job->why_parts);
+  for (size_t k = 0; k < job->nparts; k++) {
+    char part[768], clean[768];
+    ovl_job_parts_describe(job, k, part, sizeof part);
+    ovl_text_clean_into(part, clean, sizeof clean);
+    fprintf(out, "  %s\n", clean);
+  }
+  fputc('\n', out);
 }
 
 void ovl_report_text(FILE *out, const ovl_job *job, const ovl_text_options *opt) {
   /* The ranks of one job repeat one another: grouped unless everything is asked for (--all). */
   int grouped = one_job(job) && opt->max_steps != OVL_TEXT_ALL;
+  print_parts(out, job);
   if (grouped) {
     print_job_ranks(out, job, opt);
   } else {
     for (size_t i = 0; i < job->nranks; i++) {
       if (i) fputc('\n', out);
-      print_rank(out, &job->ranks[i], opt);
+      print_rank(out, &job->ranks[i], job->nparts, opt);
     }
   }
   if (job->nno_gpu) {

@@ -7,7 +7,7 @@
 #ifndef OVL_REPORT_TEXT_H
 #define OVL_REPORT_TEXT_H
 
-#include "../analyze/job.h"
+#include "../job/job.h"
 
 #include <stdio.h>
 

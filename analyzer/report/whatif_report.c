@@ -18,33 +18,45 @@ void ovl_whatif_text(FILE *out, const ovl_whatif_result *w, double first_cap_byt
                           : "the grad_ready marks");
   fprintf(out, "cost: alpha %s (%s), beta %.3f GB/s (%s)", ns_text(w->alpha_ns, a), w->alpha_given ? "given" : "fitted",
           w->beta / 1e9, w->beta_given ? "given" : "fitted");
-  if (!w->alpha_given || !w->beta_given)
-    fprintf(out, " on %zu %s collectives of comm %lld", w->fit.fit.samples, ovl_op_name(w->fit.op),
-            (long long)w->fit.comm);
+  if (!w->alpha_given || !w->beta_given) {
+    fprintf(out, " on %zu %s collectives", w->fit.fit.samples, ovl_op_name(w->fit.op));
+    if (w->fit.comm != OVL_NONE) fprintf(out, " of comm %lld", (long long)w->fit.comm);
+    else fprintf(out, " known by their kernels (no communicator)");
+    if (w->fit.fit.separable) fprintf(out, ", r2 %.2f", w->fit.fit.r2);
+  }
   fprintf(out, "\nfirst bucket cap: ");
   if (first_cap_bytes > 0) fprintf(out, "%g MiB\n", first_cap_bytes / MIB);
   else fprintf(out, "none (the first bucket uses the bucket cap)\n");
-  fprintf(out, "model check: the trace's own buckets replay to %s per step (the trace shows %s)\n\n",
+  fprintf(out, "model check: the trace's own buckets replay to %s per step (the trace shows %s); candidates are "
+               "compared with that replay\n",
           ns_text(w->model_step_ns, a), ns_text(w->current_step_ns, b));
-  fprintf(out, "%-22s %12s %12s %9s %12s\n", "", "step", "exposed", "buckets", "vs trace");
+  if (w->fit_weak)
+    fprintf(out, "caveat: the fitted cost explains %s of the %zu collectives' time (r2 %.2f): the predictions are "
+                 "rough; give --alpha and --beta measured elsewhere (nccl-tests) to rely on them\n",
+            w->fit.fit.r2 <= 0 ? "none" : "little", w->fit.fit.samples, w->fit.fit.r2);
+  fprintf(out, "\n%-22s %12s %12s %9s %12s\n", "", "step", "exposed", "buckets", "vs replay");
   fprintf(out, "%-22s %12s %12s %9s %12s\n", "trace", ns_text(w->current_step_ns, a), ns_text(w->current_exposed_ns, b),
           "", "");
+  fprintf(out, "%-22s %12s %12s %9s %12s\n", "trace, replayed", ns_text(w->model_step_ns, a),
+          ns_text(w->model_exposed_ns, b), "", "");
   for (size_t i = 0; i < w->ncands; i++) {
     const ovl_whatif_candidate *k = &w->cands[i];
     char label[48], buckets[16];
-    snprintf(label, sizeof label, "%sbucket %g MiB", i == w->best ? "* " : "  ", k->cap_bytes / MIB);
+    snprintf(label, sizeof label, "%sbucket %g MiB", i == w->best && w->gain_ns > 0 ? "* " : "  ", k->cap_bytes / MIB);
     snprintf(buckets, sizeof buckets, "%.1f", k->buckets);
-    if (w->current_step_ns > 0) snprintf(d, sizeof d, "%+.1f%%", 100.0 * (k->step_ns - w->current_step_ns) / w->current_step_ns);
+    if (w->model_step_ns > 0) snprintf(d, sizeof d, "%+.1f%%", 100.0 * (k->step_ns - w->model_step_ns) / w->model_step_ns);
     else snprintf(d, sizeof d, "n/a");  /* no relative change from a zero-length step */
     fprintf(out, "%-22s %12s %12s %9s %12s\n", label, ns_text(k->step_ns, a), ns_text(k->exposed_ns, b), buckets, d);
   }
-  if (w->ncands) {
+  if (w->ncands && w->gain_ns > 0) {
     const ovl_whatif_candidate *best = &w->cands[w->best];
-    double gain = w->current_step_ns - best->step_ns;
-    fprintf(out, "\nbest: bucket_cap_mb=%g: %s per step, %s %s than the trace", best->cap_bytes / MIB,
-            ns_text(best->step_ns, a), ns_text(fabs(gain), c), gain >= 0 ? "faster" : "slower");
-    if (w->current_step_ns > 0) fprintf(out, " (%.1f%%)", 100.0 * fabs(gain) / w->current_step_ns);
+    fprintf(out, "\nbest: bucket_cap_mb=%g: %s per step, %s faster than the trace's own buckets replayed by the same "
+                 "model", best->cap_bytes / MIB, ns_text(best->step_ns, a), ns_text(w->gain_ns, c));
+    if (w->model_step_ns > 0) fprintf(out, " (%.1f%%)", 100.0 * w->gain_ns / w->model_step_ns);
     fprintf(out, "\n");
+  } else if (w->ncands) {
+    fprintf(out, "\nno size beats the trace: every candidate replays no faster than the trace's own buckets (%s per "
+                 "step in the same model)\n", ns_text(w->model_step_ns, a));
   }
 }
 
@@ -70,7 +82,8 @@ void ovl_whatif_json(FILE *out, const ovl_whatif_result *w, double first_cap_byt
   if (w->ncands) {
     ovl_json_double(&j, "bucket_mb", w->cands[w->best].cap_bytes / MIB);
     ovl_json_double(&j, "step_ns", w->cands[w->best].step_ns);
-    ovl_json_double(&j, "gain_ns", w->current_step_ns - w->cands[w->best].step_ns);
+    ovl_json_double(&j, "gain_ns", w->gain_ns);
+    ovl_json_bool(&j, "beats_trace", w->gain_ns > 0);
   }
   ovl_json_object_end(&j);
   ovl_json_object_begin(&j, "model_current");
@@ -83,6 +96,11 @@ void ovl_whatif_json(FILE *out, const ovl_whatif_result *w, double first_cap_byt
   ovl_json_string(&j, "alpha_source", w->alpha_given ? "given" : "fitted");
   ovl_json_string(&j, "beta_source", w->beta_given ? "given" : "fitted");
   ovl_json_string(&j, "readiness", w->approximated ? "approximated" : "marks");
+  if (!w->alpha_given || !w->beta_given) ovl_json_double(&j, "fit_r2", w->fit.fit.r2);
+  else ovl_json_null(&j, "fit_r2");
+  if (w->fit_weak) ovl_json_string(&j, "caveat", w->fit.fit.r2 <= 0 ? "the fitted cost explains none of the time"
+                                                                      : "the fitted cost explains little of the time");
+  else ovl_json_null(&j, "caveat");
   ovl_json_int(&j, "ranks", (int64_t)w->ranks);
   ovl_json_int(&j, "steps", (int64_t)w->steps);
   ovl_json_bool(&j, "first_step_skipped", w->skipped_first_step);

@@ -21,7 +21,7 @@
 #define OVL_STATS_H
 
 #include "analyze/classify.h"
-#include "analyze/job.h"
+#include "job/job.h"
 #include "base/nccl_ops.h"
 #include "base/status.h"
 

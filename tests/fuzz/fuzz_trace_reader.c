@@ -7,7 +7,7 @@
 */
 #include "fuzz_file.h"
 #include "analyze/analysis.h"
-#include "analyze/job.h"
+#include "driver/job_driver.h"
 #include "report/report_json.h"
 
 #include <math.h>

@@ -130,6 +130,16 @@ codes = sorted({f["code"] for rk in ranks for s in rk.get("steps", []) for f in 
                {f["code"] for rk in ranks for f in rk.get("findings", [])} | {f["code"] for f in r.get("findings", [])})
 eff = ranks[0].get("overlap_efficiency") if ranks else None
 print("mode %s: overlap efficiency %s, findings: %s" % (sys.argv[2], eff, ", ".join(codes) or "none"))
+# What each mode's fault calls for (bench/results/gpu-h100-workloads.md); bucketed: none of these.
+expected = {"naive": "late_firing", "interleaved": "latency_bound", "misordered": "readiness_stall",
+            "find-unused": "find_unused_parameters"}
+schedule = {"late_firing", "readiness_stall", "latency_bound", "single_bucket", "exposed_tail",
+            "blocking_collective", "find_unused_parameters"}
+want = expected.get(sys.argv[2])
+if want and want not in codes:
+    print("mode %s: EXPECTED %s, not found" % (sys.argv[2], want)); sys.exit(1)
+if sys.argv[2] == "bucketed" and schedule & set(codes):
+    print("mode bucketed: UNEXPECTED %s" % ", ".join(sorted(schedule & set(codes)))); sys.exit(1)
 EOF
 }
 

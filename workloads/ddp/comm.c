@@ -126,10 +126,10 @@ int ovl_comm_reduce_scatter_f32(ovl_comm *c, const float *send, float *recv, int
 
 int ovl_comm_allreduce_i32(ovl_comm *c, const int32_t *send, int32_t *recv, int64_t n, ovl_err *err) {
   if (c->emulated) {
-    /* The emulated kernel touches floats; an int32 map has the same size and is left as is. */
+    /* ovl_emulated_allreduce_i32: its name tells ovl the map's element type (no NCCL call does) */
     double ns = ovl_emulated_allreduce_ns(c->alpha_ns, c->beta_bytes_per_s, c->emulate_ranks, (double)n * sizeof(int32_t));
     CUDA_TRY(cudaMemcpyAsync(recv, send, (size_t)n * sizeof(int32_t), cudaMemcpyDeviceToDevice, c->stream));
-    CUDA_TRY(ovl_k_emulated_allreduce((float *)recv, n, (int64_t)ns, c->stream));
+    CUDA_TRY(ovl_k_emulated_allreduce_i32(recv, n, (int64_t)ns, c->stream));
     return OVL_OK;
   }
   NCCL_TRY(ncclAllReduce(send, recv, (size_t)n, ncclInt32, ncclSum, c->nccl, c->stream));

@@ -18,8 +18,10 @@
 ** last, and for every rank the split of its kernel time into waiting for peers (its start
 ** -> last arrival) and transfer (last arrival -> end).
 **
-** Stragglers: ranks that arrive last (by a margin above the clock noise) significantly more
-** often than chance (one-sided binomial test), with the waiting they cause the others.
+** Lateness: how often each rank arrived last (by a margin above the clock noise), how often
+** chance would have it, the one-sided binomial p-value of that count, and the waiting it caused
+** the others. Whether that makes it a straggler is the diagnosis' judgement
+** (diagnose/thresholds.h), not this module's.
 */
 #ifndef OVL_CROSS_RANK_H
 #define OVL_CROSS_RANK_H
@@ -52,8 +54,8 @@ typedef struct ovl_xr_rank_result {
   int64_t clock_offset;         /* add to the rank's local times to get job time */
   long times_last;              /* decisive instances in which it arrived last */
   long decisive;                /* decisive instances it took part in */
+  double expected_last;         /* decisive instances it would arrive last at by chance */
   double p_value;               /* chance of arriving last that often */
-  int straggler;
   int64_t wait_ns, transfer_ns; /* over its matched calls */
   int64_t wait_caused_ns;       /* others' waiting in instances where it came last */
   int64_t delay_ns;             /* sum of (its arrival - the second-last arrival) when last:
@@ -87,9 +89,6 @@ typedef struct ovl_xr_result {
   size_t alignment_samples;     /* instances used to align clocks */
   int64_t decisive_margin;      /* arrival gaps below this are clock noise, not lateness */
 } ovl_xr_result;
-
-/* Straggler significance level (after correction for the number of ranks). */
-#define OVL_XR_STRAGGLER_P 1e-3
 
 int ovl_cross_rank(const ovl_xr_rank_input *ranks, size_t n, ovl_xr_result *out);
 void ovl_xr_result_free(ovl_xr_result *r);

@@ -4,10 +4,9 @@
 ** The ranks that share communicators form a job; when traces of several jobs are given
 ** together, the largest is analysed across ranks. Its members' collective calls go through
 ** ovl_cross_rank(); the answers come back into the rank results (clock offsets, the
-** waiting / transfer split of every matched call, straggler statistics and findings) and
+** waiting / transfer split of every matched call, straggler statistics) and
 ** into job->cross (matching, skew, clock residuals, the job's overlap on transfer time).
 */
-#include "diagnose.h"
 #include "job.h"
 
 #include "base/i64map.h"
@@ -49,7 +48,8 @@ static int cmp_member_rank(const void *pa, const void *pb, const ovl_job *job) {
   return (a->rank > b->rank) - (a->rank < b->rank);
 }
 
-/* Members: the largest group of ranks linked by a shared communicator (at least two). */
+/* Members: the largest group of ranks of one job (job_partition.c) linked by a shared
+** communicator (at least two). */
 static int choose_members(ovl_job *job, ovl_err *err) {
   size_t n = job->nranks;
   size_t *parent = malloc((n ? n : 1) * sizeof *parent);
@@ -57,16 +57,22 @@ static int choose_members(ovl_job *job, ovl_err *err) {
   ovl_i64map first_user = {0};  /* comm -> first rank index using it */
   int rc = (!parent || !size) ? ovl_oom(err, "job grouping") : OVL_OK;
   for (size_t i = 0; !rc && i < n; i++) parent[i] = i;
-  for (size_t i = 0; !rc && i < n; i++) {
-    coll_iter it = {&job->ranks[i], 0, 0};
-    for (ovl_coll_result *c; !rc && (c = coll_next(&it)) != NULL;) {
-      if (c->comm == OVL_NONE) continue;
-      int64_t other;
-      if (ovl_i64map_get(&first_user, c->comm, &other)) {
-        size_t a = find_root(parent, i), b = find_root(parent, (size_t)other);
-        if (a != b) parent[a] = b;
-      } else if (ovl_i64map_put(&first_user, c->comm, (int64_t)i)) {
-        rc = ovl_oom(err, "job grouping");
+  /* per part of the job (job_partition.c): ranks of different jobs are never related */
+  for (size_t k = 0; !rc && k < (job->nparts ? job->nparts : 1); k++) {
+    ovl_i64map_free(&first_user);
+    memset(&first_user, 0, sizeof first_user);
+    for (size_t i = 0; !rc && i < n; i++) {
+      if (job->nparts && job->ranks[i].job != (int)k) continue;
+      coll_iter it = {&job->ranks[i], 0, 0};
+      for (ovl_coll_result *c; !rc && (c = coll_next(&it)) != NULL;) {
+        if (c->comm == OVL_NONE) continue;
+        int64_t other;
+        if (ovl_i64map_get(&first_user, c->comm, &other)) {
+          size_t a = find_root(parent, i), b = find_root(parent, (size_t)other);
+          if (a != b) parent[a] = b;
+        } else if (ovl_i64map_put(&first_user, c->comm, (int64_t)i)) {
+          rc = ovl_oom(err, "job grouping");
+        }
       }
     }
   }
@@ -186,141 +192,6 @@ static void describe_mismatch(const ovl_job *job, const ovl_xr_mismatch *m, char
 }
 
 /* ---------------------------------------------------------------------------------- */
-/* Stragglers                                                                          */
-/* ---------------------------------------------------------------------------------- */
-
-typedef struct kernel_excess {
-  const ovl_kernel_total *k;
-  double per_step, others_per_step;
-} kernel_excess;
-
-static int cmp_double(const void *pa, const void *pb) {
-  double a = *(const double *)pa, b = *(const double *)pb;
-  return (a > b) - (a < b);
-}
-
-static const ovl_kernel_total *find_kernel(const ovl_rank_result *r, const ovl_kernel_total *k) {
-  for (size_t i = 0; i < r->nkernel_totals; i++) {
-    const ovl_kernel_total *o = &r->kernel_totals[i];
-    if (strcmp(o->name, k->name) == 0 && memcmp(o->grid, k->grid, sizeof o->grid) == 0) return o;
-  }
-  return NULL;
-}
-
-/* Up to three kernels that took longer per step on rank s than the median of its peers. */
-static size_t longer_kernels(const ovl_job *job, size_t s, kernel_excess out[3]) {
-  const ovl_rank_result *r = &job->ranks[job->cross.members[s]];
-  size_t nout = 0, npeers = job->cross.nmembers - 1;
-  double *vals = malloc((npeers ? npeers : 1) * sizeof *vals);
-  if (!vals) return 0;
-  for (size_t i = 0; i < r->nkernel_totals; i++) {
-    const ovl_kernel_total *k = &r->kernel_totals[i];
-    size_t n = 0;
-    for (size_t m = 0; m < job->cross.nmembers; m++) {
-      if (m == s) continue;
-      const ovl_rank_result *p = &job->ranks[job->cross.members[m]];
-      const ovl_kernel_total *o = find_kernel(p, k);
-      if (o) vals[n++] = o->total_ns / (double)(p->nsteps ? p->nsteps : 1);
-    }
-    if (n * 2 < npeers || n == 0) continue;  /* most peers must run it too */
-    ovl_qsort(vals, n, sizeof *vals, cmp_double);
-    double med = n % 2 ? vals[n / 2] : (vals[n / 2 - 1] + vals[n / 2]) / 2;
-    double mine = k->total_ns / (double)(r->nsteps ? r->nsteps : 1);
-    if (mine <= med * 1.02) continue;
-    kernel_excess e = {k, mine, med};
-    /* keep the three largest excesses */
-    size_t pos = nout < 3 ? nout++ : 3;
-    while (pos > 0 && out[pos - 1].per_step - out[pos - 1].others_per_step < mine - med) {
-      if (pos < 3) out[pos] = out[pos - 1];
-      pos--;
-    }
-    if (pos < 3) out[pos] = e;
-  }
-  free(vals);
-  return nout;
-}
-
-/* Compute time per step of member s minus the median of its peers'. Lateness that builds up
-** over a step's collectives comes from there when the rank's GPU is slower. */
-static double compute_excess_per_step(const ovl_job *job, size_t s) {
-  size_t n = job->cross.nmembers, k = 0;
-  double *peers = malloc(n * sizeof *peers);
-  if (!peers) return 0;
-  double mine = 0;
-  for (size_t m = 0; m < n; m++) {
-    const ovl_rank_result *r = &job->ranks[job->cross.members[m]];
-    double v = (double)r->totals.compute / (double)(r->nsteps ? r->nsteps : 1);
-    if (m == s) mine = v;
-    else peers[k++] = v;
-  }
-  ovl_qsort(peers, k, sizeof *peers, cmp_double);
-  double med = k == 0 ? mine : (k % 2 ? peers[k / 2] : (peers[k / 2 - 1] + peers[k / 2]) / 2);
-  free(peers);
-  return mine - med;
-}
-
-static int straggler_finding(ovl_job *job, size_t s, const ovl_xr_rank_result *x, ovl_err *err) {
-  ovl_rank_result *r = &job->ranks[job->cross.members[s]];
-  size_t steps = r->nsteps ? r->nsteps : 1;
-  char waited[32], waited_step[32], delay[32], delay_step[32], late_gpu[32], late_host[32];
-  ovl_format_ns((double)x->wait_caused_ns, waited, sizeof waited);
-  ovl_format_ns((double)x->wait_caused_ns / (double)steps, waited_step, sizeof waited_step);
-  ovl_format_ns((double)x->delay_ns, delay, sizeof delay);
-  ovl_format_ns((double)x->delay_ns / (double)steps, delay_step, sizeof delay_step);
-  ovl_format_ns((double)x->late_gpu_ns, late_gpu, sizeof late_gpu);
-  char msg[2048];
-  int n = snprintf(msg, sizeof msg,
-                   "rank %lld arrived last at %ld of the %ld collectives where arrivals differed (about %.0f "
-                   "expected by chance; p = %.1e); its peers waited %s for it in total (%s per step) and the "
-                   "job was delayed %s (%s per step). Its GPU reached the collectives %s late (median)",
-                   (long long)r->rank, x->times_last, x->decisive,
-                   (double)x->decisive / (double)job->cross.nmembers, x->p_value, waited, waited_step, delay,
-                   delay_step, late_gpu);
-  if (x->late_host_ns != OVL_NONE) {
-    ovl_format_ns((double)x->late_host_ns, late_host, sizeof late_host);
-    n += snprintf(msg + n, sizeof msg - (size_t)n, " and its host launched them %s late", late_host);
-  }
-  double excess = compute_excess_per_step(job, s);
-  char excess_text[32];
-  ovl_format_ns(excess, excess_text, sizeof excess_text);
-  if (excess * 2 >= (double)x->late_gpu_ns) {
-    kernel_excess k[3];
-    size_t nk = longer_kernels(job, s, k);
-    n += snprintf(msg + n, sizeof msg - (size_t)n,
-                  ": its compute before the collectives ran longer, %s per step more than its peers' median", excess_text);
-    for (size_t i = 0; i < nk && n < (int)sizeof msg; i++) {
-      char extra[32];
-      ovl_format_ns(k[i].per_step - k[i].others_per_step, extra, sizeof extra);
-      n += snprintf(msg + n, sizeof msg - (size_t)n, "%s %s (+%.1f%%, +%s per step)", i ? "," : " (kernels:",
-                    k[i].k->name, 100.0 * (k[i].per_step / k[i].others_per_step - 1.0), extra);
-    }
-    if (nk && n < (int)sizeof msg) n += snprintf(msg + n, sizeof msg - (size_t)n, ")");
-    if (n < (int)sizeof msg)
-      snprintf(msg + n, sizeof msg - (size_t)n,
-               ". Check this GPU (clocks, thermal or power throttling, ECC, other processes sharing it) and "
-               "its inputs (an uneven shard or longer sequences give it more work).");
-  } else if (x->late_host_ns != OVL_NONE && x->late_host_ns * 2 >= x->late_gpu_ns) {
-    snprintf(msg + n, sizeof msg - (size_t)n,
-             ", while its compute took no longer than its peers' (%s per step): the host is late, not the GPU. "
-             "Look at what this rank's host does before and during the backward pass (data loading and "
-             "preprocessing, CPU contention or pinning, Python work, logging, a slower host) and give it the "
-             "same resources as its peers.",
-             excess_text);
-  } else {
-    snprintf(msg + n, sizeof msg - (size_t)n,
-             "; neither longer compute (%s per step) nor late host launches explain it: look for "
-             "synchronisations, copies or other streams that stall this GPU before its collectives.",
-             excess_text);
-  }
-  if (ovl_add_finding(&r->findings, &r->nfindings, "straggler", -1, x->delay_ns, msg) ||
-      ovl_add_finding(&job->findings, &job->nfindings, "straggler", -1, x->delay_ns, msg))
-    return ovl_oom(err, "findings");
-  job->findings[job->nfindings - 1].at_ns = OVL_NONE;
-  r->findings[r->nfindings - 1].at_ns = OVL_NONE;
-  return OVL_OK;
-}
-
-/* ---------------------------------------------------------------------------------- */
 /* Entry point                                                                         */
 /* ---------------------------------------------------------------------------------- */
 
@@ -384,19 +255,25 @@ static int cross_rank_stage(ovl_job *job, ovl_err *err) {
     }
     c->times_last = xr->times_last;
     c->decisive = xr->decisive;
+    c->expected_last = xr->expected_last;
     c->p_value = xr->p_value;
-    c->straggler = xr->straggler;
     c->wait_caused_ns = xr->wait_caused_ns;
     c->late_gpu_ns = xr->late_gpu_ns;
     c->late_host_ns = xr->late_host_ns;
+    c->delay_ns = xr->delay_ns;
     jc->t_comm += r->totals.comm;
     jc->t_exposed += r->totals.exposed;
     jc->t_transfer += c->transfer_ns;
     jc->t_exposed_transfer += c->exposed_transfer_ns;
     jc->t_wait += c->wait_ns;
-    if (xr->straggler) rc = straggler_finding(job, i, xr, err);
   }
-  if (!rc) rc = ovl_diagnose_peer_waits(job, err);
+  jc->most_waited_for = SIZE_MAX;
+  for (size_t i = 0; !rc && i < n; i++) {
+    const ovl_rank_result *r = &job->ranks[jc->members[i]];
+    if (r->cross.wait_caused_ns > 0 &&
+        (jc->most_waited_for == SIZE_MAX || r->cross.wait_caused_ns > job->ranks[jc->most_waited_for].cross.wait_caused_ns))
+      jc->most_waited_for = jc->members[i];
+  }
   ovl_xr_result_free(&x);
   for (size_t i = 0; mc && i < n; i++) {
     free(mc[i].refs);

@@ -1,12 +1,13 @@
-/* Job analysis: see job.h. */
+/* Job measurement: see job.h. */
 #include "job.h"
 #include "job_dims.h"
 
 #include "base/vec.h"
-#include "../load/trace_files.h"
-#include "../load/trace_source.h"
+#include "load/trace_files.h"
+#include "load/trace_source.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +30,10 @@ static int add_warning(ovl_job *job, const char *text) {
   return 0;
 }
 
-static int warn_bad_rows(ovl_job *job, const char *path, const ovl_bad_rows *bad) {
+/* Rows the reader skipped. In the user's own ovl trace they are the file's; in a conversion
+** (an imported Kineto or Nsight Systems trace) the user wrote none of them: the importer
+** wrote what its own reader refuses, a fault of ovl, said as such. */
+static int warn_bad_rows(ovl_job *job, const ovl_trace_source *src, const ovl_bad_rows *bad) {
   static const char *const names[] = {"kernels", "memops", "collectives", "collective_launches", "nvtx", "api",
                                       "strings"};
   const long counts[] = {bad->kernels, bad->memops, bad->collectives, bad->launches, bad->nvtx, bad->api,
@@ -37,11 +41,29 @@ static int warn_bad_rows(ovl_job *job, const char *path, const ovl_bad_rows *bad
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
     if (counts[i] <= 0) continue;
     char line[1024];
-    snprintf(line, sizeof line, "%s: warning: skipped %ld %s row%s with missing, malformed or out-of-range values", path,
-             counts[i], names[i], counts[i] == 1 ? "" : "s");
+    if (src->format != OVL_FORMAT_OVL_SQLITE)
+      snprintf(line, sizeof line, "%s: warning: ovl's import of it wrote %ld %s row%s that its reader then skipped "
+                                  "(a fault of ovl, not of the file: please report it)",
+               src->path, counts[i], names[i], counts[i] == 1 ? "" : "s");
+    else
+      snprintf(line, sizeof line, "%s: warning: skipped %ld %s row%s with missing, malformed or out-of-range values",
+               src->path, counts[i], names[i], counts[i] == 1 ? "" : "s");
     if (add_warning(job, line)) return -1;
   }
   return 0;
+}
+
+/* Traces of several jobs given together: said once, naming the jobs (the report repeats it). */
+static int warn_parts(ovl_job *job) {
+  char line[2048];
+  int n = snprintf(line, sizeof line, "warning: these traces come from %zu different jobs (%s), analysed apart:",
+                   job->nparts, job->why_parts);
+  for (size_t k = 0; k < job->nparts && n > 0 && (size_t)n < sizeof line - 2; k++) {
+    char part[768];
+    ovl_job_parts_describe(job, k, part, sizeof part);
+    n += snprintf(line + n, sizeof line - (size_t)n, "%s %s", k ? ";" : "", part);
+  }
+  return add_warning(job, line);
 }
 
 /* One file's analysis, done by any worker; merged into the job in file order. */
@@ -182,7 +204,7 @@ static int merge_results(ovl_job *job, file_result *results, size_t n, ovl_err *
     if (!rc && fr->nranks) {
       memcpy(job->ranks + job->nranks, fr->ranks, fr->nranks * sizeof *fr->ranks);
       job->nranks += fr->nranks;
-      if (warn_bad_rows(job, fr->src.path, &fr->ranks[0].bad)) rc = ovl_oom(err, "warnings");
+      if (warn_bad_rows(job, &fr->src, &fr->ranks[0].bad)) rc = ovl_oom(err, "warnings");
       if (!rc && fr->src.skipped > 0) {
         char line[1024];
         snprintf(line, sizeof line, "%s: warning: skipped %ld event%s without usable times (missing or out of range)",
@@ -199,9 +221,10 @@ static int merge_results(ovl_job *job, file_result *results, size_t n, ovl_err *
   return rc;
 }
 
-int ovl_analyze_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs, ovl_job_progress_fn progress,
+int ovl_measure_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs, ovl_job_progress_fn progress,
                     void *progress_ctx, ovl_job *job, ovl_err *err) {
   memset(job, 0, sizeof *job);
+  job->cross.most_waited_for = SIZE_MAX;
   ovl_file_list files = {0};
   int rc = ovl_expand_trace_args(args, nargs, &files, err);
   file_result *results = NULL;
@@ -219,13 +242,20 @@ int ovl_analyze_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs
     rc = merge_results(job, results, files.len, err);
   }
   free(results);
+  if (!rc && files.nskipped) {
+    char line[2048];
+    ovl_file_list_skipped_text(&files, line, sizeof line);
+    if (add_warning(job, line)) rc = ovl_oom(err, "warnings");
+  }
   ovl_file_list_free(&files);
   if (rc) {
     ovl_job_free(job);
     return rc;
   }
   ovl_qsort(job->ranks, job->nranks, sizeof *job->ranks, cmp_rank);
-  rc = ovl_job_dims_classify(job, ctx->opt.dim_overrides, err);
+  rc = ovl_job_partition(job, err);
+  if (!rc && job->nparts > 1 && warn_parts(job)) rc = ovl_oom(err, "warnings");
+  if (!rc) rc = ovl_job_dims_classify(job, ctx->opt.dim_overrides, err);
   if (!rc) rc = ovl_job_cross_rank(job, err);
   if (!rc) rc = ovl_job_dims_finish(job, err);
   if (rc) ovl_job_free(job);
@@ -245,5 +275,7 @@ void ovl_job_free(ovl_job *job) {
   free(job->sources);
   for (size_t i = 0; i < job->nno_gpu; i++) ovl_host_only_free(&job->no_gpu[i]);
   free(job->no_gpu);
+  for (size_t i = 0; i < job->nparts; i++) free(job->parts[i].ranks);
+  free(job->parts);
   memset(job, 0, sizeof *job);
 }

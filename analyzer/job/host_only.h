@@ -3,6 +3,7 @@
 ** GPU side is missing (CUPTI not attached, CUDA activities not recorded). The job reports the
 ** other ranks and lists such a trace with its host side (NCCL calls, CUDA API calls) and why
 ** it has no GPU data, as far as the trace tells (docs/report.md, "Ranks without GPU work").
+** Read through the loader (load/trace_reader.h) like every other trace.
 */
 #ifndef OVL_HOST_ONLY_H
 #define OVL_HOST_ONLY_H

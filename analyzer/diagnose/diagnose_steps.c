@@ -1,13 +1,13 @@
 /*
 ** Per-step findings: the gradient schedule (readiness_stall, single_bucket, late_firing, then
 ** exposed_tail or latency_bound, first that applies), find_unused_parameters and
-** blocking_collective. Thresholds in diagnose.h; docs/findings.md explains each.
+** blocking_collective. Thresholds in thresholds.h; docs/findings.md explains each.
 */
 #include "diagnose_internal.h"
 
 #include "base/nccl_ops.h"
 #include "base/vec.h"
-#include "whatif.h"
+#include "analyze/whatif.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -30,10 +30,7 @@ typedef struct step_view {
 
 static double rel(const step_view *v, int64_t t) { return (double)(t - v->st->start); }
 
-static void label(const ovl_coll_result *c, char *buf, size_t len) {
-  if (c->bucket >= 0) snprintf(buf, len, "%ld", c->bucket);
-  else snprintf(buf, len, "#%d", c->order);
-}
+static void label(const ovl_coll_result *c, char *buf, size_t len) { ovl_coll_bucket_label(c, buf, len); }
 
 static int significant(const step_view *v, double recoverable, double share) {
   return recoverable >= OVL_DIAG_MIN_NS && recoverable >= share * v->step_ns;
@@ -97,6 +94,16 @@ static int sweep_sizes(const step_view *v, size_sweep *out) {
   return OVL_OK;
 }
 
+/* A bucket-size finding rests on the alpha-beta model; with alpha unknown (sizes that did not
+** vary) the model is a guess. */
+static int bucket_finding(ovl_diag *d, ovl_step_result *st, const char *code, double recoverable, int64_t at,
+                          ovl_msg *m) {
+  if (d->alpha_assumed)
+    return ovl_step_finding_rests_on(d, st, code, recoverable, at, m, OVL_CONF_LOW,
+                                     "collective sizes and kernel times; the model's alpha unknown, taken as 0");
+  return ovl_step_finding(d, st, code, recoverable, at, m);
+}
+
 /* The bucket-size suggestion: the best cap, its tail, the gain, the model, and whatif. */
 static void suggest_cap(const ovl_diag *d, const size_sweep *sz, double recoverable, ovl_msg *m) {
   char t1[32], t2[32], t3[32];
@@ -108,8 +115,8 @@ static void suggest_cap(const ovl_diag *d, const size_sweep *sz, double recovera
     ovl_msg_printf(m, " (model: alpha unknown because the gradient collectives all have about one size, taken as 0; "
                       "beta %.2f GB/s effective)", d->beta / 1e9);
   else
-    ovl_msg_printf(m, " (model: alpha %s, beta %.2f GB/s, fitted on %zu collectives)", ovl_ns_str(d->alpha_ns, t1),
-                   d->beta / 1e9, d->fit.fit.samples);
+    ovl_msg_printf(m, " (model: alpha %s, beta %.2f GB/s, fitted on %zu collectives, r2 %.2f)",
+                   ovl_ns_str(d->alpha_ns, t1), d->beta / 1e9, d->fit.fit.samples, d->fit.fit.r2);
   ovl_msg_printf(m, ". Compare sizes with: %s.", where);
 }
 
@@ -200,7 +207,8 @@ static int single_bucket(step_view *v, const size_sweep *sz, int *fired) {
   const ovl_coll_result *c = v->grad[0];
   double marked = 0;
   for (size_t i = 0; i < v->nmarks; i++) marked += v->marks[i].bytes > 0 ? (double)v->marks[i].bytes : 0;
-  if (marked > 0 && c->bytes != OVL_NONE && (double)c->bytes < 0.9 * marked) return OVL_OK;  /* other buckets exist */
+  if (marked > 0 && c->bytes != OVL_NONE && (double)c->bytes < OVL_SINGLE_BUCKET_MARKED_SHARE * marked)
+    return OVL_OK;  /* other buckets exist */
   if (!sz->ok) return OVL_OK;
   double recoverable = sz->model_tail - sz->best_tail;
   if (!significant(v, recoverable, OVL_DIAG_MIN_SHARE)) return OVL_OK;
@@ -214,24 +222,44 @@ static int single_bucket(step_view *v, const size_sweep *sz, int *fired) {
                  ovl_ns_str(rel(v, c->gpu_start), t2), ovl_ns_str(v->obs_tail, t3));
   suggest_cap(v->d, sz, recoverable, &m);
   *fired = 1;
-  return ovl_step_finding(v->d, st, "single_bucket", recoverable, c->gpu_start, &m);
+  return bucket_finding(v->d, st, "single_bucket", recoverable, c->gpu_start, &m);
 }
 
 /* late_firing: (nearly) all gradient bytes start after the last backward kernel. */
+static int cmp_gpu_start(const void *pa, const void *pb) {
+  const ovl_coll_result *a = *(const ovl_coll_result *const *)pa, *b = *(const ovl_coll_result *const *)pb;
+  return (a->gpu_start > b->gpu_start) - (a->gpu_start < b->gpu_start);
+}
+
 static int late_firing(step_view *v, int *fired) {
   ovl_step_result *st = v->st;
   if (st->ngrad < 2) return OVL_OK;
   double late = 0, all = 0;
   int nlate = 0, bytes_known = st->grad_bytes != OVL_NONE;
+  /* In GPU start order: a collective that starts after backward ends was fired late unless it
+  ** only queued behind communication that had started in time (interleaved all-reduces of 1 ms
+  ** each, launched during backward, run past it one after another: that is their latency,
+  ** latency_bound's case, and no gradient hook would start them sooner). */
+  const ovl_coll_result **by_start = malloc((size_t)st->ngrad * sizeof *by_start);
+  if (!by_start) return ovl_oom(v->d->err, "diagnosis");
+  for (int i = 0; i < st->ngrad; i++) by_start[i] = v->grad[i];
+  ovl_qsort(by_start, (size_t)st->ngrad, sizeof *by_start, cmp_gpu_start);
+  int previous_late = 0;
+  int64_t previous_end = OVL_NONE;
   for (int i = 0; i < st->ngrad; i++) {
-    const ovl_coll_result *c = v->grad[i];
+    const ovl_coll_result *c = by_start[i];
     double w = (bytes_known && c->bytes != OVL_NONE) ? (double)c->bytes : 1.0;
     all += w;
-    if (c->gpu_start >= st->backward_end) {
+    int queued = previous_end != OVL_NONE && c->gpu_start - previous_end <= OVL_QUEUED_GAP_NS;
+    int is_late = c->gpu_start >= st->backward_end && (!queued || previous_late);
+    if (is_late) {
       late += w;
       nlate++;
     }
+    previous_late = is_late;
+    if (previous_end == OVL_NONE || c->gpu_end > previous_end) previous_end = c->gpu_end;
   }
+  free(by_start);
   if (!(all > 0) || late < OVL_LATE_BYTES_SHARE * all || !v->ready_ok) return OVL_OK;
   double tail = ovl_replay_observed_tail(st, v->ready, 1, 1, 0, 1);
   double recoverable = v->obs_tail - tail;
@@ -254,6 +282,9 @@ static int late_firing(step_view *v, int *fired) {
                                  : "grad_ready marks",
                  ovl_ns_str(tail, t4));
   *fired = 1;
+  if (v->ready_approx)
+    return ovl_step_finding_rests_on(v->d, st, "late_firing", recoverable, st->backward_end, &m, OVL_CONF_MEDIUM,
+                                     "kernel times; readiness approximated (no grad_ready marks)");
   return ovl_step_finding(v->d, st, "late_firing", recoverable, st->backward_end, &m);
 }
 
@@ -282,7 +313,7 @@ static int exposed_tail(step_view *v, const size_sweep *sz) {
                  st->totals.exposed > 0 ? 100.0 * v->obs_tail / (double)st->totals.exposed : 100.0,
                  ovl_bytes_str(sz->median_bytes, t3));
   suggest_cap(v->d, sz, recoverable, &m);
-  return ovl_step_finding(v->d, st, "exposed_tail", recoverable, st->backward_end, &m);
+  return bucket_finding(v->d, st, "exposed_tail", recoverable, st->backward_end, &m);
 }
 
 /* latency_bound: many small collectives dominated by alpha; larger buckets help. */
@@ -314,7 +345,7 @@ static int latency_bound(step_view *v, const size_sweep *sz) {
     ovl_msg_printf(&m, " (median busbw %.2f GB/s of the %.2f GB/s that beta allows)", median_busbw, peak_busbw);
   ovl_msg_printf(&m, ". Larger buckets pay alpha less often: ");
   suggest_cap(d, sz, recoverable, &m);
-  return ovl_step_finding(d, st, "latency_bound", recoverable, v->grad[0]->gpu_start, &m);
+  return bucket_finding(d, st, "latency_bound", recoverable, v->grad[0]->gpu_start, &m);
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -329,8 +360,10 @@ static int find_unused(step_view *v) {
   if (last_grad < 0) return OVL_OK;  /* the map follows the gradient buckets */
   for (size_t i = 0; i < st->ncolls; i++) {
     const ovl_coll_result *c = &st->colls[i];
-    if (c->diag.role != OVL_ROLE_UNUSED_MAP || c->order < last_grad || c->bytes == OVL_NONE ||
-        c->bytes > OVL_UNUSED_MAP_MAX_BYTES)
+    /* A map known by its kernel alone has no size; the copy of its result to the host has. */
+    int64_t bytes = c->bytes != OVL_NONE ? c->bytes : c->d2h_start != OVL_NONE ? c->d2h_bytes : OVL_NONE;
+    if (c->diag.role != OVL_ROLE_UNUSED_MAP || c->order < last_grad || bytes == OVL_NONE || bytes < 0 ||
+        bytes > OVL_UNUSED_MAP_MAX_BYTES)
       continue;
     double copy = c->d2h_start != OVL_NONE ? (double)(c->d2h_end - c->d2h_start) : 0;
     double recoverable = (double)c->exposed + copy;
@@ -340,7 +373,7 @@ static int find_unused(step_view *v) {
     ovl_msg_printf(&m, "the signature of DDP's find_unused_parameters=True: an %s all-reduce of %s (a used-parameter "
                        "map of %lld parameter tensors) follows the last gradient bucket at %s into the step (%s, %s "
                        "exposed)",
-                   c->dtype[0] ? c->dtype : "integer", ovl_bytes_str((double)c->bytes, t1), (long long)(c->bytes / 4),
+                   c->dtype[0] ? c->dtype : "integer", ovl_bytes_str((double)bytes, t1), (long long)(bytes / 4),
                    ovl_ns_str(rel(v, c->gpu_start), t2), ovl_ns_str((double)(c->gpu_end - c->gpu_start), t3),
                    ovl_ns_str((double)c->exposed, t4));
     if (copy > 0) ovl_msg_printf(&m, ", and its result is copied to the host (%s, blocking)", ovl_ns_str(copy, t1));
@@ -392,7 +425,13 @@ static const char blocking_advice[] =
     "steps; if it fetches what the next compute needs (an AllGather of parameters), issue it earlier so that it "
     "overlaps the compute before it.";
 
-#define BLOCKING_NAMED 3  /* more blocking collectives in a step make one finding */
+/* On a compute stream a collective blocks compute by construction; elsewhere compute is only
+** seen to wait for it (nothing computes while it runs, compute resumes right after). */
+static int blocking_finding(step_view *v, const ovl_coll_result *c, double recoverable, int64_t at, ovl_msg *m) {
+  if (c->diag.role == OVL_ROLE_BLOCKING) return ovl_step_finding(v->d, v->st, "blocking_collective", recoverable, at, m);
+  return ovl_step_finding_rests_on(v->d, v->st, "blocking_collective", recoverable, at, m, OVL_CONF_MEDIUM,
+                                   "compute seen to wait: nothing computes while it runs, compute resumes right after");
+}
 
 /* Does compute wait for this collective, enough to say so? */
 static int blocks(const step_view *v, const ovl_coll_result *c) {
@@ -402,7 +441,7 @@ static int blocks(const step_view *v, const ovl_coll_result *c) {
 }
 
 /* blocking_collective: one finding per collective compute waits for, or one for all of them
-** when a step has more than BLOCKING_NAMED (e.g. every gradient reduced on the compute stream). */
+** when a step has more than OVL_BLOCKING_MAX_NAMED (e.g. every gradient reduced on the compute stream). */
 static int blocking(step_view *v) {
   ovl_step_result *st = v->st;
   size_t count = 0;
@@ -416,14 +455,14 @@ static int blocking(step_view *v) {
     if (!first) first = c;
     if (!worst || c->exposed > worst->exposed) worst = c;
   }
-  if (count > BLOCKING_NAMED) {
+  if (count > OVL_BLOCKING_MAX_NAMED) {
     char t1[32];
     ovl_msg m = {0};
     ovl_msg_printf(&m, "%zu collectives block compute in this step, %s exposed in all; the largest: ", count,
                    ovl_ns_str(total, t1));
     describe_blocking(v, worst, worst->diag.role == OVL_ROLE_BLOCKING, &m);
     ovl_msg_printf(&m, "%s", blocking_advice);
-    return ovl_step_finding(v->d, st, "blocking_collective", total, first->gpu_start, &m);
+    return blocking_finding(v, worst, total, first->gpu_start, &m);
   }
   for (size_t i = 0; count && i < st->ncolls; i++) {
     const ovl_coll_result *c = &st->colls[i];
@@ -431,7 +470,7 @@ static int blocking(step_view *v) {
     ovl_msg m = {0};
     describe_blocking(v, c, c->diag.role == OVL_ROLE_BLOCKING, &m);
     ovl_msg_printf(&m, "%s", blocking_advice);
-    int rc = ovl_step_finding(v->d, st, "blocking_collective", (double)c->exposed, c->gpu_start, &m);
+    int rc = blocking_finding(v, c, (double)c->exposed, c->gpu_start, &m);
     if (rc) return rc;
   }
   return OVL_OK;
@@ -475,6 +514,9 @@ static void why_none(const step_view *v, ovl_msg *m) {
     if (unsized) ovl_msg_printf(m, " the sizes of %d gradient collective(s) are unknown (the trace records no NCCL "
                                    "arguments), so the bucket-size model (single_bucket, exposed_tail, latency_bound) "
                                    "cannot run;", unsized);
+    else if (v->d->fit_useless)
+      ovl_msg_printf(m, " the alpha-beta fit of the gradient collectives explains none of their time (r2 = %.2f), so "
+                        "the bucket-size model has no evidence to judge them;", v->d->fit.fit.r2);
     else if (!v->d->have_cost) ovl_msg_printf(m, " no alpha-beta fit of the gradient collectives exists;");
     if (nlate * 10 < st->ngrad * 9)
       ovl_msg_printf(m, " %d of %d gradient collectives start before backward ends (not late_firing);",
@@ -483,6 +525,52 @@ static void why_none(const step_view *v, ovl_msg *m) {
                                           "readiness_stall);");
   }
   ovl_msg_printf(m, " none ran on a compute stream or was seen to stall compute alone (no blocking_collective).");
+}
+
+static int cmp_double_desc(const void *pa, const void *pb) { return -cmp_double(pa, pb); }
+
+/* The step's communication takes at least its compute: at least the difference stays exposed.
+** Whether moving data or waiting for peers takes that time decides what helps, and one rank's
+** trace cannot tell them apart: with the job's cross-rank split the message says which; without
+** it, it says that it cannot, and advises nothing that needs the answer (a faster interconnect). */
+static void comm_bound(const step_view *v, ovl_msg *m) {
+  const ovl_step_result *st = v->st;
+  char t1[32], t2[32], t3[32];
+  ovl_msg_printf(m, " The step is communication-bound: its communication takes %s against %s of compute, so at "
+                    "least %s stays exposed whatever the schedule.",
+                 ovl_ns_str((double)st->totals.comm, t1), ovl_ns_str((double)st->totals.compute, t2),
+                 ovl_ns_str((double)(st->totals.comm - st->totals.compute), t3));
+  double wait = 0, transfer = 0, *bw = malloc((st->ncolls ? st->ncolls : 1) * sizeof *bw);
+  size_t nbw = 0;
+  int crossed = 0;
+  for (size_t i = 0; i < st->ncolls; i++) {
+    const ovl_coll_result *c = &st->colls[i];
+    if (c->cross && c->cross->wait_ns != OVL_NONE) {
+      crossed = 1;
+      wait += (double)c->cross->wait_ns;
+      transfer += (double)c->cross->transfer_ns;
+    }
+    double b = c->cross && !isnan(c->cross->transfer_busbw_gbps) ? c->cross->transfer_busbw_gbps : c->busbw_gbps;
+    if (bw && !isnan(b) && c->bytes != OVL_NONE && c->bytes >= OVL_BUSBW_MIN_BYTES) bw[nbw++] = b;
+  }
+  if (bw) ovl_qsort(bw, nbw, sizeof *bw, cmp_double_desc);
+  char busbw[96] = "";
+  _Static_assert(OVL_BUSBW_MIN_BYTES == 1 << 20, "the message names the size");
+  if (nbw) snprintf(busbw, sizeof busbw, " (median busbw %.2f GB/s at 1 MiB or more)", bw[nbw / 2]);
+  free(bw);
+  if (crossed && wait >= transfer)
+    ovl_msg_printf(m, " Across ranks, most of it (%s of %s) is waiting for the other ranks to arrive, not moving "
+                      "data: a late peer, not the link, holds the step (the job section names the rank the others waited for most).",
+                   ovl_ns_str(wait, t1), ovl_ns_str(wait + transfer, t2));
+  else if (crossed)
+    ovl_msg_printf(m, " Across ranks, moving data takes most of it (%s of %s)%s: send fewer bytes (fp16 or bf16 "
+                      "gradients, compression) or give each step more compute; a faster interconnect helps only if "
+                      "that bandwidth is near what the link sustains (nccl-tests on the same machines says).",
+                   ovl_ns_str(transfer, t1), ovl_ns_str(wait + transfer, t2), busbw);
+  else
+    ovl_msg_printf(m, " From one rank a late peer looks the same as a slow transfer%s: analyse all ranks together "
+                      "(ovl report DIR) to tell them apart; fewer bytes or more compute per step help either way.",
+                   busbw);
 }
 
 /* exposed_communication: a step whose exposed communication is a large share of its time and
@@ -533,16 +621,12 @@ static int exposed_fallback(step_view *v) {
                        "compute waits for them (the compute stream synchronises with the communication stream after "
                        "each call, or the GPU does not run the two concurrently).",
                    ovl_ns_str(rel(v, st->backward_end), t1));
-  if (st->totals.comm >= st->totals.compute)
-    ovl_msg_printf(&m, " The step is communication-bound: its communication takes %s against %s of compute, so at "
-                       "least %s stays exposed whatever the schedule: send fewer bytes (fp16 or bf16 gradients, "
-                       "gradient compression), use a faster interconnect, or give each step more compute (a larger "
-                       "batch per GPU).",
-                   ovl_ns_str((double)st->totals.comm, t1), ovl_ns_str((double)st->totals.compute, t2),
-                   ovl_ns_str((double)(st->totals.comm - st->totals.compute), t3));
+  if (st->totals.comm >= st->totals.compute) comm_bound(v, &m);
   why_none(v, &m);
-  ovl_msg_printf(&m, " Look at the timeline around them (ovl export --perfetto) for what compute waits on; record "
-                     "NCCL arguments (sizes) in the trace so that the bucket model can judge them.");
+  long unsized = 0;
+  for (size_t k = 0; k < ng; k++) unsized += g[k].unsized;
+  ovl_msg_printf(&m, " Look at the timeline around them (ovl export --perfetto) for what compute waits on%s.",
+                 unsized ? "; record NCCL arguments (sizes) in the trace so that the bucket model can judge them" : "");
   free(g);
   return ovl_step_finding(v->d, st, "exposed_communication", 0, st->start, &m);
 }

@@ -1,14 +1,16 @@
 /*
-** The diagnosis driver: gradient phases of every step, the cost model of the gradient
-** collectives, first_iteration_differs, the per-step findings (diagnose_steps.c),
-** compute_slowdown, and one rank-level summary per code.
+** The diagnosis of one rank: the cost model of its gradient collectives,
+** first_iteration_differs, the per-step findings (diagnose_steps.c), compute_slowdown, and
+** one rank-level summary per code.
 */
 #include "diagnose_internal.h"
 
 #include "base/hash.h"
 #include "base/units.h"
 #include "base/vec.h"
+#include "load/comm_names.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,6 +72,13 @@ int ovl_step_finding(ovl_diag *d, ovl_step_result *st, const char *code, double 
   return add_finding(d, &st->findings, &st->nfindings, code, st->index, recoverable_ns, at_ns, m);
 }
 
+int ovl_step_finding_rests_on(ovl_diag *d, ovl_step_result *st, const char *code, double recoverable_ns,
+                              int64_t at_ns, ovl_msg *m, ovl_confidence confidence, const char *evidence) {
+  int rc = ovl_step_finding(d, st, code, recoverable_ns, at_ns, m);
+  if (!rc) ovl_finding_rests_on(&st->findings[st->nfindings - 1], confidence, evidence);
+  return rc;
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* The cost model of the gradient collectives                                          */
 /* ---------------------------------------------------------------------------------- */
@@ -88,6 +97,11 @@ static int fit_cost(ovl_diag *d) {
   d->fit = fits[best];
   free(fits);
   d->have_cost = d->fit.fit.beta_bytes_per_s > 0;
+  /* A line that explains none of the time predicts nothing: no bucket-size finding rests on it. */
+  if (d->fit.fit.separable && !isnan(d->fit.fit.r2) && d->fit.fit.r2 < OVL_FIT_MIN_R2) {
+    d->have_cost = 0;
+    d->fit_useless = 1;
+  }
   d->alpha_assumed = !d->fit.fit.separable;
   d->alpha_ns = d->fit.fit.separable ? d->fit.fit.alpha_ns : 0;
   d->beta = d->fit.fit.beta_bytes_per_s;
@@ -152,7 +166,7 @@ static int first_iteration(ovl_diag *d) {
   free(sorted);
   const ovl_step_result *s0 = &r->steps[0];
   int rc = OVL_OK;
-  if (best >= 2 && 2 * best >= n && layout_hash(s0) != steady) {
+  if (best >= OVL_STEADY_MIN_STEPS && (double)best >= OVL_STEADY_MIN_SHARE * (double)n && layout_hash(s0) != steady) {
     size_t m = 0, example = 0;
     for (size_t s = 0; s < n; s++)
       if (h[s] == steady) {
@@ -192,13 +206,55 @@ static int first_iteration(ovl_diag *d) {
 /* compute_slowdown                                                                    */
 /* ---------------------------------------------------------------------------------- */
 
+/* A fitted signature that shows a slowdown from sharing the GPU, by the rules of
+** thresholds.h: enough runs of each kind, a large and significant effect, a fitted alone
+** duration the runs alone agree with, and an effect above the spread of either kind of run. */
+static int significant_slowdown(const ovl_kernel_slowdown *k) {
+  if (k->runs_alone < OVL_SLOWDOWN_MIN_RUNS || k->runs_overlapped < OVL_SLOWDOWN_MIN_RUNS) return 0;
+  if (!(k->factor >= OVL_SLOWDOWN_MIN_FACTOR) || !(k->alone_ns > 0) || !(k->t_stat >= OVL_SLOWDOWN_MIN_T)) return 0;
+  double agree = fmax(OVL_SLOWDOWN_ALONE_AGREE * k->alone_mean_ns, 2 * k->alone_sd_ns);
+  if (fabs(k->alone_ns - k->alone_mean_ns) > agree) return 0;
+  if (k->alone_sd_ns > OVL_SLOWDOWN_MAX_CV * k->alone_mean_ns || k->over_sd_ns > OVL_SLOWDOWN_MAX_CV * k->over_mean_ns)
+    return 0;
+  double effect = k->alone_ns * (k->factor - 1);
+  return effect > k->alone_sd_ns && effect > k->over_sd_ns;
+}
+
+static int cmp_slowdown_cost(const void *pa, const void *pb) {
+  const ovl_kernel_slowdown *a = pa, *b = pb;
+  if (a->cost_ns != b->cost_ns) return a->cost_ns > b->cost_ns ? -1 : 1;
+  return strcmp(a->name, b->name);
+}
+
+/* r->slowdowns: the significant fits of the measurement, largest cost first. */
+static int select_slowdowns(ovl_diag *d) {
+  ovl_rank_result *r = d->r;
+  for (size_t i = 0; i < r->nkernel_fits; i++) {
+    if (!significant_slowdown(&r->kernel_fits[i])) continue;
+    ovl_kernel_slowdown *grown = realloc(r->slowdowns, (r->nslowdowns + 1) * sizeof *grown);
+    if (!grown) return ovl_oom(d->err, "diagnosis");
+    r->slowdowns = grown;
+    r->slowdowns[r->nslowdowns] = r->kernel_fits[i];
+    if (!(r->slowdowns[r->nslowdowns].name = strdup(r->kernel_fits[i].name))) return ovl_oom(d->err, "diagnosis");
+    r->nslowdowns++;
+  }
+  ovl_qsort(r->slowdowns, r->nslowdowns, sizeof *r->slowdowns, cmp_slowdown_cost);
+  return OVL_OK;
+}
+
+static void launch_dims_text(ovl_msg *m, const char *what, const int64_t v[3]) {
+  if (v[0] != OVL_NONE) ovl_msg_printf(m, " %s (%lld,%lld,%lld)", what, (long long)v[0], (long long)v[1], (long long)v[2]);
+}
+
 static int compute_slowdown(ovl_diag *d) {
   ovl_rank_result *r = d->r;
+  int rc = select_slowdowns(d);
+  if (rc) return rc;
   double total = 0;
   for (size_t i = 0; i < r->nslowdowns; i++) total += r->slowdowns[i].cost_ns;
   if (r->nslowdowns == 0 || total < OVL_SLOWDOWN_MIN_SHARE * (double)r->totals.compute || total < OVL_DIAG_MIN_NS)
     return OVL_OK;
-  char t1[32], t2[32];
+  char t1[32], t2[32], t3[32];
   ovl_msg m = {0};
   ovl_msg_printf(&m, "%zu compute kernel signature(s) run measurably slower while communication overlaps them, "
                      "costing %s of compute in total (%.1f%% of the rank's compute time): ",
@@ -206,16 +262,61 @@ static int compute_slowdown(ovl_diag *d) {
   for (size_t i = 0; i < r->nslowdowns && i < 3; i++) {
     const ovl_kernel_slowdown *k = &r->slowdowns[i];
     ovl_msg_printf(&m, "%s%.60s%s", i ? "; " : "", k->name, strlen(k->name) > 60 ? "..." : "");
-    if (k->grid[0] != OVL_NONE)
-      ovl_msg_printf(&m, " grid (%lld,%lld,%lld)", (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2]);
-    ovl_msg_printf(&m, " %.2fx slower when overlapped (%s alone; %ld of %ld runs overlapped; %s)", k->factor,
-                   ovl_ns_str(k->alone_ns, t1), k->runs_overlapped, k->runs, ovl_ns_str(k->cost_ns, t2));
+    launch_dims_text(&m, "grid", k->grid);
+    launch_dims_text(&m, "block", k->block);
+    ovl_msg_printf(&m, " %.2fx slower when overlapped (%ld runs alone: %s +- %s; %ld of %ld runs overlapped; %s)",
+                   k->factor, k->runs_alone, ovl_ns_str(k->alone_mean_ns, t1), ovl_ns_str(k->alone_sd_ns, t3),
+                   k->runs_overlapped, k->runs, ovl_ns_str(k->cost_ns, t2));
   }
   if (r->nslowdowns > 3) ovl_msg_printf(&m, "; and %zu more", r->nslowdowns - 3);
   ovl_msg_printf(&m, ". An overlap percentage alone hides this: part of the hidden communication is paid back as "
                      "slower compute. Limit the GPU share NCCL takes (NCCL_MAX_CTAS or NCCL_MAX_NCHANNELS) and "
                      "compare the step time, or overlap communication with kernels that leave bandwidth to spare.");
-  return add_finding(d, &r->findings, &r->nfindings, "compute_slowdown", -1, total, OVL_NONE, &m);
+  int named_only = r->slowdowns[0].grid[0] == OVL_NONE && r->slowdowns[0].block[0] == OVL_NONE;
+  rc = add_finding(d, &r->findings, &r->nfindings, "compute_slowdown", -1, total, OVL_NONE, &m);
+  if (!rc && named_only)  /* without launch dimensions one name may be different work */
+    ovl_finding_rests_on(&r->findings[r->nfindings - 1], OVL_CONF_LOW,
+                         "runs of one kernel name (the trace has no launch dimensions) alone and overlapped");
+  return rc;
+}
+
+/* ---------------------------------------------------------------------------------- */
+/* unrecognised_communication                                                          */
+/* ---------------------------------------------------------------------------------- */
+
+/* The identifier around the communication word of a kernel name ("fused_allreduce_kernel" in
+** "void ns::fused_allreduce_kernel<float>(...)"): what --comm-pattern could match, into buf. */
+static void name_token(const char *name, char *buf, size_t len) {
+  const char *at = ovl_comm_lookalike_word(name);
+  if (!at) at = name;
+  const char *b = at, *e = at;
+  while (b > name && (isalnum((unsigned char)b[-1]) || b[-1] == '_')) b--;
+  while (*e && (isalnum((unsigned char)*e) || *e == '_')) e++;
+  size_t n = (size_t)(e - b) < len - 1 ? (size_t)(e - b) : len - 1;
+  memcpy(buf, b, n);
+  buf[n] = 0;
+}
+
+/* No kernel of the rank is communication, but compute kernels are named like collectives:
+** their time is counted as compute, which the overlap figures cannot show. */
+static int unrecognised_communication(ovl_diag *d) {
+  ovl_rank_result *r = d->r;
+  if (r->n_comm_kernels > 0 || r->n_comm_memops > 0 || r->nlookalikes == 0) return OVL_OK;
+  char t1[32], token[96];
+  ovl_msg m = {0};
+  ovl_msg_printf(&m, "no kernel is recognised as communication, but %zu compute kernel(s) are named like collectives: ",
+                 r->nlookalikes);
+  for (size_t i = 0; i < r->nlookalikes && i < 3; i++)
+    ovl_msg_printf(&m, "%s%.60s%s (%ld runs, %s)", i ? "; " : "", r->lookalikes[i].name,
+                   strlen(r->lookalikes[i].name) > 60 ? "..." : "", r->lookalikes[i].runs,
+                   ovl_ns_str(r->lookalikes[i].total_ns, t1));
+  if (r->nlookalikes > 3) ovl_msg_printf(&m, "; and %zu more", r->nlookalikes - 3);
+  name_token(r->lookalikes[0].name, token, sizeof token);
+  ovl_msg_printf(&m, ". They are counted as compute: if they are communication, the communication, exposed time and "
+                     "overlap efficiency of this report leave them out. Rerun with --comm-pattern '%s' (a POSIX "
+                     "regular expression matching their names) to count them as communication; docs/report.md lists "
+                     "the families recognised without it.", token);
+  return add_finding(d, &r->findings, &r->nfindings, "unrecognised_communication", -1, 0, OVL_NONE, &m);
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -291,10 +392,6 @@ int ovl_diagnose_rank(ovl_rank_result *r, ovl_err *err) {
   memset(&d, 0, sizeof d);
   d.r = r;
   d.err = err;
-  for (size_t s = 0; s < r->nsteps; s++) ovl_grad_phase(r, &r->steps[s]);
-  r->colls_before_window = 0;
-  for (size_t i = 0; r->nsteps && i < r->steps[0].ncolls; i++)
-    r->colls_before_window += r->steps[0].colls[i].diag.role == OVL_ROLE_BEFORE_WINDOW;
   if (ovl_step_marks_build(r, &d.marks)) return ovl_oom(err, "diagnosis");
   int rc = fit_cost(&d);
   if (!rc) rc = first_iteration(&d);
@@ -306,6 +403,8 @@ int ovl_diagnose_rank(ovl_rank_result *r, ovl_err *err) {
   }
   if (!rc) rc = summarise(&d, steady);
   if (!rc) rc = compute_slowdown(&d);
+  if (!rc) rc = unrecognised_communication(&d);
+  if (!rc) ovl_findings_judge_rank(r);
   ovl_step_marks_free(&d.marks);
   return rc;
 }

@@ -13,30 +13,6 @@
 _Static_assert(OVL_OP_COUNT <= 16, "ovl_pgroup.ops holds every ovl_op");
 _Static_assert(OVL_DIM_COUNT <= 8, "ovl_pgroup.nvtx_votes holds every ovl_pdim");
 
-static const char *const dim_names[OVL_DIM_COUNT] = {"unknown", "dp", "tp", "pp", "ep"};
-static const char *const role_names[OVL_PROLE_COUNT] = {
-    "none",      "grad_allreduce", "param_allgather", "grad_reduce_scatter", "tp_allreduce", "tp_allgather",
-    "tp_reduce_scatter", "pp_send", "pp_recv",          "ep_dispatch",         "ep_combine",   "other"};
-
-const char *ovl_pdim_name(ovl_pdim d) {
-  return (unsigned)d < OVL_DIM_COUNT ? dim_names[d] : "unknown";
-}
-
-int ovl_pdim_parse(const char *name, ovl_pdim *d) {
-  for (int i = 1; i < OVL_DIM_COUNT; i++)
-    if (strcmp(name, dim_names[i]) == 0) return *d = (ovl_pdim)i, 0;
-  if (strcmp(name, "fsdp") == 0 || strcmp(name, "zero") == 0 || strcmp(name, "ddp") == 0) return *d = OVL_DIM_DP, 0;
-  return -1;
-}
-
-const char *ovl_prole_name(ovl_prole r) {
-  return (unsigned)r < OVL_PROLE_COUNT ? role_names[r] : "none";
-}
-
-double ovl_dim_efficiency(const ovl_dim_totals *t) {
-  return t->comm > 0 ? 1.0 - (double)t->exposed / (double)t->comm : NAN;
-}
-
 /* ---------------------------------------------------------------------------------- */
 /* Overrides                                                                           */
 /* ---------------------------------------------------------------------------------- */
@@ -107,7 +83,8 @@ static int add_member(ovl_pgroup *g, int64_t rank) {
 }
 
 /* Notes collective c of rank r in its group; seen holds the comms r was already added to (a
-** rank joins each group once: membership costs nothing per call). */
+** rank joins each group once, and brings its MoE evidence once: membership costs nothing per
+** call). */
 static int note_coll(groups *gs, const ovl_rank_result *r, const ovl_coll_result *c, ovl_i64map *seen, ovl_err *err) {
   if (c->comm == OVL_NONE) return OVL_OK;
   int64_t i;
@@ -132,8 +109,10 @@ static int note_coll(groups *gs, const ovl_rank_result *r, const ovl_coll_result
     g->dense_on_compute += on_compute;
   }
   int64_t dummy;
-  if (r->rank == OVL_NONE || ovl_i64map_get(seen, c->comm, &dummy)) return OVL_OK;
-  if (add_member(g, r->rank) || ovl_i64map_put(seen, c->comm, 1)) return ovl_oom(err, "process groups");
+  if (ovl_i64map_get(seen, c->comm, &dummy)) return OVL_OK;
+  g->moe_kernels += r->n_moe_kernels;  /* once per rank and group */
+  if (ovl_i64map_put(seen, c->comm, 1) || (r->rank != OVL_NONE && add_member(g, r->rank)))
+    return ovl_oom(err, "process groups");
   return OVL_OK;
 }
 
@@ -170,9 +149,14 @@ static void classify_by_ops(ovl_pgroup *g) {
     g->dim = OVL_DIM_PP;
     snprintf(g->why, sizeof g->why, "op mix: %ld of %ld calls are send/recv%s%s", p2p, g->colls,
              dense_why[0] ? "; " : "", dense_why);
-  } else if (2 * a2a >= g->colls) {
+  } else if (2 * a2a >= g->colls && g->moe_kernels > 0) {
     g->dim = OVL_DIM_EP;
-    snprintf(g->why, sizeof g->why, "op mix: %ld of %ld calls are all-to-all%s%s", a2a, g->colls,
+    snprintf(g->why, sizeof g->why, "op mix: %ld of %ld calls are all-to-all, and %ld kernels name MoE work%s%s", a2a,
+             g->colls, g->moe_kernels, dense_why[0] ? "; " : "", dense_why);
+  } else if (2 * a2a >= g->colls) {
+    g->dim = OVL_DIM_UNKNOWN;
+    snprintf(g->why, sizeof g->why, "op mix: %ld of %ld calls are all-to-all, but no kernel names MoE work (an "
+             "embedding exchange as much as expert parallelism: --dim COMM=ep if it is)%s%s", a2a, g->colls,
              dense_why[0] ? "; " : "", dense_why);
   } else {
     g->dim = g->dense_dim;
@@ -197,7 +181,8 @@ static void classify_by_stride(groups *gs) {
 /* A collective's dimension in group g (job_dims.h). */
 static ovl_pdim coll_dim(const ovl_pgroup *g, ovl_op op) {
   if (g->overridden || g->nranks == 1) return g->dim;
-  if (is_a2a(op) || (op == OVL_OP_SENDRECV && g->ops[OVL_OP_ALLTOALL])) return OVL_DIM_EP;
+  if (is_a2a(op) || (op == OVL_OP_SENDRECV && g->ops[OVL_OP_ALLTOALL]))
+    return g->moe_kernels > 0 ? OVL_DIM_EP : OVL_DIM_UNKNOWN;
   if (is_p2p(op)) return OVL_DIM_PP;
   return g->dense_dim;
 }
@@ -517,7 +502,4 @@ int ovl_job_dims_classify(ovl_job *job, const char *overrides, ovl_err *err) {
   return OVL_OK;
 }
 
-int ovl_job_dims_finish(ovl_job *job, ovl_err *err) {
-  int rc = pipeline_stats(job, err);
-  return rc ? rc : ovl_diagnose_dims(job, err);
-}
+int ovl_job_dims_finish(ovl_job *job, ovl_err *err) { return pipeline_stats(job, err); }

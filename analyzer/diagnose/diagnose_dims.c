@@ -1,9 +1,11 @@
 /*
-** The findings of the parallelism dimensions (docs/findings.md "Beyond DDP"): see
-** ovl_diagnose_dims in job_dims.h. They read what job_dims.c put into the results: each
-** collective's dimension and role, the per-dimension totals and the pipeline stages.
+** The findings of the parallelism dimensions (docs/findings.md "Beyond DDP"): late_prefetch,
+** exposed_reduce_scatter, tp_blocking_share, pipeline_bubble (rank findings), alltoall_imbalance
+** (job finding). They read what job/job_dims.c put into the results: each collective's
+** dimension and role, the per-dimension totals and the pipeline stages.
 */
-#include "job_dims.h"
+#include "diagnose_internal.h"
+#include "job/job_dims.h"
 
 #include "base/nccl_ops.h"
 
@@ -11,18 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* A rank finding is raised when its exposed time is at least this share of the steps' span
-** (smaller exposure is noise next to the step) ... */
-#define DIM_MIN_STEP_SHARE 0.01
-/* ... and this share of the collectives' own time. */
-#define DIM_MIN_EXPOSED_SHARE 0.10
-/* tp_blocking_share: tensor-parallel communication above this share of the step. */
-#define TP_MIN_SHARE 0.05
-/* pipeline_bubble: a stage idle for more than this share of the step. */
-#define PP_MIN_BUBBLE 0.05
-/* alltoall_imbalance: all-to-all time differing across ranks by this share of its mean. */
-#define A2A_MIN_IMBALANCE 0.10
 
 #define MAX_ORDINALS 4096
 
@@ -65,8 +55,8 @@ static int exposed_role(ovl_rank_result *r, ovl_prole role, const char *code, ov
     affected += step_exposed > 0;
   }
   int64_t span = steps_span(r);
-  if (ncolls == 0 || exposed <= 0 || (double)exposed < DIM_MIN_EXPOSED_SHARE * (double)comm ||
-      (double)exposed < DIM_MIN_STEP_SHARE * (double)span)
+  if (ncolls == 0 || exposed <= 0 || (double)exposed < OVL_DIM_MIN_EXPOSED_SHARE * (double)comm ||
+      (double)exposed < OVL_DIM_MIN_STEP_SHARE * (double)span)
     return OVL_OK;
   long worst = 0;
   for (long k = 1; k < per_step && k < MAX_ORDINALS; k++)
@@ -113,7 +103,7 @@ static int exposed_role(ovl_rank_result *r, ovl_prole role, const char *code, ov
 static int tp_blocking(const ovl_job *job, ovl_rank_result *r, ovl_err *err) {
   const ovl_dim_totals *t = &r->dims[OVL_DIM_TP];
   int64_t span = steps_span(r);
-  if (t->comm <= 0 || span <= 0 || (double)t->comm < TP_MIN_SHARE * (double)span) return OVL_OK;
+  if (t->comm <= 0 || span <= 0 || (double)t->comm < OVL_TP_MIN_SHARE * (double)span) return OVL_OK;
   long ag_rs = 0, groups = 0;
   int64_t comm_id = OVL_NONE, nranks = OVL_NONE;
   for (size_t g = 0; g < job->npgroups; g++) {
@@ -132,7 +122,7 @@ static int tp_blocking(const ovl_job *job, ovl_rank_result *r, ovl_err *err) {
            "(%.0f%% hidden). Keep TP inside a node (NVLink), lower the TP degree, or enable async TP / "
            "communication-computation overlap (Megatron --tp-comm-overlap, torch._inductor async TP)",
            100.0 * (double)t->comm / (double)span, (double)t->comm / steps / 1e6, (double)t->exposed / steps / 1e6, ag_rs ? "present (all-gather/reduce-scatter)" : "absent",
-           isnan(eff) || eff < 0.10 ? "absent" : "present", isnan(eff) ? 0.0 : 100.0 * eff);
+           isnan(eff) || eff < OVL_TP_ASYNC_MIN_HIDDEN ? "absent" : "present", isnan(eff) ? 0.0 : 100.0 * eff);
   if (groups) {  /* name the group */
     char tail[96];
     snprintf(tail, sizeof tail, " [TP group comm %lld, %lld ranks]", (long long)comm_id, (long long)nranks);
@@ -143,7 +133,10 @@ static int tp_blocking(const ovl_job *job, ovl_rank_result *r, ovl_err *err) {
 
 static int pipeline_bubble(const ovl_job *job, ovl_rank_result *r, ovl_err *err) {
   const ovl_pipeline_stats *p = &r->pipeline;
-  if (p->stage < 0 || isnan(p->bubble) || p->bubble < PP_MIN_BUBBLE) return OVL_OK;
+  /* no micro-batch seen (no send/recv in its steps), or one stage: no pipeline to compare with */
+  if (p->stage < 0 || p->stages < 2 || !(p->microbatches > 0) || !isfinite(p->model_bubble) || isnan(p->bubble) ||
+      p->bubble < OVL_PP_MIN_BUBBLE)
+    return OVL_OK;
   /* the bottleneck: the stage with the most compute per step; the others wait for it */
   const ovl_rank_result *slow = r;
   for (size_t i = 0; i < job->nranks; i++) {
@@ -198,7 +191,7 @@ static int alltoall_imbalance(ovl_job *job, ovl_err *err) {
     }
     if (n < 2) continue;
     double mean = sum / (double)n;
-    if (!(mean > 0) || (hi - lo) < A2A_MIN_IMBALANCE * mean) continue;
+    if (!(mean > 0) || (hi - lo) < OVL_A2A_MIN_IMBALANCE * mean) continue;
     char msg[1024];
     snprintf(msg, sizeof msg,
              "all-to-all time differs across the %ld ranks of expert-parallel group comm %lld: %.3f ms per step on "
@@ -229,7 +222,8 @@ static const ovl_coll_result *superseded(const ovl_step_result *st, const ovl_fi
     const ovl_coll_result *c = &st->colls[i];
     if (c->gpu_start != f->at_ns) continue;
     int covered = c->pdim.dim == OVL_DIM_TP || c->pdim.dim == OVL_DIM_PP || c->pdim.dim == OVL_DIM_EP ||
-                  c->pdim.role == OVL_PROLE_PARAM_GATHER || c->pdim.role == OVL_PROLE_GRAD_REDUCE_SCATTER;
+                  c->pdim.role == OVL_PROLE_PARAM_GATHER || c->pdim.role == OVL_PROLE_GRAD_REDUCE_SCATTER ||
+                  c->op == OVL_OP_ALLTOALL;  /* an exchange the next compute needs, ep or not */
     return covered ? c : NULL;
   }
   return NULL;
@@ -242,19 +236,28 @@ static int recode(const ovl_step_result *st, const ovl_coll_result *c, ovl_findi
   char msg[1024], size[32];
   if (c->bytes != OVL_NONE) snprintf(size, sizeof size, "%.1f MB", (double)c->bytes / 1e6);
   else snprintf(size, sizeof size, "unknown size");
-  snprintf(msg, sizeof msg,
-           "%s of %s on stream %lld at %.3f ms into the step is exposed for %.3f ms: it is %s communication (%s), "
-           "on the critical path by design of that parallelism rather than a call that should be made "
-           "asynchronous; the rank's dimension findings (late_prefetch, exposed_reduce_scatter, "
-           "tp_blocking_share, pipeline_bubble, alltoall_imbalance) count its time and say what to change",
-           ovl_op_name(c->op), size, (long long)c->stream, (double)(c->gpu_start - st->start) / 1e6,
-           (double)c->exposed / 1e6, ovl_pdim_name((ovl_pdim)c->pdim.dim), ovl_prole_name((ovl_prole)c->pdim.role));
+  if (c->pdim.dim == OVL_DIM_UNKNOWN)  /* an all-to-all without MoE evidence */
+    snprintf(msg, sizeof msg,
+             "%s of %s on stream %lld at %.3f ms into the step is exposed for %.3f ms: an all-to-all exchange whose "
+             "result the next compute needs (a recommender's embeddings, or a MoE's tokens: no kernel of the job "
+             "says which), on the critical path by design rather than a call that should be made asynchronous",
+             ovl_op_name(c->op), size, (long long)c->stream, (double)(c->gpu_start - st->start) / 1e6,
+             (double)c->exposed / 1e6);
+  else
+    snprintf(msg, sizeof msg,
+             "%s of %s on stream %lld at %.3f ms into the step is exposed for %.3f ms: it is %s communication (%s), "
+             "on the critical path by design of that parallelism rather than a call that should be made "
+             "asynchronous; the rank's dimension findings (late_prefetch, exposed_reduce_scatter, "
+             "tp_blocking_share, pipeline_bubble, alltoall_imbalance) count its time and say what to change",
+             ovl_op_name(c->op), size, (long long)c->stream, (double)(c->gpu_start - st->start) / 1e6,
+             (double)c->exposed / 1e6, ovl_pdim_name((ovl_pdim)c->pdim.dim), ovl_prole_name((ovl_prole)c->pdim.role));
   char *m = strdup(msg);
   if (!m) return ovl_oom(err, "findings");
   free(f->message);
   f->message = m;
   snprintf(f->code, sizeof f->code, "exposed_communication");
   f->recoverable_ns = 0;
+  ovl_finding_rests_on(f, OVL_CONF_UNSET, NULL);  /* judged as what it now is (evidence.c) */
   return OVL_OK;
 }
 

@@ -317,9 +317,7 @@ static int arrivals(work *w, ovl_xr_result *out) {
       ovl_xr_rank_result *r = &out->ranks[i];
       double p = r->decisive ? chance[i] / (double)r->decisive : 0;
       r->p_value = ovl_binomial_tail(r->decisive, r->times_last, p);
-      double expected = chance[i];
-      r->straggler = r->times_last >= 3 && (double)r->times_last >= 2.0 * expected &&
-                     r->p_value < OVL_XR_STRAGGLER_P / (double)w->n;
+      r->expected_last = chance[i];
       r->late_gpu_ns = nlate_gpu[i] ? median(late_gpu[i], nlate_gpu[i]) : 0;
       r->late_host_ns = nlate_host[i] ? median(late_host[i], nlate_host[i]) : OVL_NONE;
     }
