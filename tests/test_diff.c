@@ -11,6 +11,9 @@
 **   report      saved `ovl report --json` files as inputs: the same comparison as their traces
 **               (kernels said not compared), a report against its own trace: nothing changed;
 **               newer and malformed reports refused with one line;
+**   findings    profiles written by hand: a rank summary counted once (not again through its
+**               steps), appeared / disappeared / changed (time or confidence) / the same, job-level
+**               findings, the order most significant first;
 **   ranks       4-rank and 2-rank jobs: ranks paired by number, the rest one-sided;
 **   gate        `report --fail-if` and `diff --fail-if`: exit 3 only when the condition fails,
 **               naming it; bad conditions refused before any input is read;
@@ -147,6 +150,7 @@ static void check_misordered(void) {
   }
   const ovl_finding_diff *rs = finding(&d, "readiness_stall");
   CHECK(rs && rs->status == OVL_DS_VANISHED && rs->before.steps == 3);
+  CHECK(rs && rs->before.confidence && rs->before.confidence[0] && rs->before.evidence[0]);  /* judged */
   /* every call matched: the same six per step, now mostly hidden */
   size_t calls = 0, less_exposed = 0;
   for (size_t i = 0; i < d.ncolls; i++) {
@@ -369,6 +373,10 @@ static void check_report(void) {
     CHECK_STR(dr.findings[i].code, dt.findings[i].code);
     CHECK_I64(dr.findings[i].status, dt.findings[i].status);
     CHECK_I64(dr.findings[i].before.recoverable, dt.findings[i].before.recoverable);
+    if (dt.findings[i].before.message && dr.findings[i].before.message) {  /* the diagnosis' judgement, read back */
+      CHECK_STR(dr.findings[i].before.confidence, dt.findings[i].before.confidence);
+      CHECK_STR(dr.findings[i].before.evidence, dt.findings[i].before.evidence);
+    }
   }
   CHECK(dt.kernels_compared && !dr.kernels_compared);
   ovl_diff_free(&dt);
@@ -400,6 +408,82 @@ static void check_report(void) {
   CHECK_I64(r.status, 1);
   CHECK(r.err && strncmp(r.err, "ovl: ", 5) == 0 && strstr(r.err, cut) && count_lines(r.err) == 1);
   cmd_free(&r);
+}
+
+/* ---- findings: sums and statuses, on profiles written out by hand ---- */
+
+static ovl_prof_finding mk(const char *code, long step, long affected, int64_t recoverable, const char *conf) {
+  ovl_prof_finding f;
+  memset(&f, 0, sizeof f);
+  snprintf(f.code, sizeof f.code, "%s", code);
+  f.step = step;
+  f.steps_affected = affected;
+  f.recoverable = recoverable;
+  f.message = strdup(code);
+  snprintf(f.confidence, sizeof f.confidence, "%s", conf);
+  snprintf(f.evidence, sizeof f.evidence, "test");
+  return f;
+}
+
+/* One rank of two steps with findings f[0..n), the job's findings j[0..nj). */
+static void hand_profile(ovl_profile *p, const ovl_prof_finding *f, size_t n, const ovl_prof_finding *j, size_t nj) {
+  memset(p, 0, sizeof *p);
+  p->label = strdup("hand");
+  p->from_report = 1;
+  p->nranks = 1;
+  p->ranks = calloc(1, sizeof *p->ranks);
+  p->ranks[0].rank = 0;
+  p->ranks[0].trace = strdup("hand");
+  p->ranks[0].nsteps = 2;
+  p->ranks[0].steps = calloc(2, sizeof *p->ranks[0].steps);
+  for (int s = 0; s < 2; s++) {
+    p->ranks[0].steps[s].index = s;
+    p->ranks[0].steps[s].duration = 10 * 1000000;
+  }
+  p->ranks[0].findings = calloc(n + 1, sizeof *p->ranks[0].findings);
+  memcpy(p->ranks[0].findings, f, n * sizeof *f);
+  p->ranks[0].nfindings = n;
+  p->findings = calloc(nj + 1, sizeof *p->findings);
+  memcpy(p->findings, j, nj * sizeof *j);
+  p->nfindings = nj;
+}
+
+static void check_findings(void) {
+  /* before: a rank summary of two step findings (summed once, not again through its steps), a
+  ** finding judged low, one that goes away, a job-level one; after: the summary halved, the
+  ** low one now high, a new one */
+  ovl_prof_finding fb[] = {mk("exposed_tail", -1, 2, 20000000, "high"), mk("exposed_tail", 0, 0, 12000000, "high"),
+                           mk("exposed_tail", 1, 0, 8000000, "high"), mk("compute_slowdown", -1, 0, 5000000, "low"),
+                           mk("readiness_stall", 0, 0, 7000000, "high")};
+  ovl_prof_finding jb[] = {mk("straggler", -1, 0, 3000000, "medium")};
+  ovl_prof_finding fa[] = {mk("exposed_tail", -1, 2, 10000000, "high"), mk("exposed_tail", 0, 0, 5000000, "high"),
+                           mk("exposed_tail", 1, 0, 5000000, "high"), mk("compute_slowdown", -1, 0, 5000000, "high"),
+                           mk("late_firing", 1, 0, 1000000, "high")};
+  ovl_prof_finding ja[] = {mk("straggler", -1, 0, 3000000, "medium")};
+  ovl_profile b, a;
+  hand_profile(&b, fb, 5, jb, 1);
+  hand_profile(&a, fa, 5, ja, 1);
+  ovl_diff d;
+  diff_of(&b, &a, &d);
+  const ovl_finding_diff *f = finding(&d, "exposed_tail");
+  CHECK(f && f->before.recoverable == 20000000 && f->after.recoverable == 10000000);  /* the summary, once */
+  CHECK(f && f->before.steps == 2 && f->before.ranks == 1 && f->status == OVL_DS_CHANGED);
+  f = finding(&d, "compute_slowdown");  /* same time, judged otherwise: changed */
+  CHECK(f && f->status == OVL_DS_CHANGED && strcmp(f->before.confidence, "low") == 0 &&
+        strcmp(f->after.confidence, "high") == 0);
+  f = finding(&d, "readiness_stall");
+  CHECK(f && f->status == OVL_DS_VANISHED && f->before.steps == 1);
+  f = finding(&d, "late_firing");
+  CHECK(f && f->status == OVL_DS_NEW && f->after.recoverable == 1000000);
+  f = finding(&d, "straggler");  /* job-level, unchanged */
+  CHECK(f && f->status == OVL_DS_SAME && f->before.ranks == 0 && f->before.recoverable == 3000000);
+  CHECK_I64(d.nfindings, 5);
+  /* appeared first, then disappeared, then changed, then the same */
+  CHECK(d.nfindings == 5 && d.findings[0].status == OVL_DS_NEW && d.findings[1].status == OVL_DS_VANISHED &&
+        d.findings[4].status == OVL_DS_SAME);
+  ovl_diff_free(&d);
+  ovl_profile_free(&b);
+  ovl_profile_free(&a);
 }
 
 /* ---- ranks ---- */
@@ -562,7 +646,7 @@ int main(int argc, char **argv) {
     void (*run)(void);
   } checks[] = {{"misordered", check_misordered}, {"buckets", check_buckets}, {"noise", check_noise},
                 {"report", check_report},         {"ranks", check_ranks},     {"gate", check_gate},
-                {"usage", check_usage}};
+                {"usage", check_usage},           {"findings", check_findings}};
   for (size_t i = 0; i < sizeof checks / sizeof *checks; i++)
     if (strcmp(argv[2], checks[i].name) == 0) {
       checks[i].run();

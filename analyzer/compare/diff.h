@@ -98,14 +98,18 @@ typedef struct ovl_kernel_diff {
 } ovl_kernel_diff;
 
 typedef struct ovl_finding_side {
-  long ranks, steps;       /* ranks (job-level: 1) with it; steps with it, over the ranks */
+  long ranks, steps;       /* ranks with it (a job-level finding counts none); steps with it */
   int64_t recoverable;     /* summed over ranks (rank-level summaries, else step findings) */
   const char *message;     /* the largest one's, borrowed from the profile */
+  const char *confidence;  /* its confidence ("high", "medium", "low"; "" unknown), borrowed */
+  const char *evidence;    /* what it rests on ("" unknown), borrowed */
 } ovl_finding_side;
 
 typedef struct ovl_finding_diff {
   char code[32];
-  ovl_diff_status status;  /* NEW: appeared, VANISHED: disappeared, SAME/CHANGED: persists */
+  ovl_diff_status status;  /* NEW: appeared, VANISHED: disappeared, SAME/CHANGED: persists
+                           ** (changed: its recoverable time beyond the floors of spread.h, its
+                           ** steps, or its confidence) */
   ovl_finding_side before, after;
 } ovl_finding_diff;
 

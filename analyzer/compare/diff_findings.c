@@ -20,9 +20,12 @@ static ovl_finding_diff *row_of(finding_vec *v, const char *code) {
   return &v->items[v->len - 1];
 }
 
+/* The largest finding of a code speaks for it: its message, confidence and evidence. */
 static void keep_message(ovl_finding_side *s, const ovl_prof_finding *f, int64_t *best) {
   if (!s->message || f->recoverable > *best) {
     s->message = f->message;
+    s->confidence = f->confidence;
+    s->evidence = f->evidence;
     *best = f->recoverable;
   }
 }
@@ -112,7 +115,8 @@ int ovl_diff_findings(ovl_diff *d) {
       ovl_dist none = {0, 0, 0, 0, 0};
       ovl_change c;
       ovl_change_between((double)f->before.recoverable, (double)f->after.recoverable, &none, &none, OVL_Q_NS, &c);
-      f->status = c.significant || f->before.steps != f->after.steps ? OVL_DS_CHANGED : OVL_DS_SAME;
+      int conf_changed = strcmp(f->before.confidence, f->after.confidence) != 0;
+      f->status = c.significant || f->before.steps != f->after.steps || conf_changed ? OVL_DS_CHANGED : OVL_DS_SAME;
     }
   }
   ovl_qsort(v.items, v.len, sizeof *v.items, cmp_findings);

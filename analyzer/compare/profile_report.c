@@ -141,6 +141,8 @@ static int finding_field(reader *r, const char *key, void *ctx) {
   if (strcmp(key, "recoverable_ns") == 0) return read_int(r, &f->recoverable);
   if (strcmp(key, "step") == 0) return read_long(r, &f->step);
   if (strcmp(key, "steps_affected") == 0) return read_long(r, &f->steps_affected);
+  if (strcmp(key, "confidence") == 0) return read_text(r, f->confidence, sizeof f->confidence);
+  if (strcmp(key, "evidence") == 0) return read_text(r, f->evidence, sizeof f->evidence);
   return skip(r);
 }
 

@@ -69,6 +69,9 @@ static int copy_findings(ovl_prof_finding **list, size_t *len, const ovl_finding
     o->step = f[i].step;
     o->steps_affected = f[i].steps_affected;
     o->recoverable = f[i].recoverable_ns;
+    const char *conf = ovl_confidence_name(f[i].confidence);
+    snprintf(o->confidence, sizeof o->confidence, "%s", conf ? conf : "");
+    snprintf(o->evidence, sizeof o->evidence, "%s", f[i].evidence ? f[i].evidence : "");
     o->message = strdup(f[i].message ? f[i].message : "");
     if (!o->message) return -1;
     (*len)++;

@@ -45,6 +45,8 @@ typedef struct ovl_prof_finding {
   long steps_affected;     /* rank-level summaries of step findings: how many; else 0 */
   int64_t recoverable;
   char *message;
+  char confidence[8];      /* "high", "medium", "low" (the diagnosis' judgement), "" unknown */
+  char evidence[96];       /* what it rests on, in a few words; "" unknown */
 } ovl_prof_finding;
 
 typedef struct ovl_prof_kernel {

@@ -144,7 +144,7 @@ static void findings(FILE *out, const ovl_diff *d) {
     return;
   }
   fputs("<table><tr><th class=\"l\">finding</th><th class=\"l\">status</th><th>recoverable before</th>"
-        "<th>recoverable after</th></tr>\n",
+        "<th>recoverable after</th><th class=\"l\">confidence</th></tr>\n",
         out);
   for (size_t i = 0; i < d->nfindings && i < OVL_DIFF_HTML_ROWS; i++) {
     const ovl_finding_diff *f = &d->findings[i];
@@ -156,6 +156,9 @@ static void findings(FILE *out, const ovl_diff *d) {
     fputs("</td><td>", out);
     if (f->after.message) ovl_html_inum(out, OVL_HN_NS, f->after.recoverable, "diff.findings.%zu.after.recoverable_ns", i);
     else fputs("-", out);
+    const ovl_finding_side *latest = f->after.message ? &f->after : &f->before;
+    fputs("</td><td class=\"l\">", out);
+    ovl_html_text(out, latest->confidence[0] ? latest->confidence : "-");
     fputs("</td></tr>\n", out);
   }
   fputs("</table>\n", out);

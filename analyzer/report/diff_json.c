@@ -85,6 +85,10 @@ static void finding_side(ovl_json *j, const char *key, const ovl_finding_side *s
   ovl_json_int(j, "ranks", s->ranks);
   ovl_json_int(j, "steps", s->steps);
   ovl_json_int(j, "recoverable_ns", s->recoverable);
+  if (s->confidence[0]) ovl_json_string(j, "confidence", s->confidence);
+  else ovl_json_null(j, "confidence");
+  if (s->evidence[0]) ovl_json_string(j, "evidence", s->evidence);
+  else ovl_json_null(j, "evidence");
   ovl_json_string(j, "message", s->message);
   ovl_json_object_end(j);
 }

@@ -139,6 +139,7 @@ static void finding_side(FILE *out, const char *when, const ovl_finding_side *s)
   char t[32];
   fprintf(out, "%s: %ld rank%s, %ld step%s, recoverable %s", when, s->ranks, s->ranks == 1 ? "" : "s", s->steps,
           s->steps == 1 ? "" : "s", ns((double)s->recoverable, t));
+  if (s->confidence[0]) fprintf(out, ", %s confidence", s->confidence);
 }
 
 static void findings(FILE *out, const ovl_diff *d, size_t max_rows) {
