@@ -31,23 +31,11 @@
 #include "trace_builder.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char *ovl;
-
-static cmd_result ovl_run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static cmd_result ovl_run(const char *fmt, ...) {
-  char args[12000], cmd[12400];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(args, sizeof args, fmt, ap);
-  va_end(ap);
-  snprintf(cmd, sizeof cmd, "'%s' %s", ovl, args);
-  return run_cmd(cmd);
-}
 
 /* The profile of the traces at path, as `ovl diff` makes it. Exits the test when it cannot. */
 static void load(const char *path, ovl_profile *p) {
@@ -166,25 +154,25 @@ static void check_misordered(void) {
   ovl_profile_free(&b);
 
   /* the CLI names the order change and the time recovered */
-  cmd_result r = ovl_run("diff '%s' '%s'", mis, ord);
+  cmd_result r = run_tool(ovl, "diff '%s' '%s'", mis, ord);
   CHECK_I64(r.status, 0);
   CHECK(r.out && strstr(r.out, "Bucket order: changed"));
   CHECK(r.out && strstr(r.out, "fired against readiness in 3 of 3 steps"));
   CHECK(r.out && strstr(r.out, "disappeared readiness_stall"));
   CHECK_NEAR(time_after(r.out, "Exposed communication recovered: "), exposed_mis - exposed_ord, 0.01 * exposed_mis);
   cmd_free(&r);
-  r = ovl_run("diff --json --compact '%s' '%s'", mis, ord);
+  r = run_tool(ovl, "diff --json --compact '%s' '%s'", mis, ord);
   CHECK_I64(r.status, 0);
   CHECK(r.out && strstr(r.out, "\"bucket_order\":{\"changed\":true"));
   CHECK(r.out && strstr(r.out, "\"ready\":[5,4,3,2,1,0]"));
   CHECK(r.out && strstr(r.out, "{\"code\":\"readiness_stall\",\"status\":\"disappeared\""));
   cmd_free(&r);
   /* the gate: exposed time grew by more than 5% only the other way round */
-  r = ovl_run("diff --fail-if 'exposed>+5%%' '%s' '%s'", mis, ord);
+  r = run_tool(ovl, "diff --fail-if 'exposed>+5%%' '%s' '%s'", mis, ord);
   CHECK_I64(r.status, 0);
   CHECK(r.err && r.err[0] == 0);
   cmd_free(&r);
-  r = ovl_run("diff --fail-if 'exposed>+5%%' '%s' '%s'", ord, mis);
+  r = run_tool(ovl, "diff --fail-if 'exposed>+5%%' '%s' '%s'", ord, mis);
   CHECK_I64(r.status, 3);
   CHECK(r.err && strncmp(r.err, "ovl: diff: --fail-if 'exposed>+5%' failed: ", 43) == 0 && count_lines(r.err) == 1);
   CHECK(r.out && strstr(r.out, "Bucket order: changed"));  /* the comparison is written in full */
@@ -257,7 +245,7 @@ static void check_buckets(void) {
   ovl_diff_free(&d);
   ovl_profile_free(&a);
   ovl_profile_free(&b);
-  cmd_result r = ovl_run("diff '%s' '%s'", big, small);
+  cmd_result r = run_tool(ovl, "diff '%s' '%s'", big, small);
   CHECK_I64(r.status, 0);
   CHECK(r.out && strstr(r.out, "Bucket order: unchanged"));
   CHECK(r.out && strstr(r.out, "Gradient buckets: 10 per step of 25.0 MB -> 48 per step of 5.0 MB"));
@@ -315,12 +303,12 @@ static void check_noise(void) {
   ovl_profile_free(&p1);
   ovl_profile_free(&p5);
   /* a change within the noise never fails a gate, and says why */
-  cmd_result r = ovl_run("diff --fail-if 'exposed>+1%%' '%s' '%s'", base, near);
+  cmd_result r = run_tool(ovl, "diff --fail-if 'exposed>+1%%' '%s' '%s'", base, near);
   CHECK_I64(r.status, 0);
   CHECK(r.err && strstr(r.err, "within it, not failed") && count_lines(r.err) == 1);
   CHECK(r.out && strstr(r.out, "Exposed communication: no change beyond the step-to-step spread"));
   cmd_free(&r);
-  r = ovl_run("diff --fail-if 'exposed>+1%%' '%s' '%s'", base, far);
+  r = run_tool(ovl, "diff --fail-if 'exposed>+1%%' '%s' '%s'", base, far);
   CHECK_I64(r.status, 3);
   CHECK(r.err && strstr(r.err, "failed: ") && count_lines(r.err) == 1);
   cmd_free(&r);
@@ -343,10 +331,10 @@ static void check_report(void) {
   f.misordered = 1;
   emit(mis, &MIS_P, MIS_BUCKET_LAYERS, &f);
   emit(ord, &MIS_P, MIS_BUCKET_LAYERS, NULL);
-  cmd_result r = ovl_run("report --json -o '%s' '%s'", mis_json, mis);
+  cmd_result r = run_tool(ovl, "report --json -o '%s' '%s'", mis_json, mis);
   CHECK_I64(r.status, 0);
   cmd_free(&r);
-  r = ovl_run("report --json --compact -o '%s' '%s'", ord_json, ord);
+  r = run_tool(ovl, "report --json --compact -o '%s' '%s'", ord_json, ord);
   CHECK_I64(r.status, 0);
   cmd_free(&r);
   CHECK(ovl_is_saved_report(mis_json) && ovl_is_saved_report(ord_json));
@@ -386,12 +374,12 @@ static void check_report(void) {
   ovl_profile_free(&rb);
   ovl_profile_free(&ra);
 
-  r = ovl_run("diff '%s' '%s'", mis_json, ord_json);
+  r = run_tool(ovl, "diff '%s' '%s'", mis_json, ord_json);
   CHECK_I64(r.status, 0);
   CHECK(r.out && strstr(r.out, "Bucket order: changed") && strstr(r.out, "Kernels: not compared"));
   cmd_free(&r);
   /* a report against its own trace: nothing beyond the noise, every call the same */
-  r = ovl_run("diff --json --compact '%s' '%s'", ord_json, ord);
+  r = run_tool(ovl, "diff --json --compact '%s' '%s'", ord_json, ord);
   CHECK_I64(r.status, 0);
   CHECK(r.out && !strstr(r.out, "\"significant\":true"));
   CHECK(r.out && !strstr(r.out, "\"status\":\"changed\"") && !strstr(r.out, "\"status\":\"new\""));
@@ -400,11 +388,11 @@ static void check_report(void) {
   const char *newer = tb_temp_path("newer.json"), *cut = tb_temp_path("cut.json");
   write_file(newer, "{\"ovl_report_version\": 2, \"ranks\": []}\n");
   write_file(cut, "{\"ovl_report_version\": 1, \"ranks\": [{\"rank\": 0, \"steps\": [{\"index\": 0, \"start_ns\": ");
-  r = ovl_run("diff '%s' '%s'", newer, ord);
+  r = run_tool(ovl, "diff '%s' '%s'", newer, ord);
   CHECK_I64(r.status, 1);
   CHECK(r.err && strstr(r.err, newer) && strstr(r.err, "newer") && count_lines(r.err) == 1);
   cmd_free(&r);
-  r = ovl_run("diff '%s' '%s'", ord, cut);
+  r = run_tool(ovl, "diff '%s' '%s'", ord, cut);
   CHECK_I64(r.status, 1);
   CHECK(r.err && strncmp(r.err, "ovl: ", 5) == 0 && strstr(r.err, cut) && count_lines(r.err) == 1);
   cmd_free(&r);
@@ -490,10 +478,10 @@ static void check_findings(void) {
 
 static void check_ranks(void) {
   const char *four = tb_temp_path("ddp4"), *two = tb_temp_path("ddp2");
-  cmd_result r = ovl_run("simulate --strategy ddp --dp 4 --emit-trace '%s'", four);
+  cmd_result r = run_tool(ovl, "simulate --strategy ddp --dp 4 --emit-trace '%s'", four);
   CHECK_I64(r.status, 0);
   cmd_free(&r);
-  r = ovl_run("simulate --strategy ddp --dp 2 --emit-trace '%s'", two);
+  r = run_tool(ovl, "simulate --strategy ddp --dp 2 --emit-trace '%s'", two);
   CHECK_I64(r.status, 0);
   cmd_free(&r);
   ovl_profile b, a;
@@ -536,11 +524,11 @@ static void check_gate(void) {
   char below[32], above[32];
   snprintf(below, sizeof below, "%.3f", eff - 0.01);
   snprintf(above, sizeof above, "%.3f", eff + 0.01);
-  cmd_result r = ovl_run("report --fail-if 'efficiency<%s' '%s'", below, ord);
+  cmd_result r = run_tool(ovl, "report --fail-if 'efficiency<%s' '%s'", below, ord);
   CHECK_I64(r.status, 0);
   CHECK(r.err && r.err[0] == 0);
   cmd_free(&r);
-  r = ovl_run("report --fail-if 'efficiency<%s' '%s'", above, ord);
+  r = run_tool(ovl, "report --fail-if 'efficiency<%s' '%s'", above, ord);
   CHECK_I64(r.status, 3);
   char want[96];
   snprintf(want, sizeof want, "ovl: report: --fail-if 'efficiency<%s' failed: ", above);
@@ -548,7 +536,7 @@ static void check_gate(void) {
   CHECK(r.out && strstr(r.out, "overlap efficiency"));  /* the report is written in full */
   cmd_free(&r);
   /* percentages, several conditions (only the failing one named), JSON output */
-  r = ovl_run("report --json --fail-if 'efficiency<50%%' --fail-if 'findings>0' --fail-if 'exposed>1s' '%s'", mis);
+  r = run_tool(ovl, "report --json --fail-if 'efficiency<50%%' --fail-if 'findings>0' --fail-if 'exposed>1s' '%s'", mis);
   CHECK_I64(r.status, 3);
   CHECK(r.err && strstr(r.err, "'efficiency<50%' failed") && strstr(r.err, "'findings>0' failed") &&
         !strstr(r.err, "exposed>1s") && count_lines(r.err) == 2);
@@ -558,35 +546,35 @@ static void check_gate(void) {
   const char *healthy = tb_temp_path("ghealthy.sqlite");
   const ovl_sim_params defaults = {48, 25e6, 3e6, 200e3, 12e9};
   emit(healthy, &defaults, 8, NULL);
-  r = ovl_run("report --fail-if 'findings>0' '%s'", healthy);
+  r = run_tool(ovl, "report --fail-if 'findings>0' '%s'", healthy);
   CHECK_I64(r.status, 0);
   cmd_free(&r);
-  r = ovl_run("report --fail-if 'findings>=0' '%s'", healthy);
+  r = run_tool(ovl, "report --fail-if 'findings>=0' '%s'", healthy);
   CHECK_I64(r.status, 3);
   cmd_free(&r);
   /* step time per step of the misordered job: compute + every bucket after backward */
-  r = ovl_run("report --fail-if 'step_time>%.0fms' '%s'",
+  r = run_tool(ovl, "report --fail-if 'step_time>%.0fms' '%s'",
               (MIS_P.layers * MIS_P.layer_compute_ns + 6 * cost) / 1e6 - 1, mis);
   CHECK_I64(r.status, 3);
   cmd_free(&r);
   /* diff: a plain value is AFTER's */
-  r = ovl_run("diff --fail-if 'efficiency<0.5' '%s' '%s'", mis, ord);
+  r = run_tool(ovl, "diff --fail-if 'efficiency<0.5' '%s' '%s'", mis, ord);
   CHECK_I64(r.status, 0);
   cmd_free(&r);
-  r = ovl_run("diff --fail-if 'efficiency<0.5' '%s' '%s'", ord, mis);
+  r = run_tool(ovl, "diff --fail-if 'efficiency<0.5' '%s' '%s'", ord, mis);
   CHECK_I64(r.status, 3);
   cmd_free(&r);
-  r = ovl_run("diff --fail-if 'efficiency<-0.5' '%s' '%s'", ord, mis);  /* dropped by more than 50 points */
+  r = run_tool(ovl, "diff --fail-if 'efficiency<-0.5' '%s' '%s'", ord, mis);  /* dropped by more than 50 points */
   CHECK_I64(r.status, 3);
   cmd_free(&r);
-  r = ovl_run("diff --fail-if 'findings>+0' '%s' '%s'", mis, ord);  /* one finding fewer */
+  r = run_tool(ovl, "diff --fail-if 'findings>+0' '%s' '%s'", mis, ord);  /* one finding fewer */
   CHECK_I64(r.status, 0);
   cmd_free(&r);
   /* bad conditions: refused before any input is read (the missing file is not named) */
   static const char *const bad[] = {"efficiency", "effic<0.8", "efficiency<<0.8", "efficiency<2", "exposed>5parsec",
                                     "exposed>+5%", "findings>5%", "efficiency<0.8x"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    r = ovl_run("report --fail-if '%s' /nonexistent/trace.sqlite", bad[i]);
+    r = run_tool(ovl, "report --fail-if '%s' /nonexistent/trace.sqlite", bad[i]);
     char head[64];
     snprintf(head, sizeof head, "ovl: report: --fail-if '%s': ", bad[i]);
     if (r.status != 1 || !r.err || strncmp(r.err, head, strlen(head)) != 0)
@@ -595,7 +583,7 @@ static void check_gate(void) {
     CHECK(r.err && strncmp(r.err, head, strlen(head)) == 0 && count_lines(r.err) == 1);
     cmd_free(&r);
   }
-  r = ovl_run("diff --fail-if 'exposed>>1' /nonexistent/a /nonexistent/b");
+  r = run_tool(ovl, "diff --fail-if 'exposed>>1' /nonexistent/a /nonexistent/b");
   CHECK_I64(r.status, 1);
   CHECK(r.err && strstr(r.err, "--fail-if") && !strstr(r.err, "nonexistent") && count_lines(r.err) == 1);
   cmd_free(&r);
@@ -606,15 +594,15 @@ static void check_gate(void) {
 static void check_usage(void) {
   const char *t = tb_temp_path("u.sqlite");
   emit(t, &MIS_P, MIS_BUCKET_LAYERS, NULL);
-  cmd_result r = ovl_run("diff --help");
+  cmd_result r = run_tool(ovl, "diff --help");
   CHECK_I64(r.status, 0);
   CHECK(r.out && strstr(r.out, "usage: ovl diff [options] BEFORE AFTER") && strstr(r.out, "--fail-if"));
   cmd_free(&r);
-  r = ovl_run("help diff");
+  r = run_tool(ovl, "help diff");
   CHECK_I64(r.status, 0);
   CHECK(r.out && strstr(r.out, "usage: ovl diff"));
   cmd_free(&r);
-  r = ovl_run("--help");
+  r = run_tool(ovl, "--help");
   CHECK(r.out && strstr(r.out, "  diff ") && strstr(r.out, "  stats "));
   cmd_free(&r);
   static const char *const bad[] = {"", "'%s'", "'%s' '%s' '%s'", "--top 0 '%s' '%s'", "--bogus '%s' '%s'",
@@ -622,14 +610,14 @@ static void check_usage(void) {
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     char args[4096];
     snprintf(args, sizeof args, bad[i], t, t, t);
-    r = ovl_run("diff %s", args);
+    r = run_tool(ovl, "diff %s", args);
     if (r.status != 1) fprintf(stderr, "diff %s: status %d\n", args, r.status);
     CHECK_I64(r.status, 1);
     CHECK(r.err && strncmp(r.err, "ovl: ", 5) == 0 && count_lines(r.err) == 1);
     cmd_free(&r);
   }
   /* an output that is an input: refused before anything is written */
-  r = ovl_run("diff -o '%s' '%s' '%s'", t, t, t);
+  r = run_tool(ovl, "diff -o '%s' '%s' '%s'", t, t, t);
   CHECK_I64(r.status, 1);
   CHECK(r.err && strstr(r.err, "is also an input") && count_lines(r.err) == 1);
   cmd_free(&r);
