@@ -9,6 +9,7 @@
 #include "load/trace_detect.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -184,9 +185,9 @@ static int coll_field(reader *r, const char *key, void *ctx) {
   if (strcmp(key, "exposed_ns") == 0) return read_int(r, &f->c.exposed);
   if (strcmp(key, "comm") == 0) return read_int(r, &f->c.comm);
   if (strcmp(key, "ready_order") == 0) {
-    long v;
+    long v = -1;
     int rc = read_long(r, &v);
-    f->c.ready_order = (int)v;
+    if (!rc) f->c.ready_order = v >= 0 && v <= INT_MAX ? (int)v : -1;  /* out of range: unknown */
     return rc;
   }
   return skip(r);
