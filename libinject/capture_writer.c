@@ -29,6 +29,7 @@
 #include "host_buffer.h"
 #include "log.h"
 #include "nccl_comms.h"
+#include "nccl_profiler.h"
 #include "trace_file.h"
 
 #include <errno.h>
@@ -99,6 +100,7 @@ typedef struct writer {
   char last_clock[160];
   unsigned last_cupti_generation;
   int cupti_meta_written;    /* meta.cupti and its keys as of last_cupti_generation */
+  char nccl_profiler[256];   /* meta.nccl_profiler as last written */
 } writer;
 
 /* ---------------------------------------------------------------------------------- */
@@ -177,7 +179,7 @@ static int open_trace(writer *x) {
 /* Cycles                                                                             */
 /* ---------------------------------------------------------------------------------- */
 
-static uint64_t host_rows(const writer *x) { return x->events.collectives + x->events.nvtx; }
+static uint64_t host_rows(const writer *x) { return ovl_event_rows_written(&x->events); }
 static uint64_t cupti_rows(const writer *x) {
   const ovl_record_counts *c = &x->records.counts;
   return c->kernels + c->memops + c->api + c->links;
@@ -224,6 +226,19 @@ static int write_cupti_meta(writer *x, ovl_err *err) {
   return rc;
 }
 
+/* meta.nccl_profiler (when NCCL loaded libovl as its plugin) and the GPU timer's offset. */
+static int write_nccl_profiler_meta(writer *x, ovl_err *err) {
+  char text[sizeof x->nccl_profiler];
+  ovl_nccl_profiler_describe(text, sizeof text);
+  int rc = OVL_OK;
+  if (text[0] && strcmp(text, x->nccl_profiler) != 0) {
+    memcpy(x->nccl_profiler, text, sizeof text);
+    rc = ovl_tw_meta(x->w, "nccl_profiler", text, err);
+  }
+  if (!rc) rc = ovl_nccl_rows_meta(&x->events.nccl, x->w, err);
+  return rc;
+}
+
 static int update_meta(writer *x, ovl_err *err) {
   int rc = OVL_OK;
   int64_t rank, world, version = ovl_comms_nccl_version();
@@ -254,6 +269,7 @@ static int update_meta(writer *x, ovl_err *err) {
     rc = ovl_tw_meta(x->w, "clock_source", clock, err);
     if (!rc) snprintf(x->last_clock, sizeof x->last_clock, "%s", clock);
   }
+  if (!rc) rc = write_nccl_profiler_meta(x, err);
   return rc;
 }
 
@@ -375,6 +391,16 @@ static int final_must_stop(int64_t now) {
   return !quiet_since_final();
 }
 
+/* Fills the producers' stock of warm chunks a slab at a time, each slab counted as progress:
+** on a starved machine faulting memory in is slow, not stuck (a patient ovl_writer_finish gave
+** up on a writer still warming its first stock, with every call of the flood unwritten). Not
+** once the final flush was asked for: nobody appends any more. */
+static void warm_stock(void) {
+  while (!atomic_load_explicit(&final_requested, memory_order_relaxed) &&
+         ovl_hostbuf_prepare(OVL_HOSTBUF_SLAB_CHUNKS) > 0)
+    atomic_fetch_add_explicit(&progress, 1, memory_order_relaxed);
+}
+
 /* One host event into rows. Every CLOCK_CHECK_EVENTS events: commit when a flush period has
 ** passed (a long drain never holds rows back longer), stop at the final deadline, and keep
 ** the producers' stock of warm chunks full. */
@@ -388,7 +414,7 @@ static int write_event(void *ctx, const ovl_event_header *ev, int64_t tid) {
   if (++x->since_clock < CLOCK_CHECK_EVENTS) return 0;
   x->since_clock = 0;
   atomic_fetch_add_explicit(&progress, 1, memory_order_relaxed);
-  ovl_hostbuf_prepare(0);
+  warm_stock();
   int64_t now = ovl_clock_ns();
   if (now >= x->commit_due && !x->events.rc) {
     x->commit_due = now + cfg.flush_ms * 1000000;
@@ -449,10 +475,13 @@ static void close_trace(writer *x) {
   if (x->stopped) ovl_tw_rollback(x->w);  /* only meta, written in place, is left to commit */
   if (ovl_tw_close(x->w, &err)) ovl_warn(NULL, "%s", err.msg);
   ovl_trace_file_release(&x->file);
-  ovl_debug("closed %s: %llu kernels, %llu memops, %llu api, %llu collectives, %llu nvtx, %llu links",
+  ovl_debug("closed %s: %llu kernels, %llu memops, %llu api, %llu collectives, %llu nvtx, %llu links, "
+            "%llu channel intervals",
             x->file.shown, (unsigned long long)x->records.counts.kernels, (unsigned long long)x->records.counts.memops,
-            (unsigned long long)x->records.counts.api, (unsigned long long)x->events.collectives,
-            (unsigned long long)x->events.nvtx, (unsigned long long)x->records.counts.links);
+            (unsigned long long)x->records.counts.api,
+            (unsigned long long)(x->events.collectives + x->events.nccl.collectives),
+            (unsigned long long)x->events.nvtx, (unsigned long long)x->records.counts.links,
+            (unsigned long long)x->events.nccl.channels);
   ovl_cupti_records_free(&x->records);
   x->w = NULL;
 }
@@ -483,18 +512,20 @@ static void *writer_main(void *arg) {
   /* Warm chunks for the threads calling already: one slab before the trace is opened (its
   ** first commit waits for no more than that), the rest of the stock after. */
   ovl_hostbuf_prepare(OVL_HOSTBUF_SLAB_CHUNKS);
+  atomic_fetch_add_explicit(&progress, 1, memory_order_relaxed);
   if (open_trace(&x) != 0) {
     ovl_capture_stop();
     atomic_store(&finished, 1);
     return NULL;
   }
-  ovl_hostbuf_prepare(0);
+  atomic_fetch_add_explicit(&progress, 1, memory_order_relaxed);
+  warm_stock();
   int64_t period = cfg.flush_ms * 1000000, next_flush = ovl_clock_ns() + period;
   x.commit_due = next_flush;
   for (;;) {
     int woken = wait_until(next_fit < next_flush ? next_fit : next_flush);
     next_fit = calibrate(next_fit);
-    ovl_hostbuf_prepare(0);
+    warm_stock();
     long req = atomic_load(&requested);
     int final = atomic_load(&final_requested);
     int periodic = ovl_clock_ns() >= next_flush, asked = final || req != atomic_load(&completed);

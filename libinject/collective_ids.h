@@ -30,6 +30,11 @@ static inline int64_t ovl_group_member_id(uint64_t g, uint32_t k) {
   return OVL_COLL_GROUP_BASE + (int64_t)((g & OVL_GROUP_ID_MASK) << OVL_GROUP_MEMBER_BITS) + (int64_t)k;
 }
 
+/* The group g of a member's id ovl_group_member_id(g, k) (an id >= OVL_COLL_GROUP_BASE). */
+static inline int64_t ovl_member_group(int64_t id) {
+  return (int64_t)(((uint64_t)(id - OVL_COLL_GROUP_BASE) >> OVL_GROUP_MEMBER_BITS) & OVL_GROUP_ID_MASK);
+}
+
 /* External correlation id pushed by the ncclGroupEnd of group g with `members` calls. */
 static inline uint64_t ovl_group_ext_id(uint64_t g, uint32_t members) {
   if (members > OVL_GROUP_MAX_MEMBERS) members = OVL_GROUP_MAX_MEMBERS;

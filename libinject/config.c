@@ -14,6 +14,12 @@ void ovl_config_read(ovl_capture_config *c, ovl_getenv_fn get) {
   const char *v = get("OVL_DISABLE");
   c->disabled = v && *v && strcmp(v, "0") != 0;
 
+  v = get("OVL_CUPTI");
+  c->cupti_off = v && strcmp(v, "0") == 0;
+
+  v = get("OVL_NCCL_PROXY");
+  c->nccl_proxy = v && *v && strcmp(v, "0") != 0;
+
   v = get("OVL_OUTPUT");
   if (snprintf(c->output_dir, sizeof c->output_dir, "%s", v && *v ? v : OVL_DEFAULT_OUTPUT) >=
       (int)sizeof c->output_dir) {

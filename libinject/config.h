@@ -8,6 +8,10 @@
 **   OVL_CLOCK      tsc (default: CLOCK_MONOTONIC read through a calibrated TSC where the CPU
 **                  has an invariant one, clock.h) | monotonic (clock_gettime every time)
 **   OVL_CUPTI_LIBRARY  the libcupti to load, instead of looking for one (cupti_locate.h)
+**   OVL_CUPTI      "0": never attach CUPTI (no GPU kernels or copies: NCCL calls, NCCL's own
+**                  channel timing as its profiler plugin, NVTX)
+**   OVL_NCCL_PROXY any value but "" or "0": as NCCL's profiler plugin, also record proxy
+**                  operations and their network steps (proxy_ops, proxy_steps)
 ** Parsing is a pure function of a getenv-like lookup so it can be tested in isolation.
 */
 #ifndef OVL_INJECT_CONFIG_H
@@ -25,6 +29,8 @@ typedef struct ovl_capture_config {
   ovl_log_level log;
   int tsc_clock;          /* OVL_CLOCK: 1 = tsc (default), 0 = monotonic */
   char cupti_library[1024];  /* OVL_CUPTI_LIBRARY, or "" */
+  int nccl_proxy;            /* OVL_NCCL_PROXY */
+  int cupti_off;             /* OVL_CUPTI=0 */
   char problem[256];  /* a rejected value, reported once the capture starts; "" when none */
 } ovl_capture_config;
 

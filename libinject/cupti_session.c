@@ -18,6 +18,7 @@
 #include "store/trace_rows.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -182,6 +183,16 @@ static const char *attach(char *why, size_t size) {
 
 int ovl_cupti_attach(const char *how) {
   if (atomic_load(&attach_state)) return ovl_cupti_was_attached();
+  if (ovl_capture_settings()->cupti_off) {  /* asked for: no warning */
+    pthread_mutex_lock(&attach_lock);
+    if (!atomic_load(&attach_state)) {
+      snprintf(texts.status, sizeof texts.status, "not attached: OVL_CUPTI=0");
+      atomic_store(&attach_state, -1);
+      texts_changed();
+    }
+    pthread_mutex_unlock(&attach_lock);
+    return 0;
+  }
   pthread_mutex_lock(&attach_lock);
   if (!atomic_load(&attach_state)) {
     char why[256];
@@ -211,12 +222,19 @@ int ovl_cupti_attach(const char *how) {
   return ok;
 }
 
+static int is_cuda_driver(struct dl_phdr_info *info, size_t size, void *arg) {
+  (void)size, (void)arg;
+  const char *name = info->dlpi_name ? info->dlpi_name : "";
+  const char *base = strrchr(name, '/');
+  return strncmp(base ? base + 1 : name, "libcuda.so", 10) == 0;
+}
+
 void ovl_cupti_attach_late(const char *hook) {
   if (atomic_load(&attach_state) || !ovl_capture_owns_cuda_injection()) return;
-  /* Only where CUDA is already in the process: never load CUPTI into one that has none. */
-  void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-  if (!cuda) return;
-  dlclose(cuda);
+  /* Only where CUDA is already in the process: never load CUPTI into one that has none. The
+  ** loaded objects are looked at in memory (dlopen(RTLD_NOLOAD) searched the loader's paths
+  ** whenever the driver was absent: at every communicator NCCL created). */
+  if (!dl_iterate_phdr(is_cuda_driver, NULL)) return;
   char how[96];
   snprintf(how, sizeof how, "late, from %s", hook);
   ovl_cupti_attach(how);

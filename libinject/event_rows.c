@@ -10,14 +10,13 @@
 void ovl_event_rows_init(ovl_event_rows *e, ovl_trace_writer *w) {
   memset(e, 0, sizeof *e);
   e->w = w;
+  ovl_nccl_rows_init(&e->nccl);
 }
 
 static int add_collective(ovl_event_rows *e, const ovl_coll_event *c, int64_t tid) {
   const ovl_comm_info *comm = c->comm;
   int64_t nranks = comm ? comm->nranks : OVL_NONE;
-  int64_t group = (c->h.flags & OVL_EV_IN_GROUP) && c->id >= OVL_COLL_GROUP_BASE
-                      ? (int64_t)(((uint64_t)(c->id - OVL_COLL_GROUP_BASE) >> OVL_GROUP_MEMBER_BITS) & OVL_GROUP_ID_MASK)
-                      : OVL_NONE;
+  int64_t group = (c->h.flags & OVL_EV_IN_GROUP) && c->id >= OVL_COLL_GROUP_BASE ? ovl_member_group(c->id) : OVL_NONE;
   ovl_collective_row row = {
     c->id, comm ? comm->id : OVL_NONE, comm ? comm->rank : OVL_NONE, nranks, c->seq, ovl_nccl_call_name(c->h.op),
     c->count, ovl_nccl_dtype_name(c->h.dtype), ovl_nccl_send_bytes(c->h.op, c->count, c->h.dtype, nranks),
@@ -38,13 +37,20 @@ static int add_nvtx(ovl_event_rows *e, const ovl_nvtx_event *n) {
   return ovl_tw_nvtx(e->w, &row, &e->err);
 }
 
+uint64_t ovl_event_rows_written(const ovl_event_rows *e) {
+  const ovl_nccl_rows *n = &e->nccl;
+  return e->collectives + e->nvtx + n->collectives + n->channels + n->proxy_ops + n->proxy_steps;
+}
+
 int ovl_event_rows_add(void *ctx, const ovl_event_header *ev, int64_t tid) {
   ovl_event_rows *e = ctx;
   if (e->rc) return 1;
   switch (ev->kind) {
     case OVL_EV_COLLECTIVE: e->rc = add_collective(e, (const ovl_coll_event *)ev, tid); break;
     case OVL_EV_NVTX: e->rc = add_nvtx(e, (const ovl_nvtx_event *)ev); break;
-    default: break;
+    default:
+      if (ovl_nccl_rows_takes(ev)) e->rc = ovl_nccl_rows_add(&e->nccl, e->w, ev, &e->err);
+      break;
   }
   return e->rc != 0;
 }

@@ -208,21 +208,23 @@ int ovl_hostbuf_wants_drain(void) {
   return full || atomic_load_explicit(&exhausted, memory_order_relaxed);
 }
 
-void ovl_hostbuf_prepare(size_t at_most) {
+size_t ovl_hostbuf_prepare(size_t at_most) {
   size_t done = 0;
-  while ((!at_most || done++ < at_most) &&
+  while ((!at_most || done < at_most) &&
          atomic_load_explicit(&nready, memory_order_relaxed) < atomic_load_explicit(&ready_target, memory_order_relaxed)) {
     pthread_mutex_lock(&pool_lock);
     chunk *c = carve();
     pthread_mutex_unlock(&pool_lock);
-    if (!c) return;  /* at the limit: every chunk is in use or ready */
+    if (!c) break;  /* at the limit: every chunk is in use or ready */
     populate(c);
     pthread_mutex_lock(&pool_lock);
     push(&ready, c);
     atomic_fetch_add_explicit(&nready, 1, memory_order_relaxed);
     atomic_store_explicit(&exhausted, 0, memory_order_relaxed);
     pthread_mutex_unlock(&pool_lock);
+    done++;
   }
+  return done;
 }
 
 /* ---------------------------------------------------------------------------------- */

@@ -58,8 +58,8 @@ typedef int (*ovl_event_fn)(void *ctx, const ovl_event_header *ev, int64_t tid);
 size_t ovl_hostbuf_drain(ovl_event_fn fn, void *ctx);
 /* Faults in the pages of spare chunks until the stock of ready chunks is full (or the
 ** limit reached, or at_most chunks were done when it is not 0), so that producers find warm
-** memory. Cheap when the stock is full. */
-void ovl_hostbuf_prepare(size_t at_most);
+** memory. Cheap when the stock is full. Returns how many chunks it made ready. */
+size_t ovl_hostbuf_prepare(size_t at_most);
 #define OVL_HOSTBUF_SLAB_CHUNKS 32  /* the chunks of one 2 MiB slab (one huge page) */
 /* Whether the chains hold more than half the limit (or it is exhausted): drain now. A wake
 ** without it only asked for warm chunks. */

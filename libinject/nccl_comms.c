@@ -14,6 +14,7 @@
 #define SLOTS 4096  /* power of two; far more communicators than any job creates */
 
 static _Atomic(ovl_comm_info *) slots[SLOTS];
+static ovl_comm_info *retired;  /* replaced entries (under add_lock): kept, and reachable */
 static pthread_mutex_t add_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The largest communicator so far (rank << 32 | size, written under add_lock, one store so
 ** that a reader never pairs one communicator's rank with another's size), and the version. */
@@ -60,7 +61,14 @@ ovl_comm_info *ovl_comms_add(const void *handle, int64_t id, int64_t rank, int64
       if (!old) break;
     }
   }
-  if (free_slot < SLOTS) atomic_store_explicit(&slots[free_slot], e, memory_order_release);
+  if (free_slot < SLOTS) {
+    ovl_comm_info *old = atomic_load_explicit(&slots[free_slot], memory_order_relaxed);
+    if (old) {  /* readers may still hold it: never freed */
+      old->retired = retired;
+      retired = old;
+    }
+    atomic_store_explicit(&slots[free_slot], e, memory_order_release);
+  }
   uint64_t w = atomic_load_explicit(&world, memory_order_relaxed);
   if (rank >= 0 && nranks > 0 && rank < nranks && nranks <= UINT32_MAX && (uint64_t)nranks > (w & UINT32_MAX))
     atomic_store_explicit(&world, (uint64_t)rank << 32 | (uint64_t)nranks, memory_order_relaxed);
@@ -69,7 +77,7 @@ ovl_comm_info *ovl_comms_add(const void *handle, int64_t id, int64_t rank, int64
     free(e);
     return NULL;
   }
-  return e;  /* a replaced entry is leaked on purpose: readers may still hold it */
+  return e;
 }
 
 void ovl_comms_remove(const void *handle) {

@@ -18,6 +18,7 @@ typedef struct ovl_comm_info {
   int64_t rank, nranks, device;  /* OVL_NONE when unknown */
   atomic_int_fast64_t next_seq;  /* collectives.seq of the next call */
   atomic_uint children;          /* communicators split or shrunk from this one so far */
+  struct ovl_comm_info *retired; /* entries replaced in their slot, linked (never freed) */
 } ovl_comm_info;
 
 /* Records a communicator (replacing a destroyed one at the same address). NULL when out of

@@ -18,6 +18,7 @@
 #include "host_buffer.h"
 #include "log.h"
 #include "nccl_comms.h"
+#include "nccl_join.h"
 #include "interpose.h"
 #include "nccl_names.h"
 #include "store/trace_rows.h"
@@ -35,8 +36,13 @@ typedef struct hook_thread {
   uint32_t group_members;
   uint64_t group_id;      /* the current outermost group */
   int64_t next_id, end_id;  /* the thread's block of collective ids: [next_id, end_id) */
+  ovl_nccl_join *join;    /* the recorded call in progress (nccl_join.h) */
 } hook_thread;
 static __thread hook_thread me;
+
+atomic_int ovl_nccl_hooks_recording;
+
+ovl_nccl_join *ovl_nccl_join_current(void) { return me.join; }
 
 /* Collective ids come in blocks, so that threads calling at once share no counter. */
 #define ID_BLOCK 1024
@@ -142,6 +148,7 @@ typedef struct pending_call {
   ovl_comm_info *comm;
   hook_thread *t;
   int recording, pushed, unrecorded;
+  ovl_nccl_join join;  /* NCCL's profiler plugin may join its account to this call */
 } pending_call;
 
 /* The communicator's next sequence number. NCCL forbids calls on one communicator from two
@@ -190,6 +197,13 @@ static void call_begin(pending_call *p, int call, ncclComm_t comm, cudaStream_t 
   }
   p->recording = 1;
   e->host_start = ovl_clock_ns();
+  p->join.claim = NULL;
+  if (atomic_load_explicit(&ovl_nccl_plugin_loaded, memory_order_relaxed)) {  /* else nobody to join */
+    if (!atomic_load_explicit(&ovl_nccl_hooks_recording, memory_order_relaxed))
+      atomic_store_explicit(&ovl_nccl_hooks_recording, 1, memory_order_relaxed);
+    p->join = (ovl_nccl_join){e->id, info, e->host_start, NULL};
+    t->join = &p->join;
+  }
 }
 
 static void call_end(pending_call *p, ncclResult_t rc) {
@@ -199,12 +213,13 @@ static void call_end(pending_call *p, ncclResult_t rc) {
     if (p->unrecorded && launched) ovl_hostbuf_count_unrecorded();
     return;
   }
+  p->t->join = NULL;
   int64_t end = ovl_clock_ns();
   p->ev.host_end = end >= p->ev.host_start ? end : p->ev.host_start;
   if (p->pushed) ovl_cupti_pop();
-  if (!launched) return;
-  p->ev.seq = p->comm ? next_seq(p->comm) : OVL_NONE;
-  ovl_hostbuf_append(&p->ev, sizeof p->ev);
+  if (launched) p->ev.seq = p->comm ? next_seq(p->comm) : OVL_NONE;
+  if (p->join.claim) ovl_nccl_plugin_join_end(p->join.claim, &p->ev, launched);  /* one row, the plugin's */
+  else if (launched) ovl_hostbuf_append(&p->ev, sizeof p->ev);
 }
 
 #define NO_REDOP (-1)

@@ -20,6 +20,8 @@
 
 typedef struct query {
   const char *name;
+  int type;  /* STT_FUNC or STT_OBJECT */
+  int before_self;  /* look only in objects loaded before libovl */
   uint32_t gnu, sysv;
   void *found;
 } query;
@@ -46,12 +48,12 @@ NO_SANITIZE static int same_name(const char *a, const char *b) {
   return *a == *b;
 }
 
-/* A defined, exported function of this name (libovl's own exports are indirect functions,
-** and its object is skipped anyway). */
-NO_SANITIZE static int is_definition(const ElfW(Sym) *s, const char *strtab, const char *name) {
+/* A defined, exported function (or object) of this name (libovl's own exports are indirect
+** functions, and its object is skipped anyway). */
+NO_SANITIZE static int is_definition(const ElfW(Sym) *s, const char *strtab, const query *q) {
   int type = ELF64_ST_TYPE(s->st_info), bind = ELF64_ST_BIND(s->st_info);  /* same in both classes */
-  return s->st_shndx != SHN_UNDEF && s->st_value != 0 && type == STT_FUNC &&
-         (bind == STB_GLOBAL || bind == STB_WEAK) && same_name(strtab + s->st_name, name);
+  return s->st_shndx != SHN_UNDEF && s->st_value != 0 && type == q->type &&
+         (bind == STB_GLOBAL || bind == STB_WEAK) && same_name(strtab + s->st_name, q->name);
 }
 
 NO_SANITIZE static const ElfW(Sym) *gnu_lookup(const uint32_t *table, const ElfW(Sym) *symtab, const char *strtab,
@@ -68,7 +70,7 @@ NO_SANITIZE static const ElfW(Sym) *gnu_lookup(const uint32_t *table, const ElfW
   if (i < symoffset) return NULL;
   for (;; i++) {
     uint32_t h = chain[i - symoffset];
-    if ((h | 1) == (q->gnu | 1) && is_definition(&symtab[i], strtab, q->name)) return &symtab[i];
+    if ((h | 1) == (q->gnu | 1) && is_definition(&symtab[i], strtab, q)) return &symtab[i];
     if (h & 1) return NULL;
   }
 }
@@ -79,7 +81,7 @@ NO_SANITIZE static const ElfW(Sym) *sysv_lookup(const uint32_t *table, const Elf
   if (!nbucket) return NULL;
   const uint32_t *bucket = table + 2, *chain = bucket + nbucket;
   for (uint32_t i = bucket[q->sysv % nbucket]; i != STN_UNDEF; i = chain[i])
-    if (is_definition(&symtab[i], strtab, q->name)) return &symtab[i];
+    if (is_definition(&symtab[i], strtab, q)) return &symtab[i];
   return NULL;
 }
 
@@ -100,7 +102,8 @@ NO_SANITIZE static int visit(struct dl_phdr_info *info, size_t size, void *arg) 
   const ElfW(Dyn) *dyn = NULL;
   for (int i = 0; i < info->dlpi_phnum; i++)
     if (info->dlpi_phdr[i].p_type == PT_DYNAMIC) dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-  if (!dyn || is_self(info)) return 0;
+  if (is_self(info)) return q->before_self;  /* nonzero ends the walk, found nothing */
+  if (!dyn) return 0;
   uintptr_t symtab = 0, strtab = 0, gnu = 0, sysv = 0;
   for (; dyn->d_tag != DT_NULL; dyn++) {
     uintptr_t v = dyn->d_un.d_ptr;
@@ -124,11 +127,15 @@ NO_SANITIZE int ovl_self_relocated(void) {
   return *(void *const volatile *)&relocated_self == (void *)&relocated_self;
 }
 
-NO_SANITIZE void *ovl_symbol_lookup(const char *name) {
-  query q = {name, gnu_hash(name), sysv_hash(name), NULL};
+NO_SANITIZE static void *lookup(const char *name, int type, int before_self) {
+  query q = {name, type, before_self, gnu_hash(name), sysv_hash(name), NULL};
   dl_iterate_phdr(visit, &q);
   return q.found;
 }
+
+NO_SANITIZE void *ovl_symbol_lookup(const char *name) { return lookup(name, STT_FUNC, 0); }
+
+void *ovl_symbol_lookup_data_before_self(const char *name) { return lookup(name, STT_OBJECT, 1); }
 
 void *ovl_find_real(const char *name) {
   void *f = dlsym(RTLD_NEXT, name);

@@ -14,6 +14,11 @@
 ** libovl.so (in load order), or NULL when no loaded object defines it. */
 void *ovl_symbol_lookup(const char *name);
 
+/* The first definition of the data object `name` (an exported variable or constant) in an
+** object loaded before libovl.so, or NULL: another libovl instance's ncclProfiler_v5 table,
+** which the later instance defers to (the earlier one never looks further). */
+void *ovl_symbol_lookup_data_before_self(const char *name);
+
 /* Whether libovl's own relocations are applied. glibc relocates the objects loaded at
 ** start-up in reverse load order, so a library loaded with the program (after the preload)
 ** that binds an interposed symbol immediately (LD_BIND_NOW, -z now, an address taken) runs

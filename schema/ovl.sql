@@ -69,7 +69,12 @@ CREATE TABLE IF NOT EXISTS collectives (
   host_start  INTEGER,
   host_end    INTEGER,
   tid         INTEGER,
-  group_id    INTEGER           -- optional: calls inside one ncclGroupStart/End share it; NULL otherwise
+  group_id    INTEGER,          -- optional: calls inside one ncclGroupStart/End share it; NULL otherwise
+  algorithm   TEXT,             -- optional: NCCL's choice as its profiler reports it (RING TREE NVLS PAT ...)
+  protocol    TEXT,             -- optional: LL LL128 SIMPLE
+  nchannels   INTEGER,          -- optional: channels NCCL gave the operation
+  nwarps      INTEGER,          -- optional: warps per channel
+  nccl_seq    INTEGER           -- optional: NCCL's own sequence number (per communicator and operation)
 );
 
 CREATE TABLE IF NOT EXISTS collective_launches (
@@ -91,4 +96,49 @@ CREATE TABLE IF NOT EXISTS api (
   tid         INTEGER,
   correlation INTEGER,
   name        INTEGER           -- strings.id
+);
+
+-- NCCL's own account of its GPU work and network transfers, from libovl.so as NCCL's profiler
+-- plugin (docs/capture.md). Optional tables: readers that do not know them ignore them.
+
+CREATE TABLE IF NOT EXISTS collective_channels (
+  collective  INTEGER,          -- collectives.id
+  channel     INTEGER,          -- NCCL channel
+  device      INTEGER,          -- CUDA device ordinal (NULL when unknown)
+  start       INTEGER,          -- the channel's work on the GPU, on the trace clock (placed with the
+  end         INTEGER,          -- offset known when written; readers re-place with gpu_timer_offsets)
+  timer_start INTEGER,          -- the same two instants as the GPU global timer gave them (ns)
+  timer_end   INTEGER
+);
+
+CREATE TABLE IF NOT EXISTS gpu_timer_offsets (
+  device      INTEGER PRIMARY KEY,  -- CUDA device ordinal; -1: stamps of devices not told apart
+  offset      INTEGER,          -- add to a GPU global-timer stamp to place it on the trace clock
+  error       INTEGER,          -- how far the offset may be off either way (NULL: bounded on one side only)
+  stamps      INTEGER           -- stamps it was measured from (docs/capture.md, "One clock")
+);
+
+CREATE TABLE IF NOT EXISTS proxy_ops (
+  collective  INTEGER,          -- collectives.id
+  channel     INTEGER,
+  peer        INTEGER,          -- remote rank
+  is_send     INTEGER,          -- 1 send, 0 receive
+  nsteps      INTEGER,          -- network transfers
+  chunk_size  INTEGER,          -- bytes per transfer
+  start       INTEGER,          -- host time the proxy thread took it up
+  end         INTEGER           -- host time it finished
+);
+
+CREATE TABLE IF NOT EXISTS proxy_steps (
+  collective  INTEGER,          -- collectives.id
+  channel     INTEGER,
+  is_send     INTEGER,
+  step        INTEGER,          -- transfer number within its proxy operation
+  bytes       INTEGER,          -- transfer size (NULL when NCCL did not say)
+  start       INTEGER,          -- host time the step began
+  end         INTEGER,          -- host time it completed
+  gpu_wait    INTEGER,          -- optional: when it began waiting for the GPU (send: data to send; receive: buffer consumed)
+  peer_wait   INTEGER,          -- optional: send: when it began waiting for the receiver's credit
+  net_wait    INTEGER,          -- optional: when it went on the network (send) or began waiting for it (receive)
+  flush_wait  INTEGER           -- optional: receive: when it began flushing to the GPU
 );

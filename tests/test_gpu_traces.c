@@ -188,8 +188,10 @@ static int has_finding(const char *json, const char *code) {
 ** gets the finding its fault calls for, and the healthy mode none of the schedule findings:
 ** naive (all-reduces after backward) late_firing; interleaved (one all-reduce per parameter,
 ** launched during backward, queued at 1 ms each) latency_bound and not late_firing;
-** misordered (buckets launched in index order) readiness_stall; bucketed none of them, and the
-** highest overlap efficiency of the four. */
+** misordered (buckets launched in index order) readiness_stall; find-unused (bucketed with
+** --find-unused: an Int32 all-reduce of the used-parameter map after the last bucket, its result
+** copied to the host) find_unused_parameters; bucketed none of them, and the highest overlap
+** efficiency of the four. */
 static void modes(void) {
   char *naive = report_json(data("ddp/naive.sqlite")), *inter = report_json(data("ddp/interleaved.sqlite"));
   char *mis = report_json(data("ddp/misordered.sqlite")), *buck = report_json(data("ddp/bucketed.sqlite"));
@@ -197,6 +199,9 @@ static void modes(void) {
   CHECK(has_finding(inter, "latency_bound"));
   CHECK(!has_finding(inter, "late_firing"));
   CHECK(has_finding(mis, "readiness_stall"));
+  char *unused = report_json(data("ddp/find-unused.sqlite"));  /* bucketed, with DDP's used-parameter map */
+  CHECK(has_finding(unused, "find_unused_parameters"));
+  free(unused);
   static const char *const schedule[] = {"late_firing", "readiness_stall", "latency_bound", "single_bucket",
                                          "exposed_tail", "blocking_collective", "find_unused_parameters"};
   for (size_t i = 0; i < sizeof schedule / sizeof schedule[0]; i++) CHECK(!has_finding(buck, schedule[i]));
@@ -309,6 +314,52 @@ static void kernel_only_unused(void) {
   remove(path);
 }
 
+/* gpu_workload --self-sendrecv under libovl preloaded (hooks), loaded by NCCL 2.28.9 as its
+** profiler plugin alone (plugin), and both: NCCL reports to the plugin every send and receive
+** the hooks saw and none of the one-rank communicator's all-reduces (it turns them into a copy
+** before any profiler event); both ways, every call is one row, none twice. */
+static void plugin(void) {
+  sqlite3 *hooks = dbq_open(data("plugin/hooks.sqlite")), *plug = dbq_open(data("plugin/plugin.sqlite"));
+  sqlite3 *both = dbq_open(data("plugin/both.sqlite"));
+  const char *p2p = "SELECT count(*) FROM collectives WHERE op IN ('Send', 'Recv')";
+  const char *one_rank_colls = "SELECT count(*) FROM collectives WHERE nranks = 1 AND op NOT IN ('Send', 'Recv')";
+  CHECK(strncmp(dbq_text(plug, "SELECT value FROM meta WHERE key = 'nccl_profiler'"), "v5:", 3) == 0);
+  CHECK(dbq_int(hooks, p2p) > 0);
+  CHECK(dbq_int(hooks, one_rank_colls) > 0);
+  CHECK_I64(dbq_int(plug, p2p), dbq_int(hooks, p2p));
+  CHECK_I64(dbq_int(plug, "SELECT count(*) FROM collectives"), dbq_int(plug, p2p));
+  CHECK_I64(dbq_int(both, "SELECT count(*) FROM collectives"), dbq_int(hooks, "SELECT count(*) FROM collectives"));
+  CHECK_I64(dbq_int(both, "SELECT count(*) FROM (SELECT 1 FROM collectives GROUP BY comm, seq HAVING count(*) > 1)"),
+            0);
+  /* The plugin's own rows carry what NCCL said of each call: its size and element type. */
+  CHECK_I64(dbq_int(plug, "SELECT count(*) FROM collectives WHERE count > 0 AND dtype IS NOT NULL"),
+            dbq_int(plug, p2p));
+  sqlite3_close(hooks);
+  sqlite3_close(plug);
+  sqlite3_close(both);
+  /* The plugin alone with CUPTI: attached late (at NCCL's first communicator), CUPTI gave the
+  ** kernels but no record of the launches, so no call is linked to its kernel; attached from
+  ** CUDA's start (CUDA_INJECTION64_PATH=libovl.so), every call is, through the external id the
+  ** plugin pushes around NCCL's kernel launch. */
+  sqlite3 *late = dbq_open(data("plugin/plugin-late-cupti.sqlite"));
+  sqlite3 *injected = dbq_open(data("plugin/plugin-injected.sqlite"));
+  CHECK(strncmp(dbq_text(late, "SELECT value FROM meta WHERE key = 'cupti'"), "attached (late", 14) == 0);
+  CHECK(dbq_int(late, "SELECT count(*) FROM kernels") > 0);
+  CHECK_I64(dbq_int(late, "SELECT count(*) FROM api"), 0);
+  CHECK_I64(dbq_int(late, "SELECT count(*) FROM collective_launches"), 0);
+  CHECK_STR(dbq_text(injected, "SELECT value FROM meta WHERE key = 'cupti'"), "attached (injection)");
+  int64_t calls = dbq_int(injected, "SELECT count(*) FROM collectives");
+  CHECK(calls > 0);
+  CHECK_I64(dbq_int(injected, "SELECT count(DISTINCT collective) FROM collective_launches"), calls);
+  /* ... each to an NCCL kernel. */
+  CHECK_I64(dbq_int(injected, "SELECT count(DISTINCT l.collective) FROM collective_launches l JOIN kernels k ON "
+                              "k.correlation = l.correlation JOIN strings s ON s.id = k.name WHERE s.value LIKE "
+                              "'%ncclDevKernel%'"),
+            calls);
+  sqlite3_close(late);
+  sqlite3_close(injected);
+}
+
 int main(int argc, char **argv) {
   if (argc != 4) {
     fprintf(stderr, "usage: test_gpu_traces OVL_BINARY DATA_DIR CHECK\n");
@@ -325,6 +376,7 @@ int main(int argc, char **argv) {
   else if (strcmp(check, "bucket_sizes") == 0) bucket_sizes();
   else if (strcmp(check, "whatif") == 0) whatif();
   else if (strcmp(check, "kernel_only_unused") == 0) kernel_only_unused();
+  else if (strcmp(check, "plugin") == 0) plugin();
   else {
     fprintf(stderr, "test_gpu_traces: unknown check '%s'\n", check);
     return 2;

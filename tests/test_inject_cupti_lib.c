@@ -16,6 +16,7 @@
 **              profiler's records), says why, and still records the NCCL calls
 **   holder     another tool holds CUPTI: named in meta.cupti
 **   explicit   OVL_CUPTI_LIBRARY names a missing file: said, nothing else tried
+**   off        OVL_CUPTI=0: CUPTI never loaded, no warning, the NCCL calls still recorded
 */
 #include "check.h"
 #include "db_query.h"
@@ -198,6 +199,21 @@ static void explicit_library(void) {
   run_free(&r);
 }
 
+static void cupti_off(void) {
+  char env[1200], log[1024];
+  snprintf(log, sizeof log, "%s", tb_temp_path("fake-cupti-off.log"));
+  snprintf(env, sizeof env, "OVL_CUPTI=0 FAKE_CUPTI_LOG='%s'", log);
+  run r = run_driver("off", env);
+  CHECK_STR(meta(&r, "cupti"), "not attached: OVL_CUPTI=0");
+  CHECK_I64(count(&r, "SELECT count(*) FROM kernels"), 0);
+  CHECK_I64(count(&r, "SELECT count(*) FROM collectives"), STEPS);
+  CHECK_I64(count_in(r.with.err, "are not captured (NCCL calls"), 0);  /* no warning (debug lines say why) */
+  FILE *f = fopen(log, "r");  /* the fake CUPTI logs every call made to it: none */
+  CHECK(f == NULL || fgetc(f) == EOF);
+  if (f) fclose(f);
+  run_free(&r);
+}
+
 int main(void) {
   found_beside_the_runtime();
   refused_copies_degrade();
@@ -205,5 +221,6 @@ int main(void) {
   profiler_before_cuda();
   another_tool_holds_cupti();
   explicit_library();
+  cupti_off();
   return check_summary();
 }

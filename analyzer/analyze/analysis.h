@@ -18,6 +18,7 @@
 #include "../load/import_options.h"
 #include "../load/trace_reader.h"
 #include "classify.h"
+#include "nccl_channels.h"
 #include "parallel_dim.h"
 #include "sweep.h"
 
@@ -116,6 +117,8 @@ typedef struct ovl_coll_result {
   ovl_coll_diag diag;      /* {OVL_ROLE_OTHER, -1} until the gradient phase is measured */
   ovl_coll_cross *cross;   /* NULL unless matched on every rank of its job */
   ovl_coll_dim pdim;       /* parallelism dimension and role (job_dims.c); zero until then */
+  char algorithm[16], protocol[8];  /* NCCL's own account (its profiler plugin); "" when unknown */
+  ovl_coll_channels channels;       /* NCCL's timing of its kernel channels (nccl_channels.h) */
 } ovl_coll_result;
 
 /* A `grad_ready` mark (host time). */
@@ -240,6 +243,7 @@ typedef struct ovl_rank_result {
   size_t nfindings;
   ovl_dim_totals dims[OVL_DIM_COUNT];  /* per parallelism dimension, over its steps (job_dims.c) */
   ovl_pipeline_stats pipeline;         /* stage < 0 unless it is a pipeline stage */
+  ovl_channel_facts channel_facts;     /* NCCL's channel timing over its collectives (nccl_channels.h) */
 } ovl_rank_result;
 
 typedef struct ovl_analysis_options {

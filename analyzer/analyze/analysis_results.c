@@ -127,6 +127,11 @@ static void fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *ou
   out->step = step;
   out->exposed_pieces = NULL;
   out->cross = NULL;
+  memcpy(out->algorithm, rec->algorithm, sizeof out->algorithm);
+  memcpy(out->protocol, rec->protocol, sizeof out->protocol);
+  int timed = 0;
+  const ovl_channel_span *span = c < r->nrows ? ovl_work_stream_channels(&r->ws, c, &timed) : NULL;
+  ovl_coll_channels_measure(&out->channels, span, timed, t->gpu_start, t->gpu_end);
   int64_t dur = t->gpu_end - t->gpu_start;
   if (rec->bytes != OVL_NONE && rec->bytes >= 0 && dur > 0) {
     out->algbw_gbps = ovl_algbw_bytes(out->op, rec->bytes, rec->nranks) / (double)dur;  /* bytes/ns = GB/s */
@@ -333,6 +338,7 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
   res->realtime_offset = ovl_trace_meta_int(r->t, "realtime_offset_ns", OVL_NONE);
   res->colls_numbered = (long)ovl_trace_meta_int(r->t, "import_seq_numbered", 0);
   res->clock_offset = 0;
+  ovl_channel_facts_init(&res->channel_facts);
   res->totals = d->sweep.total;
   res->step_detection = d->method;
   res->step_projection = d->method != OVL_STEPS_NVTX ? OVL_PROJECT_NONE
@@ -411,6 +417,7 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     if (r->track[c].device != d->device || r->track[c].gpu_start == OVL_NONE) continue;
     ovl_coll_result *out = s >= 0 ? &res->steps[s].colls[fill[s]++] : &res->unstepped[res->nunstepped++];
     fill_coll(r, c, s >= 0 ? s : -1, out);
+    ovl_channel_facts_add(&res->channel_facts, &out->channels, out->id);
     res->coll_pieces[next_piece] = r->cstate.pieces[c];
     out->exposed_pieces = &res->coll_pieces[next_piece++];
   }

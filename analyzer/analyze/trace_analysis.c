@@ -516,7 +516,9 @@ static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
 
     ovl_device_pass *d = find_device(r, w.device);
     if (!d && (rc = add_device(r, w.device, &d, err))) break;
-    if (w.is_memop) {
+    if (cw.from_channels) {
+      /* NCCL's channel timing: neither a kernel nor a memop (ovl_channel_facts counts them) */
+    } else if (w.is_memop) {
       d->n_memops++;
       d->n_comm_memops += cls == OVL_CLASS_COMM;
     } else {

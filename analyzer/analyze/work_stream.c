@@ -56,12 +56,69 @@ static int load_links(ovl_work_stream *s, ovl_err *err) {
   return rc;
 }
 
+static int cmp_work_start(const void *pa, const void *pb) {
+  const ovl_work *a = pa, *b = pb;
+  return (a->start > b->start) - (a->start < b->start);
+}
+
+/* The channel spans of the collectives (both sorted by id: a merge), and one piece of work for
+** each collective that has channels but no linked work. */
+static int load_channels(ovl_work_stream *s, ovl_err *err) {
+  int rc = ovl_trace_read_channels(s->t, &s->spans, &s->nspans, err);
+  if (rc || s->nspans == 0) return rc;
+  size_t n = s->nrecs ? s->nrecs : 1;
+  s->span_of = malloc(n * sizeof *s->span_of);
+  s->linked = calloc(n, 1);
+  s->chan_work = malloc(n * sizeof *s->chan_work);
+  s->chan_coll = malloc(n * sizeof *s->chan_coll);
+  if (!s->span_of || !s->linked || !s->chan_work || !s->chan_coll) return ovl_oom(err, "collective channels");
+  for (size_t i = 0; i < s->nlinks; i++) s->linked[s->link_coll[i]] = 1;
+  size_t k = 0;
+  for (size_t i = 0; i < s->nrecs; i++) {
+    while (k < s->nspans && s->spans[k].collective < s->recs[i].id) k++;
+    s->span_of[i] = k < s->nspans && s->spans[k].collective == s->recs[i].id ? (int32_t)k : -1;
+    if (s->span_of[i] < 0 || s->linked[i]) continue;
+    const ovl_channel_span *c = &s->spans[k];
+    const ovl_coll_rec *rec = &s->recs[i];
+    ovl_work *w = &s->chan_work[s->nchan_work];
+    memset(w, 0, sizeof *w);
+    w->start = c->start;
+    w->end = c->end;
+    w->device = c->device != OVL_NONE ? c->device : rec->device != OVL_NONE ? rec->device : 0;
+    w->stream = rec->stream != OVL_NONE ? rec->stream : OVL_CHANNEL_STREAM_UNKNOWN;
+    w->correlation = w->name = w->bytes = OVL_NONE;
+    w->grid[0] = w->grid[1] = w->grid[2] = OVL_NONE;
+    s->chan_coll[s->nchan_work++] = (int32_t)i;
+  }
+  /* In start order, with their collectives alongside: sort indices through the work. */
+  for (size_t i = 0; i < s->nchan_work; i++) s->chan_work[i].correlation = i;
+  ovl_qsort(s->chan_work, s->nchan_work, sizeof *s->chan_work, cmp_work_start);
+  int32_t *order = malloc((s->nchan_work ? s->nchan_work : 1) * sizeof *order);
+  if (!order) return ovl_oom(err, "collective channels");
+  for (size_t i = 0; i < s->nchan_work; i++) {
+    order[i] = s->chan_coll[s->chan_work[i].correlation];
+    s->chan_work[i].correlation = OVL_NONE;
+  }
+  free(s->chan_coll);
+  s->chan_coll = order;
+  return OVL_OK;
+}
+
+const ovl_channel_span *ovl_work_stream_channels(const ovl_work_stream *s, size_t i, int *timed_by_channels) {
+  *timed_by_channels = 0;
+  if (!s->span_of || i >= s->nrecs_total || s->span_of[i] < 0) return NULL;
+  *timed_by_channels = !s->linked[i];
+  return &s->spans[s->span_of[i]];
+}
+
 int ovl_work_stream_init(ovl_work_stream *s, ovl_trace *t, const ovl_classifier *classifier, ovl_err *err) {
   memset(s, 0, sizeof *s);
   s->t = t;
   s->classifier = classifier;
   int rc = ovl_trace_read_collectives(t, &s->recs, &s->nrecs, err);
+  s->nrecs_total = s->nrecs;
   if (!rc) rc = load_links(s, err);
+  if (!rc) rc = load_channels(s, err);
   if (!rc) {
     int64_t limit = ovl_trace_string_limit(t);
     s->name_class_len = limit < OVL_STRING_CACHE_LIMIT ? (limit > 0 ? limit : 0) : OVL_STRING_CACHE_LIMIT;
@@ -94,6 +151,11 @@ void ovl_work_stream_free(ovl_work_stream *s) {
   free(s->link_coll);
   free(s->name_class);
   free(s->name_traits);
+  free(s->spans);
+  free(s->span_of);
+  free(s->linked);
+  free(s->chan_work);
+  free(s->chan_coll);
   memset(s, 0, sizeof *s);
 }
 
@@ -167,20 +229,50 @@ ovl_work_class ovl_work_stream_class(ovl_work_stream *s, const ovl_work *w, uint
 
 int ovl_work_stream_open(ovl_work_stream *s, size_t window, int launch_dims, ovl_err *err) {
   assert(!s->cur);  /* one pass at a time */
+  s->chan_next = 0;
+  s->has_pending = s->cursor_done = 0;
   ovl_work_options wopt = {s->sorted ? 0 : window, launch_dims};
   return ovl_work_open(s->t, &wopt, &s->cur, err);
 }
 
-int ovl_work_stream_next(ovl_work_stream *s, ovl_classified_work *out, int *has, ovl_err *err) {
-  *has = 0;
-  int rc = ovl_work_next(s->cur, &out->w, has, err);
-  if (rc == OVL_EUNSORTED) {
-    s->sorted = 1;
-    *has = 0;
+/* The cursor's next piece, classified, into s->pending (unless it is there already or done). */
+static int fill_pending(ovl_work_stream *s, ovl_err *err) {
+  if (s->has_pending || s->cursor_done) return OVL_OK;
+  ovl_classified_work *out = &s->pending;
+  int has = 0;
+  int rc = ovl_work_next(s->cur, &out->w, &has, err);
+  if (rc == OVL_EUNSORTED) s->sorted = 1;
+  if (rc) return rc;
+  if (!has) {
+    s->cursor_done = 1;
+    return OVL_OK;
   }
-  if (rc || !*has) return rc;
   out->ncolls = ovl_work_stream_links(s, out->w.correlation, &out->colls);
   out->cls = ovl_work_stream_class(s, &out->w, out->ncolls);
+  out->from_channels = 0;
+  s->has_pending = 1;
+  return OVL_OK;
+}
+
+int ovl_work_stream_next(ovl_work_stream *s, ovl_classified_work *out, int *has, ovl_err *err) {
+  *has = 0;
+  int rc = fill_pending(s, err);
+  if (rc) return rc;
+  int chan = s->chan_next < s->nchan_work;
+  if (chan && s->has_pending && s->pending.w.start <= s->chan_work[s->chan_next].start) chan = 0;
+  if (chan) {  /* a collective timed by its channels */
+    out->w = s->chan_work[s->chan_next];
+    out->colls = &s->chan_coll[s->chan_next++];
+    out->ncolls = 1;
+    out->cls = OVL_CLASS_COMM;
+    out->from_channels = 1;
+  } else if (s->has_pending) {
+    *out = s->pending;
+    s->has_pending = 0;
+  } else {
+    return OVL_OK;
+  }
+  *has = 1;
   return OVL_OK;
 }
 

@@ -9,6 +9,14 @@
 **
 ** Class of a piece of work: communication when it is linked to a collectives row; else a
 ** memop is memory and a kernel is judged by its name (classify.h).
+**
+** NCCL's own timing of its kernels (collective_channels, from libovl as NCCL's profiler plugin)
+** stands in for the GPU work of a collective that has none linked (a trace without CUPTI): one
+** piece of communication work per such collective, from its first channel's start to its last
+** channel's end, merged into the stream in start order (no name, no correlation). A collective
+** with linked work keeps it; its channels are only compared with it (ovl_work_stream_channels).
+** Such work of a collective whose stream is unknown (NCCL's v4 interface names none) is put on
+** OVL_CHANNEL_STREAM_UNKNOWN, which no CUDA stream id can be.
 */
 #ifndef OVL_WORK_STREAM_H
 #define OVL_WORK_STREAM_H
@@ -20,11 +28,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define OVL_CHANNEL_STREAM_UNKNOWN (-1)
+
+/* One piece of GPU work, classified. colls stays valid while the stream lives. */
+typedef struct ovl_classified_work {
+  ovl_work w;
+  ovl_work_class cls;
+  const int32_t *colls;        /* the collectives rows (indices into recs) it executes */
+  uint32_t ncolls;
+  int from_channels;           /* NCCL's channel timing of a collective, not a kernel or memop */
+} ovl_classified_work;
+
 typedef struct ovl_work_stream {
   ovl_trace *t;
   const ovl_classifier *classifier;
   ovl_coll_rec *recs;          /* the collectives rows, by id */
   size_t nrecs;
+  size_t nrecs_total;          /* nrecs before the rows were taken (ovl_work_stream_take_recs) */
   /* links sorted by correlation. Work arrives in start order and correlation ids grow with
   ** launch time, so consecutive lookups land close together: link_hint remembers the last
   ** position and the search gallops from there. */
@@ -36,15 +56,17 @@ typedef struct ovl_work_stream {
   int64_t name_class_len;
   int sorted;                  /* rows came too far out of order: SQLite sorts from now on */
   ovl_work_cursor *cur;
+  /* NCCL's channel timing: spans by collective id, span_of[recs index] (-1: none) */
+  ovl_channel_span *spans;
+  size_t nspans;
+  int32_t *span_of;
+  unsigned char *linked;       /* recs index -> 1 when GPU work is linked to it */
+  ovl_work *chan_work;         /* the collectives timed by their channels only, in start order */
+  int32_t *chan_coll;          /* ... and their recs indices */
+  size_t nchan_work, chan_next;
+  ovl_classified_work pending; /* the cursor's next piece, held while channel work goes first */
+  int has_pending, cursor_done;
 } ovl_work_stream;
-
-/* One piece of GPU work, classified. colls stays valid while the stream lives. */
-typedef struct ovl_classified_work {
-  ovl_work w;
-  ovl_work_class cls;
-  const int32_t *colls;        /* the collectives rows (indices into recs) it executes */
-  uint32_t ncolls;
-} ovl_classified_work;
 
 /* Loads the collectives and their links of an open trace (t stays the caller's). */
 int ovl_work_stream_init(ovl_work_stream *s, ovl_trace *t, const ovl_classifier *classifier, ovl_err *err);
@@ -66,6 +88,10 @@ ovl_work_class ovl_work_stream_kernel_class(ovl_work_stream *s, int64_t name);
 int ovl_work_stream_kernel_traits(ovl_work_stream *s, int64_t name);
 /* Class of a piece of work linked to ncolls collectives. */
 ovl_work_class ovl_work_stream_class(ovl_work_stream *s, const ovl_work *w, uint32_t ncolls);
+
+/* NCCL's channel timing of collective recs[i] (NULL when none); *timed_by_channels = 1 when it
+** stands for the collective's GPU work (nothing linked to it). */
+const ovl_channel_span *ovl_work_stream_channels(const ovl_work_stream *s, size_t i, int *timed_by_channels);
 
 /* Starts a pass over the work in start order: rows are restored to order through a window
 ** of `window` rows (0, or once the stream has seen rows further out of order than a window

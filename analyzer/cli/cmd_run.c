@@ -34,20 +34,23 @@ static const char help[] =
     "  -o, --output DIR   trace directory, created if missing [$OVL_OUTPUT, else ./ovl-trace]\n"
     "      --flush-ms N   commit captured data every N ms [1000]\n"
     "      --lib PATH     the libovl.so to preload [found next to ovl, or in ../lib]\n"
+    "      --nccl-profiler  also load libovl.so as NCCL's profiler plugin (NCCL_PROFILER_PLUGIN):\n"
+    "                     NCCL's own account of each call (algorithm, channels and their GPU\n"
+    "                     timing), also where NCCL is linked statically (docs/capture.md)\n"
     "      --html FILE    wait for COMMAND, then write the HTML report of the traces it wrote\n"
     "                     in DIR to FILE (as 'ovl report --html FILE'; docs/report.md)\n"
     "  -h, --help         this help\n"
     "\n"
     "Environment given to COMMAND: LD_PRELOAD (libovl.so first, after sanitizer runtimes),\n"
-    "OVL_OUTPUT (DIR, absolute), OVL_FLUSH_MS, and CUDA_INJECTION64_PATH and\n"
-    "NVTX_INJECTION64_PATH when unset. OVL_LOG (quiet|info|debug) and OVL_DISABLE=1 pass\n"
-    "through. See docs/capture.md.\n"
+    "OVL_OUTPUT (DIR, absolute), OVL_FLUSH_MS, NCCL_PROFILER_PLUGIN with --nccl-profiler,\n"
+    "and CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH when unset. OVL_LOG (quiet|info|debug),\n"
+    "OVL_DISABLE=1, OVL_CUPTI=0 and OVL_NCCL_PROXY=1 pass through. See docs/capture.md.\n"
     "\n"
     "Exit status: COMMAND's; 1 when ovl run cannot start it (bad option, no libovl.so,\n"
     "unusable DIR, COMMAND not found), or with --html when COMMAND succeeded but no page could\n"
     "be written (no trace).\n";
 
-enum { OPT_FLUSH = 256, OPT_LIB, OPT_HTML };
+enum { OPT_FLUSH = 256, OPT_LIB, OPT_HTML, OPT_NCCL_PROFILER };
 
 /* libovl.so beside the ovl binary (build tree), or in ../lib or ../lib64 (installed). */
 static int find_library(char *out, size_t size) {
@@ -111,11 +114,13 @@ int ovl_cmd_run(int argc, char **argv) {
     {"flush-ms", required_argument, NULL, OPT_FLUSH},
     {"lib", required_argument, NULL, OPT_LIB},
     {"html", required_argument, NULL, OPT_HTML},
+    {"nccl-profiler", no_argument, NULL, OPT_NCCL_PROFILER},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
   const char *dir = getenv("OVL_OUTPUT"), *lib_arg = NULL, *html = NULL;
   long flush_ms = 0;
+  int nccl_profiler = 0;
   optind = 1;
   opterr = 0;
   int c;
@@ -128,6 +133,7 @@ int ovl_cmd_run(int argc, char **argv) {
         break;
       case OPT_LIB: lib_arg = optarg; break;
       case OPT_HTML: html = optarg; break;
+      case OPT_NCCL_PROFILER: nccl_profiler = 1; break;
       case 'h': fputs(help, stdout); return 0;
       default: return ovl_cli_bad_option("run", argv);
     }
@@ -154,7 +160,8 @@ int ovl_cmd_run(int argc, char **argv) {
   char flush[32];
   snprintf(flush, sizeof flush, "%ld", flush_ms);
   if (set_preload(lib) || setenv("OVL_OUTPUT", out, 1) || (flush_ms && setenv("OVL_FLUSH_MS", flush, 1)) ||
-      setenv("CUDA_INJECTION64_PATH", lib, 0) || setenv("NVTX_INJECTION64_PATH", lib, 0)) {
+      setenv("CUDA_INJECTION64_PATH", lib, 0) || setenv("NVTX_INJECTION64_PATH", lib, 0) ||
+      (nccl_profiler && setenv("NCCL_PROFILER_PLUGIN", lib, 1))) {
     fprintf(stderr, "ovl: run: cannot set the environment: %s\n", strerror(errno));
     return 2;
   }

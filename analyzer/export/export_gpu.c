@@ -319,6 +319,10 @@ static int gpu_one(xfile *f, xstreams *s, const ovl_classified_work *cw, void *c
     sl.name = memname;
     sl.name_iid = xname(ex, memname);
     sl.category = "memcpy";
+  } else if (cw->from_channels) {  /* a collective NCCL timed by its channels (no kernel captured) */
+    sl.name = "NCCL channels";
+    sl.name_iid = xname(ex, sl.name);
+    sl.category = "nccl";
   } else {
     const char *text = ovl_trace_string(f->t, w->name);
     sl.name = text ? text : "kernel";

@@ -35,9 +35,9 @@ static int add_warning(ovl_job *job, const char *text) {
 ** wrote what its own reader refuses, a fault of ovl, said as such. */
 static int warn_bad_rows(ovl_job *job, const ovl_trace_source *src, const ovl_bad_rows *bad) {
   static const char *const names[] = {"kernels", "memops", "collectives", "collective_launches", "nvtx", "api",
-                                      "strings"};
+                                      "strings", "collective_channels"};
   const long counts[] = {bad->kernels, bad->memops, bad->collectives, bad->launches, bad->nvtx, bad->api,
-                         bad->strings};
+                         bad->strings, bad->channels};
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) {
     if (counts[i] <= 0) continue;
     char line[1024];

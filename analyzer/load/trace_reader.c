@@ -52,6 +52,18 @@ static int prepare(ovl_trace *t, const char *sql, sqlite3_stmt **st, ovl_err *er
   return OVL_OK;
 }
 
+/* The end of a read loop: the error that stopped the rows early (src, the last step's result),
+** if no other came first, and the statement finalized. */
+static int end_rows(ovl_trace *t, sqlite3_stmt *st, int rc, int src, ovl_err *err) {
+  if (!rc && src != SQLITE_DONE) rc = db_error(t, err, src);
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* Hands the rows of vector v out through out and n when rc is OVL_OK, else frees them;
+** evaluates to rc (a variable: read twice). */
+#define HAND_OUT(v, out, n, rc) ((rc) ? (OVL_VEC_FREE(v), (rc)) : (*(out) = (v)->items, *(n) = (v)->len, OVL_OK))
+
 int ovl_trace_has_table(const ovl_trace *t, const char *table) {
   sqlite3_stmt *st = NULL;
   int found = 0;
@@ -129,8 +141,7 @@ static int load_meta(ovl_trace *t, ovl_err *err) {
     keys.items[keys.len++] = kc;
     vals.items[vals.len++] = vc;
   }
-  if (!rc && src != SQLITE_DONE) rc = db_error(t, err, src);
-  sqlite3_finalize(st);
+  rc = end_rows(t, st, rc, src, err);
   t->meta_keys = keys.items;
   t->meta_vals = vals.items;
   t->nmeta = keys.len;
@@ -174,8 +185,7 @@ static int load_strings(ovl_trace *t, ovl_err *err) {
     }
     if (id >= t->string_limit) t->string_limit = id + 1;
   }
-  if (!rc && src != SQLITE_DONE) rc = db_error(t, err, src);
-  sqlite3_finalize(st);
+  rc = end_rows(t, st, rc, src, err);
   t->strings = strs.items;
   t->nstrings = strs.len;
   return rc;
@@ -278,21 +288,29 @@ static void col_text(sqlite3_stmt *st, int i, char *buf, size_t len) {
   ovl_text_clean_into(s ? s : "", buf, len);
 }
 
+/* Whether a table of the trace has an (optional) column. */
+static int has_column(ovl_trace *t, const char *table, const char *column) {
+  char sql[160];
+  snprintf(sql, sizeof sql, "SELECT %s FROM %s LIMIT 0", column, table);
+  sqlite3_stmt *st = NULL;
+  int ok = sqlite3_prepare_v2(t->db, sql, -1, &st, NULL) == SQLITE_OK;
+  sqlite3_finalize(st);
+  return ok;
+}
+
 int ovl_trace_read_collectives(ovl_trace *t, ovl_coll_rec **out, size_t *n, ovl_err *err) {
   *out = NULL;
   *n = 0;
   if (!ovl_trace_has_table(t, "collectives")) return OVL_OK;
+  char sql[512];
+  snprintf(sql, sizeof sql,
+           "SELECT id, comm, rank, nranks, seq, op, count, dtype, bytes, redop, peer, device, stream, host_start,"
+           " host_end, tid, %s, %s, %s FROM collectives ORDER BY id",
+           has_column(t, "collectives", "group_id") ? "group_id" : "NULL",
+           has_column(t, "collectives", "algorithm") ? "algorithm" : "NULL",
+           has_column(t, "collectives", "protocol") ? "protocol" : "NULL");
   sqlite3_stmt *st = NULL;
-  int has_group = ovl_trace_has_table(t, "collectives") &&
-                  sqlite3_prepare_v2(t->db, "SELECT group_id FROM collectives LIMIT 0", -1, &st, NULL) == SQLITE_OK;
-  sqlite3_finalize(st);
-  st = NULL;
-  int rc = prepare(t,
-                   has_group ? "SELECT id, comm, rank, nranks, seq, op, count, dtype, bytes, redop, peer, device,"
-                               " stream, host_start, host_end, tid, group_id FROM collectives ORDER BY id"
-                             : "SELECT id, comm, rank, nranks, seq, op, count, dtype, bytes, redop, peer, device,"
-                               " stream, host_start, host_end, tid, NULL FROM collectives ORDER BY id",
-                   &st, err);
+  int rc = prepare(t, sql, &st, err);
   OVL_VEC(ovl_coll_rec) v = {0};
   int src = SQLITE_DONE;
   t->bad.collectives = 0;
@@ -316,6 +334,8 @@ int ovl_trace_read_collectives(ovl_trace *t, ovl_coll_rec **out, size_t *n, ovl_
     c.host_end = col_int(st, 14);
     c.tid = col_int(st, 15);
     c.group_id = col_int(st, 16);
+    col_text(st, 17, c.algorithm, sizeof c.algorithm);
+    col_text(st, 18, c.protocol, sizeof c.protocol);
     if (row_malformed || c.id == OVL_NONE || !c.op[0] || !opt_time_ok(c.host_start) || !opt_time_ok(c.host_end) ||
         (c.host_start != OVL_NONE && c.host_end != OVL_NONE && c.host_end < c.host_start) ||
         !opt_size_ok(c.bytes, OVL_BYTES_LIMIT) || !opt_size_ok(c.count, OVL_BYTES_LIMIT) ||
@@ -328,15 +348,8 @@ int ovl_trace_read_collectives(ovl_trace *t, ovl_coll_rec **out, size_t *n, ovl_
       break;
     }
   }
-  if (!rc && src != SQLITE_DONE) rc = db_error(t, err, src);
-  sqlite3_finalize(st);
-  if (rc) {
-    OVL_VEC_FREE(&v);
-    return rc;
-  }
-  *out = v.items;
-  *n = v.len;
-  return OVL_OK;
+  rc = end_rows(t, st, rc, src, err);
+  return HAND_OUT(&v, out, n, rc);
 }
 
 int ovl_trace_read_launches(ovl_trace *t, ovl_launch_rec **out, size_t *n, ovl_err *err) {
@@ -360,15 +373,48 @@ int ovl_trace_read_launches(ovl_trace *t, ovl_launch_rec **out, size_t *n, ovl_e
       break;
     }
   }
-  if (!rc && src != SQLITE_DONE) rc = db_error(t, err, src);
-  sqlite3_finalize(st);
-  if (rc) {
-    OVL_VEC_FREE(&v);
-    return rc;
+  rc = end_rows(t, st, rc, src, err);
+  return HAND_OUT(&v, out, n, rc);
+}
+
+/* One span per collective: its channels' hull, the earliest end, re-placed with the final
+** offset of their device where the trace has gpu_timer_offsets. */
+static const char channel_spans_sql[] =
+  "SELECT h.collective, MAX(h.device), MIN(COALESCE(h.timer_start + o.offset, h.start)),"
+  " MAX(COALESCE(h.timer_end + o.offset, h.end)), MIN(COALESCE(h.timer_end + o.offset, h.end)), MAX(o.error),"
+  " COUNT(*) FROM collective_channels h LEFT JOIN gpu_timer_offsets o ON o.device = COALESCE(h.device, -1)"
+  " GROUP BY h.collective ORDER BY h.collective";
+static const char channel_spans_as_written_sql[] =
+  "SELECT collective, MAX(device), MIN(start), MAX(end), MIN(end), NULL, COUNT(*) FROM collective_channels"
+  " GROUP BY collective ORDER BY collective";
+
+int ovl_trace_read_channels(ovl_trace *t, ovl_channel_span **out, size_t *n, ovl_err *err) {
+  *out = NULL;
+  *n = 0;
+  t->bad.channels = 0;
+  if (!ovl_trace_has_table(t, "collective_channels")) return OVL_OK;
+  sqlite3_stmt *st = NULL;
+  int rc = prepare(t, ovl_trace_has_table(t, "gpu_timer_offsets") ? channel_spans_sql : channel_spans_as_written_sql,
+                   &st, err);
+  OVL_VEC(ovl_channel_span) v = {0};
+  int src = SQLITE_DONE;
+  while (!rc && (src = sqlite3_step(st)) == SQLITE_ROW) {
+    row_malformed = 0;
+    ovl_channel_span c = {col_int(st, 0), col_int(st, 1), col_int(st, 2), col_int(st, 3),
+                          col_int(st, 4), col_int(st, 5), col_int(st, 6)};
+    if (row_malformed || c.collective == OVL_NONE || c.start == OVL_NONE || c.end == OVL_NONE ||
+        c.first_end == OVL_NONE || !ovl_time_ok(c.start) || !ovl_time_ok(c.end) || c.end < c.start ||
+        c.first_end < c.start || !opt_size_ok(c.error, OVL_SPAN_LIMIT_NS) || c.end - c.start > OVL_SPAN_LIMIT_NS || (c.device != OVL_NONE && c.device < 0)) {
+      t->bad.channels++;
+      continue;
+    }
+    if (OVL_VEC_PUSH(&v, c)) {
+      rc = ovl_oom(err, "collective channels");
+      break;
+    }
   }
-  *out = v.items;
-  *n = v.len;
-  return OVL_OK;
+  rc = end_rows(t, st, rc, src, err);
+  return HAND_OUT(&v, out, n, rc);
 }
 
 /* ---------------------------------------------------------------------------------- */

@@ -26,7 +26,7 @@
 typedef struct ovl_trace ovl_trace;
 
 typedef struct ovl_bad_rows {
-  long kernels, memops, collectives, launches, nvtx, api, strings;
+  long kernels, memops, collectives, launches, nvtx, api, strings, channels;
 } ovl_bad_rows;
 
 /* A collectives row. Text fields are truncated to fit (names are short). */
@@ -34,7 +34,20 @@ typedef struct ovl_coll_rec {
   int64_t id, comm, rank, nranks, seq, count, bytes, peer, device, stream;
   int64_t host_start, host_end, tid, group_id;
   char op[16], dtype[16], redop[16];
+  char algorithm[16], protocol[8];  /* NCCL's own account (profiler plugin); "" when unknown */
 } ovl_coll_rec;
+
+/* A collective's kernel channels as NCCL timed them (collective_channels), on the trace clock:
+** each stamp placed with its device's offset from gpu_timer_offsets when the trace has one (the
+** writer's final estimate), else as written. */
+typedef struct ovl_channel_span {
+  int64_t collective;      /* collectives.id */
+  int64_t device;          /* OVL_NONE when unknown */
+  int64_t start, end;      /* the earliest channel start, the latest channel end */
+  int64_t first_end;       /* the earliest channel end: end - first_end is the channels' spread */
+  int64_t error;           /* how far the placement may be off (OVL_NONE: unknown or one-sided) */
+  int64_t nchannels;
+} ovl_channel_span;
 
 typedef struct ovl_launch_rec {
   int64_t collective, correlation;
@@ -82,6 +95,10 @@ const ovl_bad_rows *ovl_trace_bad_rows(const ovl_trace *t);
 /* Reads every collectives row (ordered by id) / collective_launches row. Caller frees *out. */
 int ovl_trace_read_collectives(ovl_trace *t, ovl_coll_rec **out, size_t *n, ovl_err *err);
 int ovl_trace_read_launches(ovl_trace *t, ovl_launch_rec **out, size_t *n, ovl_err *err);
+/* One span per collective with channel rows, ordered by collective id; none (OVL_OK) in traces
+** without collective_channels. Spans with a missing or out-of-range time, or end < start, are
+** skipped and counted (bad rows: channels). Caller frees *out. */
+int ovl_trace_read_channels(ovl_trace *t, ovl_channel_span **out, size_t *n, ovl_err *err);
 
 /* Calls fn for every valid nvtx row in table order; the row's strings live until fn returns.
 ** A non-zero return from fn stops the scan and is returned. */

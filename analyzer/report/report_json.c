@@ -64,6 +64,34 @@ static void findings_array(ovl_json *j, const ovl_finding *f, size_t n, int64_t 
   ovl_json_array_end(j);
 }
 
+/* NCCL's own account of a collective (its profiler plugin), when the trace has it. */
+static void nccl_account(ovl_json *j, const ovl_coll_result *c) {
+  if (c->algorithm[0]) ovl_json_string(j, "algorithm", c->algorithm);
+  if (c->protocol[0]) ovl_json_string(j, "protocol", c->protocol);
+  if (c->channels.n <= 0) return;
+  ovl_json_int(j, "channels", c->channels.n);
+  ovl_json_int(j, "channel_spread_ns", c->channels.spread);
+  ovl_json_string(j, "gpu_time_from", c->channels.timed ? "nccl_channels" : "gpu_work");
+  opt_int(j, "channels_outside_gpu_work_ns", c->channels.outside);
+}
+
+/* Over the rank's collectives with NCCL's channel timing; null when none had any. */
+static void channel_facts(ovl_json *j, const ovl_channel_facts *f) {
+  if (f->collectives == 0) {
+    ovl_json_null(j, "nccl_channels");
+    return;
+  }
+  ovl_json_object_begin(j, "nccl_channels");
+  ovl_json_int(j, "collectives", f->collectives);
+  ovl_json_int(j, "gpu_time_from_channels", f->timed);
+  ovl_json_int(j, "checked_against_gpu_work", f->checked);
+  ovl_json_int(j, "agree", f->agree);
+  opt_int(j, "max_outside_ns", f->max_outside);
+  opt_int(j, "max_spread_ns", f->max_spread);
+  opt_int(j, "max_spread_collective", f->max_spread_id);
+  ovl_json_object_end(j);
+}
+
 static void collective(ovl_json *j, const ovl_coll_result *c, int64_t offset) {
   ovl_json_object_begin(j, NULL);
   ovl_json_int(j, "order", c->order);
@@ -89,6 +117,7 @@ static void collective(ovl_json *j, const ovl_coll_result *c, int64_t offset) {
   opt_int(j, "nranks", c->nranks);
   opt_int(j, "stream", c->stream);
   if (c->dtype[0]) ovl_json_string(j, "dtype", c->dtype);
+  nccl_account(j, c);
   if (c->cross) {
     ovl_json_int(j, "wait_ns", c->cross->wait_ns);
     ovl_json_int(j, "transfer_ns", c->cross->transfer_ns);
@@ -211,6 +240,7 @@ static void rank_object(ovl_json *j, const ovl_rank_result *r) {
   ovl_json_bool(j, "first_step_differs", r->first_step_differs);
   ovl_json_int(j, "collectives_before_window", r->colls_before_window);
   ovl_json_int(j, "clock_offset_ns", r->clock_offset);
+  channel_facts(j, &r->channel_facts);
   rank_cross(j, r);
   streams_array(j, r);
   slowdowns_array(j, r);

@@ -133,6 +133,20 @@ static void print_breakdown(FILE *out, const ovl_totals *t) {
           100.0 * (double)(t->busy - t->compute) / span);
 }
 
+/* NCCL's timing of its kernel channels (its profiler plugin), when the trace has it. */
+static void print_channel_facts(FILE *out, const ovl_channel_facts *f) {
+  if (f->collectives == 0) return;
+  char a[32], b[32];
+  fprintf(out, "  NCCL timed the channels of %ld collective%s", f->collectives, f->collectives == 1 ? "" : "s");
+  if (f->timed) fprintf(out, ": %ld without a captured kernel, timed by their channels", f->timed);
+  if (f->checked)
+    fprintf(out, "%s %ld of %ld agree with their kernels (farthest outside: %s)", f->timed ? ";" : ":", f->agree,
+            f->checked, ns_text((double)f->max_outside, a));
+  fprintf(out, ";\n  widest spread between a collective's first and last channel to finish: %s (collective %lld)\n",
+          ns_text((double)f->max_spread, b),
+          (long long)f->max_spread_id);
+}
+
 /* A rank's summary: who it is, its work, totals, breakdown and what the analysis left out. */
 static void print_rank_header(FILE *out, const ovl_rank_result *r, size_t nparts) {
   char a[32], b[32], c[32], d[32];
@@ -176,6 +190,7 @@ static void print_rank_header(FILE *out, const ovl_rank_result *r, size_t nparts
     fprintf(out, "  %ld collective%s at the start of step 0 ran GPU work launched before the profiler window opened "
                  "(no launching call in the trace): not counted in step 0's buckets or findings\n",
             r->colls_before_window, r->colls_before_window == 1 ? "" : "s");
+  print_channel_facts(out, &r->channel_facts);
 }
 
 /* The steps table and, for the worst steps, buckets, collectives and step findings. */

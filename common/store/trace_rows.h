@@ -39,6 +39,31 @@ typedef struct ovl_collective_row {
   int64_t group_id;
 } ovl_collective_row;
 
+/* What NCCL's profiler plugin adds to a collectives row (the optional columns). */
+typedef struct ovl_collective_nccl {
+  const char *algorithm;        /* "RING", "TREE", ...; NULL when unknown */
+  const char *protocol;         /* "LL", "LL128", "SIMPLE"; NULL when unknown */
+  int64_t nchannels, nwarps;    /* OVL_NONE when unknown */
+  int64_t nccl_seq;             /* NCCL's own sequence number; OVL_NONE when unknown */
+} ovl_collective_nccl;
+
+/* One channel of a collective's kernel (collective_channels). */
+typedef struct ovl_channel_row {
+  int64_t collective, channel, device;
+  int64_t start, end;           /* trace clock */
+  int64_t timer_start, timer_end;  /* GPU global timer */
+} ovl_channel_row;
+
+/* A proxy operation (proxy_ops) and one of its network transfers (proxy_steps). */
+typedef struct ovl_proxy_op_row {
+  int64_t collective, channel, peer, is_send, nsteps, chunk_size, start, end;
+} ovl_proxy_op_row;
+
+typedef struct ovl_proxy_step_row {
+  int64_t collective, channel, is_send, step, bytes, start, end;
+  int64_t gpu_wait, peer_wait, net_wait, flush_wait;  /* OVL_NONE when the state never came */
+} ovl_proxy_step_row;
+
 typedef struct ovl_nvtx_row {
   int64_t start, end;           /* end = OVL_NONE for a mark */
   int64_t tid;

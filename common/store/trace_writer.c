@@ -2,14 +2,14 @@
 ** Trace writer: see trace_writer.h.
 **
 ** One prepared INSERT per table, bound and stepped per row inside a long transaction. The
-** high-volume tables (kernels, memops, api, collective_launches, collectives) are written
-** up to BATCH_ROWS rows per statement: rows wait in the writer as plain integers and go out
-** in one INSERT ... SELECT from a virtual table that reads them straight from the batch, so
-** no value is bound one by one (binding was a fifth of a row's cost). Text columns of
-** batched rows wait as indexes into the writer's dictionary of the short names they repeat
-** (op, dtype, memop kind...), copied once. Pending rows are written before any single-row
-** insert into the same table, and at every commit, so the insertion order of each table is
-** the order of the calls.
+** high-volume tables (kernels, memops, api, collective_launches, collectives,
+** collective_channels) are written up to BATCH_ROWS rows per statement: rows wait in the
+** writer as plain integers and go out in one INSERT ... SELECT from a virtual table that reads
+** them straight from the batch, so no value is bound one by one (binding was a fifth of a
+** row's cost). Text columns of batched rows wait as indexes into the writer's dictionary of
+** the short names they repeat (op, dtype, memop kind, NCCL's algorithm...), copied once.
+** Pending rows are written before any single-row insert into the same table, and at every
+** commit, so the insertion order of each table is the order of the calls.
 ** WAL journaling with synchronous=OFF while writing (a crash may lose the last
 ** transaction, never corrupt earlier ones); at close the journal is switched back to
 ** DELETE so the trace is one self-contained file that read-only readers can open.
@@ -24,7 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { ST_META, ST_STRING, ST_KERNEL, ST_MEMOP, ST_COLL, ST_LAUNCH, ST_NVTX, ST_API, ST_COUNT };
+enum { ST_META, ST_STRING, ST_KERNEL, ST_MEMOP, ST_COLL, ST_LAUNCH, ST_NVTX, ST_API, ST_CHANNEL, ST_PROXY_OP,
+       ST_PROXY_STEP, ST_GPU_TIMER, ST_COUNT };
 
 static const char *const insert_sql[ST_COUNT] = {
   "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)",
@@ -33,10 +34,17 @@ static const char *const insert_sql[ST_COUNT] = {
   " block_x, block_y, block_z) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
   "INSERT INTO memops(start, end, device, stream, correlation, kind, bytes) VALUES (?,?,?,?,?,?,?)",
   "INSERT INTO collectives(id, comm, rank, nranks, seq, op, count, dtype, bytes, redop, peer,"
-  " device, stream, host_start, host_end, tid, group_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+  " device, stream, host_start, host_end, tid, group_id, algorithm, protocol, nchannels, nwarps, nccl_seq)"
+  " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
   "INSERT INTO collective_launches(collective, correlation) VALUES (?, ?)",
   "INSERT INTO nvtx(start, end, tid, domain, name) VALUES (?,?,?,?,?)",
   "INSERT INTO api(start, end, tid, correlation, name) VALUES (?,?,?,?,?)",
+  "INSERT INTO collective_channels(collective, channel, device, start, end, timer_start, timer_end)"
+  " VALUES (?,?,?,?,?,?,?)",
+  "INSERT INTO proxy_ops(collective, channel, peer, is_send, nsteps, chunk_size, start, end) VALUES (?,?,?,?,?,?,?,?)",
+  "INSERT INTO proxy_steps(collective, channel, is_send, step, bytes, start, end, gpu_wait, peer_wait, net_wait,"
+  " flush_wait) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+  "INSERT OR REPLACE INTO gpu_timer_offsets(device, offset, error, stamps) VALUES (?,?,?,?)",
 };
 
 /* The statements name every column of their table (their order is the binding order of the
@@ -45,22 +53,28 @@ _Static_assert(OVL_SCHEMA_META_NCOLUMNS == 2, "meta columns: see insert_sql");
 _Static_assert(OVL_SCHEMA_STRINGS_NCOLUMNS == 2, "strings columns: see insert_sql");
 _Static_assert(OVL_SCHEMA_KERNELS_NCOLUMNS == 12, "kernels columns: see insert_sql");
 _Static_assert(OVL_SCHEMA_MEMOPS_NCOLUMNS == 7, "memops columns: see insert_sql");
-_Static_assert(OVL_SCHEMA_COLLECTIVES_NCOLUMNS == 17, "collectives columns: see insert_sql");
+_Static_assert(OVL_SCHEMA_COLLECTIVES_NCOLUMNS == 22, "collectives columns: see insert_sql");
 _Static_assert(OVL_SCHEMA_COLLECTIVE_LAUNCHES_NCOLUMNS == 2, "collective_launches columns: see insert_sql");
 _Static_assert(OVL_SCHEMA_NVTX_NCOLUMNS == 5, "nvtx columns: see insert_sql");
 _Static_assert(OVL_SCHEMA_API_NCOLUMNS == 5, "api columns: see insert_sql");
+_Static_assert(OVL_SCHEMA_COLLECTIVE_CHANNELS_NCOLUMNS == 7, "collective_channels columns: see insert_sql");
+_Static_assert(OVL_SCHEMA_PROXY_OPS_NCOLUMNS == 8, "proxy_ops columns: see insert_sql");
+_Static_assert(OVL_SCHEMA_PROXY_STEPS_NCOLUMNS == 11, "proxy_steps columns: see insert_sql");
+_Static_assert(OVL_SCHEMA_GPU_TIMER_OFFSETS_NCOLUMNS == 4, "gpu_timer_offsets columns: see insert_sql");
 
 /* Batched tables: the single-row statement each one falls back to, its columns, and which
 ** of them hold text (a bit per column). */
-enum { B_KERNEL, B_MEMOP, B_API, B_LAUNCH, B_COLL, B_COUNT };
+enum { B_KERNEL, B_MEMOP, B_API, B_LAUNCH, B_COLL, B_CHANNEL, B_COUNT };
 #define BATCH_ROWS 512
-#define BATCH_MAX_COLS 17
+#define BATCH_MAX_COLS 22
 static const struct { int single, ncols; unsigned text_cols; } batched[B_COUNT] = {
   {ST_KERNEL, OVL_SCHEMA_KERNELS_NCOLUMNS, 0},
   {ST_MEMOP, OVL_SCHEMA_MEMOPS_NCOLUMNS, 1u << 5},
   {ST_API, OVL_SCHEMA_API_NCOLUMNS, 0},
   {ST_LAUNCH, OVL_SCHEMA_COLLECTIVE_LAUNCHES_NCOLUMNS, 0},
-  {ST_COLL, OVL_SCHEMA_COLLECTIVES_NCOLUMNS, 1u << 5 | 1u << 7 | 1u << 9},  /* op, dtype, redop */
+  /* op, dtype, redop, algorithm, protocol */
+  {ST_COLL, OVL_SCHEMA_COLLECTIVES_NCOLUMNS, 1u << 5 | 1u << 7 | 1u << 9 | 1u << 17 | 1u << 18},
+  {ST_CHANNEL, OVL_SCHEMA_COLLECTIVE_CHANNELS_NCOLUMNS, 0},
 };
 _Static_assert(OVL_SCHEMA_COLLECTIVES_NCOLUMNS <= BATCH_MAX_COLS, "a batched table is wider than a batch");
 
@@ -447,25 +461,36 @@ int ovl_tw_memop(ovl_trace_writer *w, const ovl_memop_row *r, ovl_err *err) {
   return add_batch_row(w, B_MEMOP, err);
 }
 
-/* A collective with its id given: batched (its id is known before the row is written). */
-static int batch_collective(ovl_trace_writer *w, const ovl_collective_row *r, ovl_err *err, int *rc) {
+/* A collective with its id given: batched (its id is known before the row is written).
+** Returns 0 when a text does not fit the dictionary (the caller takes the single-row path). */
+static int batch_collective(ovl_trace_writer *w, const ovl_collective_row *r, const ovl_collective_nccl *nccl,
+                            ovl_err *err, int *rc) {
   batch *bt = &w->batches[B_COLL];
   const int64_t *last = bt->n ? &bt->vals[(bt->n - 1) * OVL_SCHEMA_COLLECTIVES_NCOLUMNS] : NULL;
   int64_t op = dict_index(w, r->op, last ? last[5] : -1), dtype = dict_index(w, r->dtype, last ? last[7] : -1),
-          redop = dict_index(w, r->redop, last ? last[9] : -1);
-  if (op == -1 || dtype == -1 || redop == -1) return 0;
+          redop = dict_index(w, r->redop, last ? last[9] : -1),
+          algo = dict_index(w, nccl ? nccl->algorithm : NULL, last ? last[17] : -1),
+          proto = dict_index(w, nccl ? nccl->protocol : NULL, last ? last[18] : -1);
+  if (op == -1 || dtype == -1 || redop == -1 || algo == -1 || proto == -1) return 0;
   int64_t *v = batch_row(w, B_COLL, err, rc);
   if (!v) return 1;
   v[0] = r->id, v[1] = r->comm, v[2] = r->rank, v[3] = r->nranks, v[4] = r->seq, v[5] = op, v[6] = r->count;
   v[7] = dtype, v[8] = r->bytes, v[9] = redop, v[10] = r->peer, v[11] = r->device, v[12] = r->stream;
   v[13] = r->host_start, v[14] = r->host_end, v[15] = r->tid, v[16] = r->group_id;
+  v[17] = algo, v[18] = proto, v[19] = nccl ? nccl->nchannels : OVL_NONE, v[20] = nccl ? nccl->nwarps : OVL_NONE;
+  v[21] = nccl ? nccl->nccl_seq : OVL_NONE;
   *rc = add_batch_row(w, B_COLL, err);
   return 1;
 }
 
 int ovl_tw_collective(ovl_trace_writer *w, const ovl_collective_row *r, int64_t *id, ovl_err *err) {
+  return ovl_tw_collective_nccl(w, r, NULL, id, err);
+}
+
+int ovl_tw_collective_nccl(ovl_trace_writer *w, const ovl_collective_row *r, const ovl_collective_nccl *nccl,
+                           int64_t *id, ovl_err *err) {
   int rc;
-  if (r->id != OVL_NONE && batch_collective(w, r, err, &rc)) {
+  if (r->id != OVL_NONE && batch_collective(w, r, nccl, err, &rc)) {
     if (!rc && id) *id = r->id;
     return rc;
   }
@@ -489,9 +514,46 @@ int ovl_tw_collective(ovl_trace_writer *w, const ovl_collective_row *r, int64_t 
   bind_opt_int(st, 15, r->host_end);
   bind_opt_int(st, 16, r->tid);
   bind_opt_int(st, 17, r->group_id);
+  bind_text(st, 18, nccl ? nccl->algorithm : NULL);
+  bind_text(st, 19, nccl ? nccl->protocol : NULL);
+  bind_opt_int(st, 20, nccl ? nccl->nchannels : OVL_NONE);
+  bind_opt_int(st, 21, nccl ? nccl->nwarps : OVL_NONE);
+  bind_opt_int(st, 22, nccl ? nccl->nccl_seq : OVL_NONE);
   rc = step_row(w, ST_COLL, err);
   if (!rc && id) *id = r->id != OVL_NONE ? r->id : sqlite3_last_insert_rowid(w->db);
   return rc;
+}
+
+/* Binds n integers (OVL_NONE as NULL) to a single-row statement and inserts the row. */
+static int insert_ints(ovl_trace_writer *w, int which, const int64_t *v, int n, ovl_err *err) {
+  for (int i = 0; i < n; i++) bind_opt_int(w->st[which], i + 1, v[i]);
+  return step_row(w, which, err);
+}
+
+int ovl_tw_channel(ovl_trace_writer *w, const ovl_channel_row *r, ovl_err *err) {
+  int rc;
+  int64_t *v = batch_row(w, B_CHANNEL, err, &rc);
+  if (!v) return rc;
+  v[0] = r->collective, v[1] = r->channel, v[2] = r->device, v[3] = r->start, v[4] = r->end;
+  v[5] = r->timer_start, v[6] = r->timer_end;
+  return add_batch_row(w, B_CHANNEL, err);
+}
+
+int ovl_tw_proxy_op(ovl_trace_writer *w, const ovl_proxy_op_row *r, ovl_err *err) {
+  const int64_t v[] = {r->collective, r->channel, r->peer, r->is_send, r->nsteps, r->chunk_size, r->start, r->end};
+  return insert_ints(w, ST_PROXY_OP, v, 8, err);
+}
+
+int ovl_tw_proxy_step(ovl_trace_writer *w, const ovl_proxy_step_row *r, ovl_err *err) {
+  const int64_t v[] = {r->collective, r->channel, r->is_send,  r->step,     r->bytes,     r->start,
+                       r->end,        r->gpu_wait, r->peer_wait, r->net_wait, r->flush_wait};
+  return insert_ints(w, ST_PROXY_STEP, v, 11, err);
+}
+
+int ovl_tw_gpu_timer_offset(ovl_trace_writer *w, int64_t device, int64_t offset, int64_t error, int64_t stamps,
+                            ovl_err *err) {
+  const int64_t v[] = {device, offset, error, stamps};
+  return insert_ints(w, ST_GPU_TIMER, v, 4, err);
 }
 
 int ovl_tw_launch(ovl_trace_writer *w, int64_t collective, int64_t correlation, ovl_err *err) {

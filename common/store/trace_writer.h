@@ -30,6 +30,15 @@ int ovl_tw_kernel(ovl_trace_writer *w, const ovl_kernel_row *r, ovl_err *err);
 int ovl_tw_memop(ovl_trace_writer *w, const ovl_memop_row *r, ovl_err *err);
 /* *id (may be NULL) receives the collective's id. */
 int ovl_tw_collective(ovl_trace_writer *w, const ovl_collective_row *r, int64_t *id, ovl_err *err);
+/* The same with NCCL's own account of the call (nccl may be NULL: ovl_tw_collective). */
+int ovl_tw_collective_nccl(ovl_trace_writer *w, const ovl_collective_row *r, const ovl_collective_nccl *nccl,
+                           int64_t *id, ovl_err *err);
+int ovl_tw_channel(ovl_trace_writer *w, const ovl_channel_row *r, ovl_err *err);
+int ovl_tw_proxy_op(ovl_trace_writer *w, const ovl_proxy_op_row *r, ovl_err *err);
+int ovl_tw_proxy_step(ovl_trace_writer *w, const ovl_proxy_step_row *r, ovl_err *err);
+/* Sets (replaces) the GPU-timer offset of a device (-1: devices not told apart). */
+int ovl_tw_gpu_timer_offset(ovl_trace_writer *w, int64_t device, int64_t offset, int64_t error, int64_t stamps,
+                            ovl_err *err);
 int ovl_tw_launch(ovl_trace_writer *w, int64_t collective, int64_t correlation, ovl_err *err);
 int ovl_tw_nvtx(ovl_trace_writer *w, const ovl_nvtx_row *r, ovl_err *err);
 int ovl_tw_api(ovl_trace_writer *w, const ovl_api_row *r, ovl_err *err);

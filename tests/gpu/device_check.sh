@@ -9,7 +9,7 @@
 #   STAGES="capture pytorch" ...       only these stages (a rerun of the failing ones)
 #   KEEP_WORK=1 ...                    keep the work folder ($TMPDIR/ovl-gpu-work) afterwards
 #
-# Stages: probe ctest capture ddp verify buckets table overhead pytorch profiler pack (see
+# Stages: probe ctest capture plugin ddp verify buckets table overhead pytorch profiler pack (see
 # README.md for what each
 # checks). --dry-run runs every stage on a machine without a GPU: the steps that need one skip
 # with their reason, everything else runs, and the same files are written (the ctest test
@@ -20,7 +20,7 @@ set -u
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 export ROOT
-ALL_STAGES="probe ctest capture ddp verify buckets table overhead pytorch profiler pack"
+ALL_STAGES="probe ctest capture plugin ddp verify buckets table overhead pytorch profiler pack"
 
 # ----------------------------------------------------------------------------------------
 # Stages (each runs in its own process: `device_check.sh --stage NAME`, with KIT, WORK, DRY,
@@ -342,13 +342,123 @@ torch_run() {  # torch_run NAME SCRIPT ARGS...
   "$KIT/ovl" report "$dir"
 }
 
+# NCCL's profiler plugin beside the preloaded capture of the same DDP job (whose `ovl run`
+# trace torch_run made in $WORK/pytorch/ddp): the job with NCCL_PROFILER_PLUGIN=libovl.so and no
+# preload (OVL_CUPTI=0: NCCL's channel timing alone), then both ways; plugin_compare.py checks.
+# On one GPU the job's communicator has one rank, whose collectives NCCL never reports to a
+# plugin (the plugin stage checks the plugin on sends and receives instead).
+plugin_runs() {
+  local args="--model small --steps 20 --warmup 5 --ovl-nvtx" d="$WORK/pytorch"
+  echo "-- ddp: NCCL_PROFILER_PLUGIN=libovl.so, no preload, OVL_CUPTI=0"
+  # shellcheck disable=SC2086
+  env NCCL_PROFILER_PLUGIN="$KIT/libovl.so" OVL_OUTPUT="$d/ddp-plugin" OVL_CUPTI=0 NCCL_DEBUG=INFO \
+    NCCL_DEBUG_SUBSYS=INIT,ENV python3 -m torch.distributed.run --standalone --nproc-per-node 1 \
+    "$ROOT/workloads/pytorch/ddp_train.py" $args > "$WORK/pytorch-ddp-plugin.out" 2>&1 ||
+    { cat "$WORK/pytorch-ddp-plugin.out"; return 1; }
+  grep -iE '^RESULTS_JSON|^ovl:|profiler' "$WORK/pytorch-ddp-plugin.out" | head -20
+  echo "-- ddp: under ovl run and NCCL_PROFILER_PLUGIN=libovl.so"
+  # shellcheck disable=SC2086
+  NCCL_PROFILER_PLUGIN="$KIT/libovl.so" "$KIT/ovl" run -o "$d/ddp-both" -- python3 -m torch.distributed.run \
+    --standalone --nproc-per-node 1 "$ROOT/workloads/pytorch/ddp_train.py" $args > "$WORK/pytorch-ddp-both.out" 2>&1 ||
+    { cat "$WORK/pytorch-ddp-both.out"; return 1; }
+  grep -E '^RESULTS_JSON|^ovl:' "$WORK/pytorch-ddp-both.out"
+  compare_plugin pytorch "$d/ddp" "$d/ddp-plugin" "$d/ddp-both"
+}
+
+# plugin_compare.py's lines, its RESULT kept in $WORK/plugin-compare-NAME.txt for the stage's own.
+compare_plugin() {  # compare_plugin NAME HOOKS PLUGIN BOTH
+  python3 "$ROOT/tests/gpu/plugin_compare.py" --hooks "$2" --plugin "$3" --both "$4" --ovl "$KIT/ovl" |
+    tee "$WORK/plugin-compare-$1.txt" | sed 's/^RESULT: /plugin comparison: /'
+  return "${PIPESTATUS[0]}"
+}
+plugin_result() { grep '^RESULT: ' "$WORK/plugin-compare-$1.txt" 2>/dev/null | tail -1 | cut -c9-; }
+
+# The C workload with NCCL itself (gpu_workload --self-sendrecv: per step a one-rank all-reduce,
+# which NCCL reports to no plugin, and a send and receive to itself, which it does report with
+# each channel's GPU timer): preloaded; as NCCL's plugin alone (no preload, OVL_CUPTI=0); both.
+plugin_runs_nccl() {
+  local d="$WORK/plugin" w="$KIT/tests/gpu_workload"
+  echo "-- gpu_workload --self-sendrecv: LD_PRELOAD=libovl.so"
+  LD_PRELOAD="$LIBOVL_PRELOAD" OVL_OUTPUT="$d/hooks" ours "$w" --self-sendrecv || return 1
+  echo "-- gpu_workload --self-sendrecv: NCCL_PROFILER_PLUGIN=libovl.so, no preload, OVL_CUPTI=0"
+  NCCL_PROFILER_PLUGIN="$KIT/libovl.so" OVL_OUTPUT="$d/plugin" OVL_CUPTI=0 NCCL_DEBUG=INFO \
+    NCCL_DEBUG_SUBSYS=INIT ours "$w" --self-sendrecv 2>&1 | grep -iE 'profiler|gpu_workload|^ovl' | head -20
+  [ "${PIPESTATUS[0]}" = 0 ] || return 1
+  echo "-- gpu_workload --self-sendrecv: both"
+  LD_PRELOAD="$LIBOVL_PRELOAD" NCCL_PROFILER_PLUGIN="$KIT/libovl.so" OVL_OUTPUT="$d/both" \
+    ours "$w" --self-sendrecv || return 1
+  compare_plugin nccl "$d/hooks" "$d/plugin" "$d/both" || return 1
+  echo "-- ovl report of the plugin's trace"
+  "$KIT/ovl" report "$d/plugin" | head -40
+  # What this NCCL reports, event by event (types, parents, threads): the diagnostic plugin.
+  echo "-- gpu_workload --self-sendrecv: NCCL_PROFILER_PLUGIN=libovl_nccl_event_log.so (first lines)"
+  NCCL_PROFILER_PLUGIN="$KIT/tests/libovl_nccl_event_log.so" ours "$w" --self-sendrecv 2>&1 |
+    grep 'nccl-event-log' | head -60
+  # The plugin alone with CUPTI (attached late, at NCCL's first communicator): its calls linked
+  # to their kernels through the external id pushed around NCCL's kernel launch.
+  echo "-- gpu_workload --self-sendrecv: NCCL_PROFILER_PLUGIN=libovl.so, no preload, CUPTI"
+  NCCL_PROFILER_PLUGIN="$KIT/libovl.so" OVL_OUTPUT="$d/plugin-cupti" ours "$w" --self-sendrecv || return 1
+  ls -la "$d/plugin-cupti"
+  links "$d/plugin-cupti"
+  # The same with CUPTI from CUDA's start (CUDA_INJECTION64_PATH), as docs/capture.md advises.
+  echo "-- gpu_workload --self-sendrecv: NCCL_PROFILER_PLUGIN and CUDA_INJECTION64_PATH=libovl.so, no preload"
+  NCCL_PROFILER_PLUGIN="$KIT/libovl.so" CUDA_INJECTION64_PATH="$KIT/libovl.so" OVL_OUTPUT="$d/plugin-injected" \
+    ours "$w" --self-sendrecv || return 1
+  links "$d/plugin-injected"
+  "$KIT/ovl" report "$d/plugin-cupti" | head -12
+}
+
+# Per trace: CUPTI's state, API rows, collectives, and their links to GPU work (python's sqlite3).
+links() {
+  python3 - "$1" <<'EOF2'
+import glob, sqlite3, sys
+for t in sorted(glob.glob(sys.argv[1] + "/*.sqlite")):
+    try:
+        db = sqlite3.connect("file:%s?mode=ro" % t, uri=True)
+        q = lambda sql: db.execute(sql).fetchone()[0]
+        print("%s: cupti %s; api %d, kernels %d, collectives %d, linked %d" % (
+            t, q("SELECT value FROM meta WHERE key = 'cupti'"), q("SELECT count(*) FROM api"),
+            q("SELECT count(*) FROM kernels"), q("SELECT count(*) FROM collectives"),
+            q("SELECT count(DISTINCT collective) FROM collective_launches")))
+    except sqlite3.Error as e:
+        print("%s: %s" % (t, e))
+EOF2
+}
+
+# Without a GPU, the same comparison on the fake NCCL core of the tests: the stand-in
+# trainer linked to it as a library (preloaded; preloaded and the plugin) and statically (the
+# plugin alone), so the method and plugin_compare.py stay rehearsed.
+plugin_runs_fake() {
+  local d="$WORK/plugin-fake" t="$KIT/tests"
+  [ -x "$t/fake_nccl_trainer" ] && [ -x "$t/fake_nccl_trainer_static" ] || { echo "no fake NCCL trainer in the kit"; return 1; }
+  env LD_PRELOAD="$LIBOVL_PRELOAD" OVL_OUTPUT="$d/hooks" "$t/fake_nccl_trainer" 2 6 || return 1
+  env NCCL_PROFILER_PLUGIN="$KIT/libovl.so" OVL_OUTPUT="$d/plugin" "$t/fake_nccl_trainer_static" 2 6 || return 1
+  LD_PRELOAD="$LIBOVL_PRELOAD" NCCL_PROFILER_PLUGIN="$KIT/libovl.so" OVL_OUTPUT="$d/both" \
+    "$t/fake_nccl_trainer" 2 6 || return 1
+  compare_plugin fake "$d/hooks" "$d/plugin" "$d/both" || return 1
+  echo "-- the diagnostic plugin on the fake core (first lines)"
+  NCCL_PROFILER_PLUGIN="$KIT/tests/libovl_nccl_event_log.so" "$t/fake_nccl_trainer_static" 2 1 2>&1 |
+    grep 'nccl-event-log' | head -12
+}
+
+stage_plugin() {
+  if ! have_gpu; then
+    echo "SKIP part: no GPU$([ "$DRY" = 1 ] && echo ' (dry run)'): NCCL's profiler plugin is compared on the fake NCCL core"
+    plugin_runs_fake || return 1
+    skip "no GPU$([ "$DRY" = 1 ] && echo ' (dry run)'); NCCL's profiler plugin on the fake NCCL core: $(plugin_result fake)"
+  fi
+  plugin_runs_nccl || { echo "RESULT: FAILED; $(plugin_result nccl)"; return 1; }
+  echo "RESULT: $(plugin_result nccl)"
+}
+
 stage_pytorch() {
   have_torch_gpu || skip "no PyTorch with a usable GPU$([ "$DRY" = 1 ] && echo ' (dry run)')"
   fails=0
   torch_run ddp ddp_train.py --model small --steps 20 --warmup 5 --ovl-nvtx || fails=$((fails + 1))
+  plugin_runs || fails=$((fails + 1))
   torch_run fsdp fsdp_train.py --model small --steps 20 --warmup 5 --ovl-nvtx || fails=$((fails + 1))
   torch_run manual manual_train.py --model small --steps 20 --warmup 5 --ovl-nvtx || fails=$((fails + 1))
-  echo "RESULT: $fails of 3 PyTorch runs failed"
+  echo "RESULT: $fails of 4 PyTorch checks failed (ddp, NCCL's profiler plugin beside it, fsdp, manual); plugin: $(plugin_result pytorch)"
   [ "$fails" = 0 ]
 }
 
@@ -381,10 +491,11 @@ stage_pack() {
 # Driver
 # ----------------------------------------------------------------------------------------
 
-stage_limit() {  # seconds per stage (limits; all stages took under 3 minutes on an H200)
-  case $1 in probe) echo 30 ;; ctest) echo 180 ;; capture) echo 45 ;; ddp) echo 120 ;; verify) echo 90 ;;
+stage_limit() {  # seconds per stage (limits; all stages took under 3 minutes on an H200, before
+                 # the pytorch stage ran the DDP job with NCCL's profiler plugin as well)
+  case $1 in probe) echo 30 ;; ctest) echo 180 ;; capture) echo 45 ;; plugin) echo 60 ;; ddp) echo 120 ;; verify) echo 90 ;;
     buckets) echo 120 ;; table) echo 150 ;; overhead) echo 120 ;;
-    pytorch) echo 90 ;; profiler) echo 60 ;; pack) echo 30 ;; *) echo 60 ;; esac
+    pytorch) echo 150 ;; profiler) echo 60 ;; pack) echo 30 ;; *) echo 60 ;; esac
 }
 
 # The directories holding the CUDA libraries our binaries need and the loader does not find

@@ -5,6 +5,12 @@
 ** stream, on a one-rank communicator. A one-rank Avg still launches a real kernel (an
 ** in-place Sum would launch nothing), and it runs while the SGEMMs run: most of the
 ** communication should be hidden. It knows nothing of ovl.
+**
+** `gpu_workload --self-sendrecv` adds, after each all-reduce, a grouped ncclSend and ncclRecv of
+** the rank to itself (GPU_SENDRECV_COUNT floats) on the same stream: NCCL's one-rank path turns
+** collectives into a copy or a small kernel before its profiler hears of them (enqueue.cc,
+** taskAppend), but sends and receives still become tasks of a kernel plan, so on one GPU they
+** are what NCCL's profiler plugin can report (the kit's plugin comparison uses them).
 */
 #include "gpu_workload.h"
 
@@ -32,7 +38,12 @@
     }                                                                               \
   } while (0)
 
-int main(void) {
+int main(int argc, char **argv) {
+  int self_sendrecv = argc > 1 && strcmp(argv[1], "--self-sendrecv") == 0;
+  if (argc > 2 || (argc == 2 && !self_sendrecv)) {
+    fprintf(stderr, "usage: gpu_workload [--self-sendrecv]\n");
+    return 2;
+  }
   CUDA(cudaSetDevice(0));
   cudaStream_t compute, comm_stream;
   CUDA(cudaStreamCreateWithFlags(&compute, cudaStreamNonBlocking));
@@ -43,6 +54,8 @@ int main(void) {
   CUDA(cudaMalloc((void **)&b, n * n * sizeof *b));
   CUDA(cudaMalloc((void **)&c, n * n * sizeof *c));
   CUDA(cudaMalloc((void **)&grad, GPU_ALLREDUCE_COUNT * sizeof *grad));
+  float *received = NULL;
+  if (self_sendrecv) CUDA(cudaMalloc((void **)&received, GPU_SENDRECV_COUNT * sizeof *received));
   CUDA(cudaMemset(a, 0, n * n * sizeof *a));
   CUDA(cudaMemset(b, 0, n * n * sizeof *b));
   char *host = malloc(GPU_COPY_BYTES);
@@ -76,6 +89,12 @@ int main(void) {
         CUDA(cudaStreamSynchronize(comm_stream));
         CHECKED(ncclAllReduce(grad, grad, GPU_ALLREDUCE_COUNT, ncclFloat, ncclAvg, comm, comm_stream), ncclSuccess,
                 "ncclAllReduce");
+        if (self_sendrecv) {
+          CHECKED(ncclGroupStart(), ncclSuccess, "ncclGroupStart");
+          CHECKED(ncclSend(grad, GPU_SENDRECV_COUNT, ncclFloat, 0, comm, comm_stream), ncclSuccess, "ncclSend");
+          CHECKED(ncclRecv(received, GPU_SENDRECV_COUNT, ncclFloat, 0, comm, comm_stream), ncclSuccess, "ncclRecv");
+          CHECKED(ncclGroupEnd(), ncclSuccess, "ncclGroupEnd");
+        }
       }
     }
     CUDA(cudaStreamSynchronize(compute));
@@ -88,7 +107,8 @@ int main(void) {
   CUDA(cudaFree(b));
   CUDA(cudaFree(c));
   CUDA(cudaFree(grad));
+  if (received) CUDA(cudaFree(received));
   free(host);
-  printf("gpu_workload: %d steps done\n", GPU_STEPS);
+  printf("gpu_workload: %d steps done%s\n", GPU_STEPS, self_sendrecv ? " (with a send and receive to itself each)" : "");
   return 0;
 }

@@ -7,5 +7,6 @@
 #define GPU_GEMM_N 2048          /* square matrices */
 #define GPU_ALLREDUCE_COUNT (16 << 20)  /* floats all-reduced (ncclAvg) per step on the second stream */
 #define GPU_COPY_BYTES (8 << 20)        /* one host-to-device copy per step */
+#define GPU_SENDRECV_COUNT (4 << 20)    /* floats sent to itself per step with --self-sendrecv */
 
 #endif
