@@ -69,5 +69,10 @@ void ovl_cli_wrote(const char *path, const char *what);
 ** are the valley's collective cost as `ovl whatif` takes them, NAN: fitted. Returns the exit status,
 ** having printed any error; no file is left on failure. */
 int ovl_cli_write_html(ovl_cli_job *j, const char *path, const char *title, double alpha_ns, double beta);
+/* The same with a section before the report's (report_html.h) and another heading (NULL: "ovl
+** report"); j NULL: a page of the extra section alone. */
+struct ovl_html_extra;
+int ovl_cli_write_html_with(ovl_cli_job *j, const char *path, const char *title, double alpha_ns, double beta,
+                            const struct ovl_html_extra *extra, const char *heading);
 
 #endif

@@ -1,5 +1,6 @@
 /* `ovl report`: analyse traces and print the overlap report (text or contract JSON). */
 #include "cli.h"
+#include "cli_gate.h"
 #include "cli_job.h"
 
 #include "../report/report_json.h"
@@ -44,14 +45,18 @@ static const char help[] =
     "                       buckets and collectives of the worst 3\n"
     "  --detail N           text: show buckets and collectives of the N most exposed steps\n"
     "  --all                text: show every step, bucket and collective\n"
+    "  --fail-if COND       exit 3 when COND holds, for CI (repeatable; the report is written\n"
+    "                       first): METRIC OP VALUE, e.g. 'efficiency<0.8', 'exposed>5ms',\n"
+    "                       'findings>0'; metrics step_time, compute, comm, exposed (per step,\n"
+    "                       median), efficiency, findings, recoverable (docs/diff.md)\n"
     "  -h, --help           this help\n"
     "\n"
     "Steps come from NVTX ranges named 'step' (domain 'ovl', or 'ovl:step'), ProfilerStep#N or\n"
     "--step-pattern; else from the repetition of the collective sequence; else the whole trace.\n"
     "Files written are named on standard error; progress shows there on long work (docs/cli.md).\n"
-    "Exit status: 0 ok, 1 bad input or usage, 2 internal error.\n";
+    "Exit status: 0 ok, 1 bad input or usage, 2 internal error, 3 a --fail-if condition holds.\n";
 
-enum { OPT_TOP = 256, OPT_DETAIL, OPT_ALL, OPT_HTML, OPT_ALPHA, OPT_BETA };
+enum { OPT_TOP = 256, OPT_DETAIL, OPT_ALL, OPT_HTML, OPT_ALPHA, OPT_BETA, OPT_FAIL_IF };
 
 typedef struct report_out {
   const ovl_job *job;
@@ -72,6 +77,7 @@ int ovl_cmd_report(int argc, char **argv) {
     {"html", required_argument, NULL, OPT_HTML},
     {"alpha", required_argument, NULL, OPT_ALPHA},
     {"beta", required_argument, NULL, OPT_BETA},
+    {"fail-if", required_argument, NULL, OPT_FAIL_IF},
     {"help", no_argument, NULL, 'h'},
     OVL_CLI_JOB_LONGOPTS,
     {NULL, 0, NULL, 0},
@@ -83,6 +89,7 @@ int ovl_cmd_report(int argc, char **argv) {
   long n;
   const char *html = NULL;
   double alpha = NAN, beta = NAN;
+  ovl_cli_gate gate = {.n = 0};
   optind = 1;
   opterr = 0;
   int c;
@@ -111,6 +118,9 @@ int ovl_cmd_report(int argc, char **argv) {
         if (ovl_parse_rate(optarg, &beta))
           return ovl_cli_usage("report", "--beta '%s': expected a rate such as 12GB/s", optarg);
         break;
+      case OPT_FAIL_IF:
+        if (ovl_cli_gate_add(&gate, "report", optarg, 0)) return 1;
+        break;
       case 'h': fputs(help, stdout); return 0;
       default: return ovl_cli_bad_option("report", c, argv);
     }
@@ -127,6 +137,7 @@ int ovl_cmd_report(int argc, char **argv) {
     report_out r = {&j.job, &topt};
     rc = ovl_cli_write_output(&jo, write_report, &r);
   }
+  if (!rc) rc = ovl_cli_gate_job(&gate, "report", &j.job);
   ovl_cli_job_free(&j);
   return rc;
 }

@@ -369,20 +369,45 @@ static void section(FILE *out, const char *id, const char *title) {
 int ovl_report_html(FILE *out, const ovl_html_inputs *in, ovl_err *err) {
   const ovl_job *job = in->job;
   size_t ri = 0, si = 0;
-  const ovl_step_result *worst = worst_step(job, &ri, &si);
+  const ovl_step_result *worst = job ? worst_step(job, &ri, &si) : NULL;
   timelines tl;
-  int rc = timelines_read(in->ctx, job, ri, &tl, err);
-  if (rc) return rc;
+  memset(&tl, 0, sizeof tl);
+  if (job) {
+    int rc = timelines_read(in->ctx, job, ri, &tl, err);
+    if (rc) return rc;
+  }
+  const char *heading = in->heading ? in->heading : "ovl report";
   fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>ovl report: ",
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
         out);
+  ovl_html_text(out, heading);
+  fputs(": ", out);
   ovl_html_text(out, in->title);
-  fprintf(out, "</title>\n<style>%s</style>\n<script>%s</script>\n</head><body>\n<header><h1>ovl report: <span class=\"path\">", css, js);
+  fprintf(out, "</title>\n<style>%s</style>\n<script>%s</script>\n</head><body>\n<header><h1>", css, js);
+  ovl_html_text(out, heading);
+  fputs(": <span class=\"path\">", out);
   ovl_html_text(out, in->title);  /* a file name: its digits are no quantity (class path) */
-  fputs("</span></h1>\n<nav><a href=\"#summary\">1 summary</a><a href=\"#timeline\">2 timeline</a>"
-        "<a href=\"#order\">3 bucket order</a><a href=\"#valley\">4 bucket size</a><a href=\"#job\">5 ranks</a>"
-        "<a href=\"#trend\">6 steps</a></nav></header>\n<main>\n",
-        out);
+  fputs("</span></h1>\n<nav>", out);
+  if (in->extra) {
+    fprintf(out, "<a href=\"#%s\">", in->extra->id);
+    ovl_html_text(out, in->extra->nav);
+    fputs("</a>", out);
+  }
+  if (job)
+    fputs("<a href=\"#summary\">1 summary</a><a href=\"#timeline\">2 timeline</a>"
+          "<a href=\"#order\">3 bucket order</a><a href=\"#valley\">4 bucket size</a><a href=\"#job\">5 ranks</a>"
+          "<a href=\"#trend\">6 steps</a>",
+          out);
+  fputs("</nav></header>\n<main>\n", out);
+  if (in->extra) {
+    section(out, in->extra->id, in->extra->title);
+    in->extra->write(out, in->extra->ctx);
+    fputs("</section>\n", out);
+  }
+  if (!job) {
+    fputs("</main>\n</body></html>\n", out);
+    return OVL_OK;
+  }
 
   section(out, "summary", "1. Summary: overlap efficiency = 1 - exposed / communication");
   summary(out, job);

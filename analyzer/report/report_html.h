@@ -19,12 +19,21 @@
 /* The bucket caps (MiB, as `ovl whatif --bucket-mb`) the valley is drawn from: 1 MiB to 2 GiB. */
 #define OVL_HTML_VALLEY_CAPS "1,1.5,2,3,4,6,8,12,16,25,32,48,64,96,128,192,256,384,512,768,1024,1536,2048"
 
+/* A section written before the report's own (the comparison of `ovl diff --html`). */
+typedef struct ovl_html_extra {
+  const char *id, *nav, *title;      /* section id, its link text, its heading */
+  void (*write)(FILE *out, const void *ctx);
+  const void *ctx;
+} ovl_html_extra;
+
 typedef struct ovl_html_inputs {
-  const ovl_job *job;
+  const ovl_job *job;                /* NULL: only the extra section (a diff of saved reports) */
   const ovl_analysis_ctx *ctx;       /* the job's options: how the timeline re-reads a trace */
   const ovl_whatif_result *whatif;   /* NULL: no replay (whatif_error says why) */
   const char *whatif_error;
   const char *title;                 /* shown in the header, e.g. the traces named */
+  const ovl_html_extra *extra;       /* NULL: none */
+  const char *heading;               /* NULL: "ovl report" */
 } ovl_html_inputs;
 
 /* Writes the page. Fails only when the worst step's trace cannot be re-read. */
