@@ -394,8 +394,8 @@ plugin_runs_nccl() {
   echo "-- gpu_workload --self-sendrecv: NCCL_PROFILER_PLUGIN=libovl_nccl_event_log.so (first lines)"
   NCCL_PROFILER_PLUGIN="$KIT/tests/libovl_nccl_event_log.so" ours "$w" --self-sendrecv 2>&1 |
     grep 'nccl-event-log' | head -60
-  # The plugin alone with CUPTI (attached late, at NCCL's first communicator): its calls linked
-  # to their kernels through the external id pushed around NCCL's kernel launch.
+  # The plugin alone with CUPTI attached late (at NCCL's first communicator): on the H200 CUPTI
+  # then gave no launch records, so no call was linked to its kernel (docs/capture.md).
   echo "-- gpu_workload --self-sendrecv: NCCL_PROFILER_PLUGIN=libovl.so, no preload, CUPTI"
   NCCL_PROFILER_PLUGIN="$KIT/libovl.so" OVL_OUTPUT="$d/plugin-cupti" ours "$w" --self-sendrecv || return 1
   summarize "$d/plugin-cupti"
