@@ -57,14 +57,18 @@ if [ "$mode" = demo ]; then
   echo "== ovl simulate: the alpha-beta bucketing model (48 layers, 25 MB each)"
   build/ovl simulate
   echo
-  echo "== the 8-layer-bucket schedule written as a trace, then analysed"
-  build/ovl simulate --bucket-layers 8 --steps 3 --emit-trace ovl-trace/demo.sqlite >/dev/null
+  echo "== a job whose gradient buckets are too large (16 layers, 400 MB each), written as a trace and analysed"
+  # --force: the trace of an earlier demo is replaced (ovl never replaces a trace unasked).
+  build/ovl simulate --force --bucket-layers 16 --steps 3 --emit-trace ovl-trace/demo.sqlite >/dev/null
   build/ovl report ovl-trace/demo.sqlite
+  echo
+  echo "== what smaller buckets would give (the finding's own suggestion)"
+  build/ovl whatif --bucket-mb 5,25,100 ovl-trace/demo.sqlite
   echo
   echo "JSON: build/ovl report --json ovl-trace/demo.sqlite"
   # The model's all-reduce latency is given: the demo's buckets are all one size, so whatif
-  # cannot fit alpha and beta apart for the bucket-size valley.
-  build/ovl report --alpha 200us --html ovl-trace/demo.html ovl-trace/demo.sqlite
+  # cannot fit alpha apart from beta for the page's bucket-size valley.
+  build/ovl report --force --alpha 200us --html ovl-trace/demo.html ovl-trace/demo.sqlite
   echo "HTML: $(pwd)/ovl-trace/demo.html (open it in a browser)"
 else
   (cd build && ctest --output-on-failure -j "$jobs")

@@ -15,3 +15,12 @@ ovl_bench_run() {
   t1=$(date +%s.%N)
   echo "$label $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }') $rss"
 }
+
+# ovl_bench_trace KERNELS COMM_EVERY: prints the path of a synthetic single-rank trace (100 NVTX
+# steps, an api row per launch, a collective every COMM_EVERY kernels), generated once into $dir
+# by $gen (ovl_bench_gen_trace).
+ovl_bench_trace() {
+  local f="$dir/bench-$1-$2.sqlite"
+  [ -f "$f" ] || "$gen" "$f" "$1" 100 "$2" 2>/dev/null
+  echo "$f"
+}

@@ -17,13 +17,7 @@ command -v sqlite3 >/dev/null || { echo "needs the sqlite3 command-line tool" >&
 
 . "$(dirname "$0")/bench_lib.sh"
 
-trace() {  # trace KERNELS COMM_EVERY -> path (generated once)
-  local f="$dir/bench-$1-$2.sqlite"
-  [ -f "$f" ] || "$gen" "$f" "$1" 100 "$2" 2>/dev/null
-  echo "$f"
-}
-
-big=$(trace "$kernels" 50)
+big=$(ovl_bench_trace "$kernels" 50)
 echo "trace: $big ($kernels kernels, api rows for every launch, 100 NVTX steps)"
 read -r _ t_sql rss_sql < <(ovl_bench_run sqlite3 sqlite3 "$big" "SELECT start,end,stream FROM kernels ORDER BY start")
 read -r _ t_ovl rss_ovl < <(ovl_bench_run ovl "$ovl" report "$big")
@@ -34,8 +28,8 @@ awk -v o="$t_ovl" -v s="$t_sql" -v k="$kernels" \
 
 # Memory against trace length: same number of collectives (per-step output), 10x the kernels.
 small_n=$((kernels / 10))
-small=$(trace "$small_n" $((small_n / 2000)))
-large=$(trace "$kernels" $((kernels / 2000)))
+small=$(ovl_bench_trace "$small_n" $((small_n / 2000)))
+large=$(ovl_bench_trace "$kernels" $((kernels / 2000)))
 read -r _ t_s rss_s < <(ovl_bench_run ovl "$ovl" report "$small")
 read -r _ t_l rss_l < <(ovl_bench_run ovl "$ovl" report "$large")
 echo "memory, 2000 collectives each: $small_n kernels ${rss_s} KiB (${t_s}s), $kernels kernels ${rss_l} KiB (${t_l}s)"

@@ -7,7 +7,7 @@
 ** src/include/plugin/profiler/profiler_v4.h and profiler_v5.h, Apache-2.0), not copied.
 ** The layouts are those of NCCL 2.28.3 (the release that added v5) through 2.29, and were
 ** checked field by field against the debugging information of the installed NCCL 2.28.9
-** (gdb "ptype /o" of ncclProfilerEventDescr_v5_t and _v4_t; tests/test_nccl_profiler_abi.sh
+** (gdb "ptype /o" of ncclProfilerEventDescr_v5_t and _v4_t; tests/test_inject_nccl_profiler_abi.sh
 ** repeats that check wherever a NCCL with debugging information is installed). Later
 ** repository heads add members to the state-argument union (a stop timer for kernel steps)
 ** that keep its size (8 bytes) and offsets: nothing here depends on them. v6 (NCCL 2.30)

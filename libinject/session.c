@@ -9,6 +9,7 @@
 #define _GNU_SOURCE
 #include "capture.h"
 
+#include "base/die_of.h"
 #include "capture_writer.h"
 #include "clock.h"
 #include "cupti_session.h"
@@ -179,15 +180,7 @@ static void on_signal(int sig, siginfo_t *info, void *uctx) {
   if (old->sa_flags & SA_SIGINFO) {
     old->sa_sigaction(sig, info, uctx);
   } else if (fatal) {
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigaction(sig, &dfl, NULL);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, sig);
-    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-    raise(sig);
+    ovl_die_of(sig);
   } else if (old->sa_handler != SIG_IGN) {
     old->sa_handler(sig);
   }

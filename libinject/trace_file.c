@@ -4,6 +4,7 @@
 
 #include "base/paths.h"
 #include "clock.h"
+#include "config.h"
 #include "log.h"
 
 #include <errno.h>
@@ -94,10 +95,15 @@ int ovl_trace_file_create(const char *dir, ovl_trace_file *f) {
   gethostname(host, sizeof host - 1);
   for (char *p = host; *p; p++)
     if (*p == '/') *p = '_';
+  /* A launcher's rank leads the name, so that rank 3's trace is found by name (nsys: %q{RANK}). */
+  long rank, world;
+  ovl_launcher_rank(getenv, &rank, &world);
+  char lead[32] = "";
+  if (rank >= 0) snprintf(lead, sizeof lead, "rank%ld-", rank);
   int relative = 0;
   for (int i = 0; i < NAME_TRIES; i++) {
-    char base[300];
-    snprintf(base, sizeof base, "%s-%ld-%08x.sqlite", host, (long)getpid(), (unsigned)random_suffix());
+    char base[340];
+    snprintf(base, sizeof base, "%s%s-%ld-%08x.sqlite", lead, host, (long)getpid(), (unsigned)random_suffix());
     if (snprintf(f->shown, sizeof f->shown, "%s/%s", dir, base) >= (int)sizeof f->shown) {
       ovl_warn(NULL, "%s: trace directory name too long; the program runs without capture", dir);
       return -1;

@@ -1,7 +1,8 @@
 /*
 ** The trace file on disk, as the writer thread creates it (docs/capture.md):
 **   * a name no other process or exec'ed image can have, <host>-<pid>-<8 hex random>.sqlite,
-**     created with O_EXCL: an existing file is never replaced or removed;
+**     led by rank<R>- when a launcher set the rank (config.h: ovl_launcher_rank), created with
+**     O_EXCL: an existing file is never replaced or removed;
 **   * every descriptor libovl's SQLite opens is CLOEXEC and never 0, 1 or 2, so a program
 **     that closed its stdio gets its descriptor numbers unchanged;
 **   * directories of any length: SQLite's Unix VFS refuses full names over 512 bytes, so a

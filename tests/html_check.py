@@ -1,7 +1,9 @@
 """An independent checker of `ovl report --html` pages (used by test_report_html.py and
 test_report_html_browser.py): a strict parse, and every number on the page against the JSON.
 
-check_page(html_text, report_json, whatif_json) returns a list of problems (empty: good).
+check_page(html_text, report_json, whatif_json) returns a list of problems (empty: good); extra
+maps more path prefixes to their JSON ({"diff": `ovl diff --json`} for `ovl diff --html`) and
+sections names the sections the page must have.
   * Structure: a doctype first; every non-void element closed by its own end tag, in order
     (no implicit closing, which browsers would do silently); no duplicate attribute or id;
     no block element inside <p>; no negative or malformed width, height or radius; the six
@@ -103,12 +105,15 @@ class Page(html.parser.HTMLParser):
             self.problems.append("<%s> never closed" % node["tag"])
 
 
-def lookup(path, report, whatif):
+def lookup(path, report, whatif, extra=None):
     doc = report
     if path.startswith("whatif."):
         doc, path = whatif, path[len("whatif."):]
         if doc is None:
             raise KeyError("no whatif JSON for " + path)
+    for prefix, other in (extra or {}).items():
+        if path.startswith(prefix + "."):
+            doc, path = other, path[len(prefix) + 1:]
     for key in path.split("."):
         if key == "length":
             doc = len(doc)
@@ -119,9 +124,9 @@ def lookup(path, report, whatif):
     return doc
 
 
-def value_of(path, report, whatif):
+def value_of(path, report, whatif, extra=None):
     parts = re.split(r"-(?=[a-z])", path)
-    vals = [lookup(p, report, whatif) for p in parts]
+    vals = [lookup(p, report, whatif, extra) for p in parts]
     if len(vals) == 1:
         return vals[0]
     if any(v is None for v in vals):
@@ -155,13 +160,13 @@ def shown_matches(kind, text, v):
     return False
 
 
-def check_numbers(page, report, whatif):
+def check_numbers(page, report, whatif, extra=None):
     problems = []
     for node in page.numbers:
         a = node["attrs"]
         path, kind, text = a["data-j"], a.get("data-k"), "".join(node["text"])
         try:
-            want = value_of(path, report, whatif)
+            want = value_of(path, report, whatif, extra)
         except (KeyError, IndexError, ValueError, TypeError) as e:
             problems.append("%s: not in the JSON (%s)" % (path, e))
             continue
@@ -191,17 +196,17 @@ def check_numbers(page, report, whatif):
     return problems
 
 
-def check_page(text, report, whatif=None):
+def check_page(text, report, whatif=None, extra=None, sections=SECTIONS):
     page = Page()
     page.feed(text)
     page.close()
     problems = list(page.problems)
-    for s in SECTIONS:
+    for s in sections:
         if s not in page.ids:
             problems.append("section %r missing" % s)
     if not page.numbers:
         problems.append("no numbers marked with data-j")
-    return problems + check_numbers(page, report, whatif)
+    return problems + check_numbers(page, report, whatif, extra)
 
 
 def whatif_args(text):

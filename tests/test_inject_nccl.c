@@ -4,7 +4,8 @@
 ** calls lose nothing, also when the process shares one CPU with busy processes at exit; the program's stdout and exit status are unchanged; an unwritable
 ** OVL_OUTPUT costs one warning and nothing else; SIGTERM leaves a readable trace with every
 ** call made; a fork() child neither hangs nor writes; OVL_DISABLE=1 and processes without
-** NCCL write nothing; `ovl run` does what LD_PRELOAD does.
+** NCCL write nothing; `ovl run` does what LD_PRELOAD does and names the traces written; a
+** launcher's rank leads each trace's name.
 */
 #define _GNU_SOURCE  /* sched_setaffinity */
 #include "check.h"
@@ -318,7 +319,8 @@ static void sigterm(void) {
   CHECK(closed);
 }
 
-/* `ovl run` sets the variables and returns the command's status. */
+/* `ovl run` sets the variables, says which traces were written and returns the command's
+** status; a missing command is 127, as in a shell. */
 static void ovl_run(void) {
   const char *dir = ih_fresh_dir("run");
   char cmd[4096];
@@ -328,7 +330,12 @@ static void ovl_run(void) {
   cmd_result r = run_cmd(cmd);
   CHECK_I64(r.status, 5);
   CHECK_STR(r.out, APP_STDOUT);
-  CHECK_STR(r.err, "");
+  /* one line naming the trace, in the directory given */
+  const char *trace = ih_trace_in(dir);
+  const char *base = trace ? strrchr(trace, '/') + 1 : "(none)";
+  char want[2048];
+  snprintf(want, sizeof want, "ovl: run: wrote 1 trace in %s: %s\n", dir, base);
+  CHECK_STR(r.err, want);
   cmd_free(&r);
   CHECK_I64(ih_count_traces(dir), 1);
   size_t n = 0;
@@ -347,10 +354,37 @@ static void ovl_run(void) {
   cmd_free(&r);
   snprintf(cmd, sizeof cmd, "'%s' run -- /nonexistent/program", OVL_TEST_OVL);
   r = run_cmd(cmd);
-  CHECK_I64(r.status, 1);
+  CHECK_I64(r.status, 127);
   CHECK_I64(count_lines(r.err), 1);
   CHECK(strstr(r.err, "/nonexistent/program") != NULL);
   cmd_free(&r);
+}
+
+/* A launcher's rank leads the trace's name (issue 33): rank<R>-<host>-<pid>-<random>.sqlite,
+** each name still unique; without one, <host>-<pid>-<random>.sqlite. */
+static void rank_names(void) {
+  static const char *const vars[] = {"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID", "PMI_RANK"};
+  for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
+    const char *dir = ih_fresh_dir("rankname");
+    char env[64], want[32];
+    snprintf(env, sizeof env, "%s=%zu", vars[i], 3 + i);
+    for (int k = 0; k < 2; k++) {  /* two processes of one rank: two files */
+      cmd_result r = ih_run_app(1, dir, env, "basic 0");
+      CHECK_I64(r.status, 0);
+      cmd_free(&r);
+    }
+    CHECK_I64(ih_count_traces(dir), 2);
+    snprintf(want, sizeof want, "rank%zu-", 3 + i);
+    const char *trace = ih_trace_in(dir);
+    CHECK(trace && strncmp(strrchr(trace, '/') + 1, want, strlen(want)) == 0);
+    if (!trace || strncmp(strrchr(trace, '/') + 1, want, strlen(want)) != 0)
+      fprintf(stderr, "  %s: trace %s\n", env, trace ? trace : "(none)");
+  }
+  const char *dir = ih_fresh_dir("norank");
+  cmd_result r = ih_run_app(1, dir, NULL, "basic 0");
+  cmd_free(&r);
+  const char *trace = ih_trace_in(dir);
+  CHECK(trace && strncmp(strrchr(trace, '/') + 1, "rank", 4) != 0);
 }
 
 /* libovl.so exports only its entry points (the injection functions, the NCCL interposers, and
@@ -409,5 +443,6 @@ int main(void) {
   forked_child();
   sigterm();
   ovl_run();
+  rank_names();
   return check_summary();
 }

@@ -149,8 +149,13 @@ errors)
   compare missing 3 report zero3 missing.sqlite
   check "a missing TRACE: exit 1" test "$(cat missing.3.rc)" = 1
   check "a missing TRACE: one line" test "$(wc -l < missing.3.err)" = 1
-  # rank5.sqlite is file 5 of 8: process 2's share with 3 processes
-  compare bad 3 report --json bad
+  # in a folder, a file that is not a trace is skipped with a warning, on every process alike
+  compare skipped 3 report --json bad
+  check "a folder's file that is not a trace: exit 0" test "$(cat skipped.3.rc)" = 0
+  check "a folder's file that is not a trace: a warning naming it" grep -q "bad/rank5.sqlite" skipped.3.err
+  # named on the command line it fails the job: rank5.sqlite is file 5 of 8, process 2's share with 3
+  compare bad 3 report --json bad/rank0.sqlite bad/rank1.sqlite bad/rank2.sqlite bad/rank3.sqlite \
+    bad/rank4.sqlite bad/rank5.sqlite bad/rank6.sqlite bad/rank7.sqlite
   check "a bad trace elsewhere: exit 1" test "$(cat bad.3.rc)" = 1
   check "a bad trace elsewhere: one line, naming it" \
     test "$(grep -c "bad/rank5.sqlite: not a trace" bad.3.err)" = 1 -a "$(wc -l < bad.3.err)" = 1

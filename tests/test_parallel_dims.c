@@ -330,7 +330,9 @@ static void tp_by_fsdp(void) {
   ovl_err err;
   ovl_err_clear(&err);
   CHECK_I64(ovl_dim_overrides_check("1000=xx", &err), OVL_EUSER);
-  CHECK_I64(ovl_dim_overrides_check("abc=tp", &err), OVL_EUSER);
+  CHECK_I64(ovl_dim_overrides_check("=tp", &err), OVL_EUSER);
+  CHECK_I64(ovl_dim_overrides_check("1000", &err), OVL_EUSER);
+  CHECK_I64(ovl_dim_overrides_check("default_pg=tp", &err), OVL_OK);  /* a name: the job decides (issue 33) */
   CHECK_I64(ovl_dim_overrides_check("1000=fsdp,1001=pp", &err), OVL_OK);
 }
 

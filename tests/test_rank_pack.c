@@ -289,7 +289,7 @@ int main(int argc, char **argv) {
     fputs("not a trace\n", f);
     fclose(f);
   }
-  char *a_bad[] = {zero3, mixed};
+  char *a_bad[] = {zero3, bad};  /* named: a folder's file that is not a trace is skipped instead */
   same_job("a file that is not a trace", a_bad, 2, OVL_EUSER);
 
   double per = packed_colls ? (double)packed_bytes / (double)packed_colls : 0;

@@ -3,7 +3,9 @@ trace, of a misordered DDP trace and of the real 8-rank DLRM job each load with 
 message (chromium --enable-logging=stderr prints every console message, errors included, as
 a CONSOLE line) and no script error (the page's window.onerror writes them into the DOM, which
 --dump-dom shows), in under 2 s (the page's own measure, data-load-ms); each of the six
-sections, shown alone (page.html#id), is screenshot at 1280x800 and must not be blank.
+sections, shown alone (page.html#id), is screenshot at 1280x800 and must not be blank; the
+timeline's step picker is filled by the page's script; in an 800-pixel window the pictures
+are not scaled down (they scroll sideways: their text keeps its size).
 Skipped (exit 77) when chromium is not installed: ./bootstrap.sh test installs it.
 
 usage: test_report_html_browser.py OVL TRACES_DIR [--keep DIR]   (--keep: copy the screenshots
@@ -69,8 +71,8 @@ with tempfile.TemporaryDirectory(prefix="ovl-browser-") as tmp:
         return subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=120)
 
     demo, mis = os.path.join(tmp, "demo.sqlite"), os.path.join(tmp, "misordered.sqlite")
-    for path, extra in ((demo, []), (mis, ["--misordered"])):
-        subprocess.run([ovl, "simulate", "--bucket-layers", "8", "--steps", "3", "--emit-trace", path] + extra,
+    for path, extra in ((demo, ["--bucket-layers", "16"]), (mis, ["--bucket-layers", "8", "--misordered"])):
+        subprocess.run([ovl, "simulate", "--steps", "3", "--emit-trace", path] + extra,
                        check=True, capture_output=True)
     cases = {"demo": ["--alpha", "200us", demo], "misordered": ["--alpha", "200us", mis],
              "dlrm8": [os.path.join(traces, "kineto-param-dlrm8")]}
@@ -90,6 +92,13 @@ with tempfile.TemporaryDirectory(prefix="ovl-browser-") as tmp:
         m = re.search(r'data-load-ms="(\d+)"', r.stdout)
         check(m is not None and int(m.group(1)) < 2000, "%s: loaded in under 2 s (%s ms)" % (name, m and m.group(1)))
         print("%s: %d bytes, loaded in %s ms" % (name, os.path.getsize(page), m and m.group(1)))
+        check(re.search(r'<select id="tl-step"><option', r.stdout) is not None,
+              "%s: the timeline's step picker is filled by the page's script" % name)
+        # an 800-pixel window: pictures scroll sideways, their text keeps its size (issue 33)
+        r = chromium("--window-size=800,600", "--dump-dom", url)
+        m = re.search(r'data-chart-scale="([\d.]+)"', r.stdout)
+        check(m is not None and float(m.group(1)) >= 0.99,
+              "%s: at 800 px the pictures are not shrunk (scale %s)" % (name, m and m.group(1)))
         for s in SECTIONS:
             shot = os.path.join(tmp, "%s-%s.png" % (name, s))
             r = chromium("--window-size=1280,800", "--screenshot=" + shot, url + "#" + s)

@@ -287,7 +287,8 @@ int ovl_fit_ranks(const ovl_rank_result *ranks, size_t nranks, int gradient_only
       total += (int64_t)e[j].s.bytes;
       j++;
     }
-    ovl_comm_fit f = {e[i].comm, e[i].op, {0}, total};
+    ovl_comm_fit f = {e[i].comm, NULL, e[i].op, {0}, total};
+    for (size_t r = 0; !f.name && r < nranks; r++) f.name = ovl_rank_comm_name(&ranks[r], e[i].comm);
     if (ovl_ab_fit_samples(s, j - i, &f.fit) == 0) {
       ovl_comm_fit *grown = realloc(*fits, (*nfits + 1) * sizeof *grown);
       if (!grown) {

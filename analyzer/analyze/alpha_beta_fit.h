@@ -49,6 +49,8 @@ int ovl_ab_fit_alpha(const ovl_ab_sample *s, size_t n, double beta_bytes_per_s, 
 /* One fit per (communicator, operation). */
 typedef struct ovl_comm_fit {
   int64_t comm;            /* OVL_NONE: collectives without a communicator id */
+  const char *name;        /* the name the traces give comm ("default_pg"), or NULL; borrowed
+                           ** from the ranks fitted (ovl_rank_comm_name) */
   ovl_op op;
   ovl_ab_fit fit;
   int64_t total_bytes;     /* of the samples */

@@ -197,6 +197,12 @@ typedef struct ovl_rank_cross {
   int64_t delay_ns;        /* the job's delay it caused: its arrival - the second-last, summed */
 } ovl_rank_cross;
 
+/* A process group's name as its trace gives it (meta OVL_COMM_NAME_META, load/trace_reader.h). */
+typedef struct ovl_comm_name {
+  int64_t comm;
+  char *name;
+} ovl_comm_name;
+
 typedef struct ovl_rank_result {
   char *trace_path;        /* the file the user named */
   char *ovl_path;          /* the ovl trace analysed: trace_path itself, or the job's conversion of
@@ -235,6 +241,8 @@ typedef struct ovl_rank_result {
   ovl_kernel_total *lookalikes;     /* compute kernels named like communication (load/comm_names.h), largest first */
   size_t nlookalikes;
   int64_t realtime_offset;  /* meta.realtime_offset_ns; OVL_NONE when unknown */
+  ovl_comm_name *comm_names; /* the process groups its trace names ("default_pg") */
+  size_t ncomm_names;
   /* Times in this result are on the trace's own clock; clock_offset (from the job's clock
   ** alignment, 0 otherwise) added to them gives job time. Consumers apply it. */
   int64_t clock_offset;
@@ -245,6 +253,9 @@ typedef struct ovl_rank_result {
   ovl_pipeline_stats pipeline;         /* stage < 0 unless it is a pipeline stage */
   ovl_channel_facts channel_facts;     /* NCCL's channel timing over its collectives (nccl_channels.h) */
 } ovl_rank_result;
+
+/* The name r's trace gives comm, or NULL (borrowed until r is freed). */
+const char *ovl_rank_comm_name(const ovl_rank_result *r, int64_t comm);
 
 typedef struct ovl_analysis_options {
   const char *comm_pattern;   /* extra communication kernel names (POSIX ERE), or NULL */

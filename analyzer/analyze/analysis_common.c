@@ -114,8 +114,16 @@ void ovl_rank_result_free(ovl_rank_result *r) {
   for (size_t i = 0; i < r->nkernel_fits; i++) free(r->kernel_fits[i].name);
   free(r->kernel_fits);
   ovl_free_findings(r->findings, r->nfindings);
+  for (size_t i = 0; i < r->ncomm_names; i++) free(r->comm_names[i].name);
+  free(r->comm_names);
   free(r->trace_path);
   free(r->ovl_path);
   free(r->hostname);
   memset(r, 0, sizeof *r);
+}
+
+const char *ovl_rank_comm_name(const ovl_rank_result *r, int64_t comm) {
+  for (size_t i = 0; i < r->ncomm_names; i++)
+    if (r->comm_names[i].comm == comm) return r->comm_names[i].name;
+  return NULL;
 }

@@ -323,6 +323,16 @@ static int device_extras(const ovl_run *r, const ovl_device_pass *d, ovl_rank_re
   return kernel_totals(r, d, res) || lookalikes(r, d, res) ? -1 : 0;
 }
 
+static int keep_comm_name(void *ctx, int64_t comm, const char *name) {
+  ovl_rank_result *res = ctx;
+  ovl_comm_name *grown = realloc(res->comm_names, (res->ncomm_names + 1) * sizeof *grown);
+  if (!grown) return -1;
+  res->comm_names = grown;
+  if (!(grown[res->ncomm_names].name = strdup(name))) return -1;
+  grown[res->ncomm_names++].comm = comm;
+  return 0;
+}
+
 static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_rank_result *res, ovl_err *err) {
   memset(res, 0, sizeof *res);
   res->trace_path = strdup(ovl_trace_path(r->t));
@@ -353,6 +363,7 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
   res->n_moe_kernels = d->n_moe_kernels;
   res->bad = *ovl_trace_bad_rows(r->t);
   if (!res->trace_path) return ovl_oom(err, "results");
+  if (ovl_trace_comm_names(r->t, keep_comm_name, res)) return ovl_oom(err, "results");
 
   /* Rank and world size from the largest communicator when meta does not say. */
   int64_t best_n = -1;

@@ -63,6 +63,8 @@ typedef struct ovl_pipeline_stats {
 /* A process group (communicator) of the job and the dimension given to it. */
 typedef struct ovl_pgroup {
   int64_t comm;            /* the collectives' comm id */
+  const char *name;        /* the name its traces give it ("default_pg"), or NULL; borrowed from
+                           ** the job's ranks (ovl_rank_result.comm_names) */
   int64_t nranks;          /* its size */
   int64_t *members;        /* global ranks of the traced processes that use it, ascending */
   size_t nmembers;

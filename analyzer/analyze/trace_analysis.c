@@ -10,7 +10,7 @@
 **      collectives (or infer a collective from a communication kernel's name, whose launch
 **      is then the api call of the same correlation id), drive the step windows and feed the
 **      device's sweep;
-**   4. results: per device totals, steps and their collectives (collective_results.c).
+**   4. results: per device totals, steps and their collectives (analysis_results.c).
 ** If the work cursor finds rows further out of order than its window, the pass is redone
 ** with SQLite sorting (rare: only traces written far out of order).
 */
@@ -80,6 +80,7 @@ static void reset_track(ovl_run *r, size_t i) {
 static int load_collectives(ovl_run *r, ovl_err *err) {
   int rc = ovl_work_stream_init(&r->ws, r->t, &r->ctx->classifier, err);
   if (rc) return rc;
+  r->ws.progress = "analysing";
   assert(!r->recs && r->coll_cap == 0);
   size_t n = 0;
   r->recs = ovl_work_stream_take_recs(&r->ws, &n);

@@ -126,16 +126,14 @@ static int choose_cost(const ovl_rank_result *ranks, size_t nranks, const ovl_wh
   if (nfits == 0)
     return ovl_fail(err, OVL_EUSER, "no gradient collective with a known size to fit alpha and beta on: give --alpha and --beta");
   if (!out->alpha_given && !out->beta_given) {
-    if (!out->fit.fit.separable) {
-      char lo[32], hi[32];
-      return ovl_fail(err, OVL_EUSER,
-                      "the gradient collectives' sizes do not vary enough to separate alpha from beta (%s to %s, "
-                      "effective bandwidth %.4g GB/s): give --alpha or --beta (or both)",
-                      ovl_format_bytes(out->fit.fit.min_bytes, lo, sizeof lo),
-                      ovl_format_bytes(out->fit.fit.max_bytes, hi, sizeof hi), out->fit.fit.beta_bytes_per_s / 1e9);
-    }
-    out->alpha_ns = out->fit.fit.alpha_ns;
+    /* Sizes that do not vary give the effective bandwidth only: alpha is taken as 0, as the
+    ** diagnosis' bucket findings take it, and said (small buckets then look cheaper than they
+    ** are; --alpha gives the answer a firm footing). */
+    out->alpha_assumed = !out->fit.fit.separable;
+    out->alpha_ns = out->alpha_assumed ? 0 : out->fit.fit.alpha_ns;
     out->beta = out->fit.fit.beta_bytes_per_s;
+    if (!(out->beta > 0))
+      return ovl_fail(err, OVL_EUSER, "the gradient collectives give no usable bandwidth: give --alpha and --beta");
     return OVL_OK;
   }
   ovl_ab_sample *s = NULL;

@@ -66,6 +66,7 @@ typedef struct ovl_whatif_result {
   int fit_weak;                                /* the cost was fitted and explains little (r2 < OVL_WHATIF_WEAK_R2) */
   double alpha_ns, beta;
   int alpha_given, beta_given;
+  int alpha_assumed;                           /* sizes did not vary: alpha taken as 0, beta the effective bandwidth */
   ovl_comm_fit fit;                            /* of the gradient collectives (comm, op) */
   size_t ranks, steps;                         /* ranks and step indices replayed */
   int approximated;                            /* some readiness came from the approximation */

@@ -1,6 +1,8 @@
 /* The classified work stream: see work_stream.h. */
 #include "work_stream.h"
 
+#include "base/progress.h"
+
 #include "load/comm_names.h"
 
 #include "base/i64map.h"
@@ -232,6 +234,9 @@ int ovl_work_stream_open(ovl_work_stream *s, size_t window, int launch_dims, ovl
   s->chan_next = 0;
   s->has_pending = s->cursor_done = 0;
   ovl_work_options wopt = {s->sorted ? 0 : window, launch_dims};
+  s->pass_rows = 0;
+  if (s->progress && !s->rows_estimate)
+    s->rows_estimate = ovl_trace_rows_estimate(s->t, "kernels") + ovl_trace_rows_estimate(s->t, "memops");
   return ovl_work_open(s->t, &wopt, &s->cur, err);
 }
 
@@ -247,6 +252,8 @@ static int fill_pending(ovl_work_stream *s, ovl_err *err) {
     s->cursor_done = 1;
     return OVL_OK;
   }
+  if (s->progress && (++s->pass_rows & 0xFFFF) == 0 && s->rows_estimate > 0)
+    ovl_progress(s->progress, (double)s->pass_rows / (double)s->rows_estimate);
   out->ncolls = ovl_work_stream_links(s, out->w.correlation, &out->colls);
   out->cls = ovl_work_stream_class(s, &out->w, out->ncolls);
   out->from_channels = 0;

@@ -56,6 +56,9 @@ typedef struct ovl_work_stream {
   int64_t name_class_len;
   int sorted;                  /* rows came too far out of order: SQLite sorts from now on */
   ovl_work_cursor *cur;
+  const char *progress;        /* what a pass is reported as (base/progress.h), e.g. "analysing";
+                               ** NULL: not reported */
+  int64_t pass_rows, rows_estimate;
   /* NCCL's channel timing: spans by collective id, span_of[recs index] (-1: none) */
   ovl_channel_span *spans;
   size_t nspans;

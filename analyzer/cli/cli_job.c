@@ -6,9 +6,12 @@
 #include "output_plan.h"
 
 #include "base/safe_output.h"
+#include "base/text_clean.h"
+#include "base/units.h"
 
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 void ovl_cli_job_opts_init(ovl_cli_job_opts *o) {
@@ -20,7 +23,14 @@ int ovl_cli_job_option(int c, const char *arg, ovl_cli_job_opts *o) {
   switch (c) {
     case OVL_OPT_JSON: o->json = 1; return 1;
     case OVL_OPT_COMPACT: o->pretty = 0; return 1;
-    case 'o': o->output = arg; return 1;
+    case 'o':
+      if (o->output) {
+        ovl_cli_usage(o->verb ? o->verb : "ovl", "-o given twice ('%s', then '%s'): give one output", o->output, arg);
+        return -1;
+      }
+      o->output = arg;
+      return 1;
+    case OVL_OPT_FORCE: ovl_output_plan_force(1); return 1;
     case OVL_OPT_COMM_PATTERN: o->analysis.comm_pattern = arg; return 1;
     case OVL_OPT_STEP_PATTERN: o->analysis.step_pattern = arg; return 1;
     case OVL_OPT_HTA_COMPAT: o->analysis.import.hta_compat = 1; return 1;
@@ -77,7 +87,19 @@ int ovl_cli_write_file(const char *path, ovl_cli_emitter emit, void *ctx) {
   if (fclose(out) != 0 && !rc) rc = ovl_fail(&err, OVL_EUSER, "%s: write failed: %s", path, strerror(errno));
   if (rc) ovl_safe_out_abort(&so);
   else rc = ovl_safe_out_commit(&so, &err);
-  return rc ? ovl_cli_fail(&err) : 0;
+  if (rc) return ovl_cli_fail(&err);
+  ovl_cli_wrote(path, NULL);
+  return 0;
+}
+
+void ovl_cli_wrote(const char *path, const char *what) {
+  struct stat sb;
+  char size[32] = "", clean[4096];
+  if (stat(path, &sb) == 0) ovl_format_bytes((double)sb.st_size, size, sizeof size);
+  ovl_text_clean_into(path, clean, sizeof clean);
+  ovl_cli_progress_clear();
+  fprintf(stderr, "ovl: wrote %s%s%s%s%s%s\n", clean, size[0] ? " (" : "", size, size[0] ? ")" : "", what ? ": " : "",
+          what ? what : "");
 }
 
 typedef struct writer_call {

@@ -29,6 +29,7 @@ static const char help[] =
     "  --comm-pattern RE    also count kernels whose name matches RE (POSIX ERE) as communication\n"
     "  --step-pattern RE    also treat NVTX ranges whose name matches RE as training steps\n"
     "  --hta-compat         Kineto traces: what Holistic Trace Analysis analyses (docs/import.md)\n"
+    "  --force              replace FILE even if it is a trace (never done otherwise)\n"
     "  -q, --quiet          do not print what was written\n"
     "  -h, --help           this help\n"
     "\n"
@@ -41,6 +42,7 @@ static int write_one(const ovl_job *job, const ovl_analysis_ctx *ctx, ovl_export
   ovl_export_options opt = {format, path, NULL, 0};
   ovl_export_stats st;
   int rc = ovl_export_job(job, ctx, &opt, &st, err);
+  if (!rc) ovl_cli_progress_clear();
   if (!rc && !quiet)
     printf("wrote %s (%s): %" PRIu64 " kernel slices, %" PRIu64 " memop slices, %" PRIu64 " host slices, %" PRIu64
            " flows, %" PRIu64 " counter values, %" PRIu64 " events, %" PRIu64 " bytes\n",
@@ -56,6 +58,7 @@ int ovl_cmd_export(int argc, char **argv) {
     {"comm-pattern", required_argument, NULL, OVL_OPT_COMM_PATTERN},
     {"step-pattern", required_argument, NULL, OVL_OPT_STEP_PATTERN},
     {"hta-compat", no_argument, NULL, OVL_OPT_HTA_COMPAT},
+    {"force", no_argument, NULL, OVL_OPT_FORCE},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -69,14 +72,19 @@ int ovl_cmd_export(int argc, char **argv) {
   int c;
   while ((c = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
     switch (c) {
-      case OPT_PERFETTO: perfetto = optarg; break;
-      case OPT_CHROME: chrome = optarg; break;
+      case OPT_PERFETTO:
+        if (ovl_cli_once("export", "--perfetto", &perfetto, optarg)) return 1;
+        break;
+      case OPT_CHROME:
+        if (ovl_cli_once("export", "--chrome", &chrome, optarg)) return 1;
+        break;
       case OVL_OPT_COMM_PATTERN:
       case OVL_OPT_STEP_PATTERN:
+      case OVL_OPT_FORCE:
       case OVL_OPT_HTA_COMPAT: ovl_cli_job_option(c, optarg, &jopt); break;
       case 'q': quiet = 1; break;
       case 'h': fputs(help, stdout); return 0;
-      default: return ovl_cli_bad_option("export", argv);
+      default: return ovl_cli_bad_option("export", c, argv);
     }
   }
   if (!perfetto && !chrome) return ovl_cli_usage("export", "give --perfetto FILE or --chrome FILE");

@@ -26,15 +26,18 @@ static const char help[] =
     "  --json               {\"fits\":[{\"comm\",\"op\",\"alpha_ns\",\"beta_bytes_per_s\",\"r2\",\"samples\",...}]}\n"
     "  --compact            JSON on one line (default: indented)\n"
     "  -o, --output FILE    write to FILE instead of standard output\n"
+    "  --force              replace FILE even if it is a trace (never done otherwise)\n"
     "  --gradients          only the gradient collectives (bucketed all-reduces, docs/findings.md)\n"
     "  --comm-pattern RE    also count kernels whose name matches RE as communication\n"
     "  --step-pattern RE    also treat NVTX ranges whose name matches RE as training steps\n"
     "  --hta-compat         Kineto traces: what Holistic Trace Analysis analyses (docs/import.md)\n"
-    "  --dim COMM=DIM,...   give process group COMM (a comm id from the report) the parallelism\n"
-    "                       dimension DIM: dp (also fsdp), tp, pp or ep (docs/report.md)\n"
+    "  --dim COMM=DIM,...   give process group COMM (a comm id, or the name the traces give it)\n"
+    "                       the parallelism dimension DIM: dp (also fsdp), tp, pp or ep\n"
     OVL_CLI_MPI_HELP
     "  -h, --help           this help\n"
-    "Exit status: 0 ok, 1 bad input or usage, 2 internal error.\n";
+    "\n"
+    "Files written are named on standard error. Exit status: 0 ok, 1 bad input or usage, 2\n"
+    "internal error.\n";
 
 enum { OPT_GRADIENTS = 256 };
 
@@ -59,15 +62,18 @@ int ovl_cmd_fit(int argc, char **argv) {
   int gradients = 0;
   ovl_cli_job_opts jo;
   ovl_cli_job_opts_init(&jo);
+  jo.verb = "fit";
   optind = 1;
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
-    if (ovl_cli_job_option(c, optarg, &jo)) continue;
+    int taken = ovl_cli_job_option(c, optarg, &jo);
+    if (taken < 0) return 1;
+    if (taken) continue;
     switch (c) {
       case OPT_GRADIENTS: gradients = 1; break;
       case 'h': fputs(help, stdout); return 0;
-      default: return ovl_cli_bad_option("fit", argv);
+      default: return ovl_cli_bad_option("fit", c, argv);
     }
   }
   if (optind >= argc) return ovl_cli_usage("fit", "no TRACE given");

@@ -6,6 +6,7 @@
 #include "../load/input_spool.h"
 #include "../load/trace_files.h"
 #include "../load/trace_import.h"
+#include "base/progress.h"
 #include "base/safe_output.h"
 #include "store/trace_rows.h"
 
@@ -30,6 +31,7 @@ static const char help[] =
     "                       directory (created if missing) that receives NAME.sqlite per trace;\n"
     "                       an Nsight Systems export of several processes gives one trace per\n"
     "                       process, OUT.pid<PID>.sqlite\n"
+    "  --force              replace outputs that exist and are traces (never done otherwise)\n"
     "  --hta-compat         Kineto: what Holistic Trace Analysis analyses by default: drop the\n"
     "                       last ProfilerStep and round times to whole microseconds (start up,\n"
     "                       end down); see docs/import.md\n"
@@ -39,16 +41,7 @@ static const char help[] =
     "Prints one line per trace: what was converted. Exit status: 0 ok, 1 bad input or usage,\n"
     "2 internal error.\n";
 
-enum { OPT_HTA_COMPAT = 256 };
-
-static const char *format_name(ovl_trace_format f) {
-  switch (f) {
-    case OVL_FORMAT_KINETO_JSON: return "Kineto JSON";
-    case OVL_FORMAT_NSYS_SQLITE: return "Nsight Systems";
-    case OVL_FORMAT_OVL_SQLITE: return "ovl";
-  }
-  return "?";
-}
+enum { OPT_HTA_COMPAT = 256, OPT_FORCE };
 
 /* DIR/NAME.sqlite for an input path (its known extension replaced). Caller frees. */
 static char *output_in_dir(const char *dir, const char *in) {
@@ -97,7 +90,8 @@ static int copy_file(const char *in, const char *out, ovl_err *err) {
 }
 
 static void print_summary(const char *in, const char *out, ovl_trace_format f, const ovl_import_stats *s) {
-  printf("%s -> %s: %s", in, out, format_name(f));
+  ovl_cli_progress_clear();
+  printf("%s -> %s: %s", in, out, ovl_trace_format_name(f));
   if (!s) {
     printf(", copied\n");
     return;
@@ -168,10 +162,12 @@ static int plan_import(const ovl_file_list *files, const char *output, int to_di
     free(base);
   }
   if (!rc) rc = ovl_output_plan_check_inputs(plan, files->paths, files->len, err);
+  if (!rc) rc = ovl_output_plan_check_traces(plan, err);
   return rc;
 }
 
 static int import_one(const planned_input *pi, const ovl_import_options *opt, int quiet, ovl_err *err) {
+  ovl_progress_file(pi->user_path);
   if (pi->format == OVL_FORMAT_OVL_SQLITE) {
     int rc = copy_file(pi->read_path, pi->outputs[0], err);
     if (!rc && !quiet) print_summary(pi->user_path, pi->outputs[0], pi->format, NULL);
@@ -192,6 +188,7 @@ int ovl_cmd_import(int argc, char **argv) {
   static const struct option longopts[] = {
     {"output", required_argument, NULL, 'o'},
     {"hta-compat", no_argument, NULL, OPT_HTA_COMPAT},
+    {"force", no_argument, NULL, OPT_FORCE},
     {"quiet", no_argument, NULL, 'q'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
@@ -204,11 +201,14 @@ int ovl_cmd_import(int argc, char **argv) {
   int c;
   while ((c = getopt_long(argc, argv, ":o:qh", longopts, NULL)) != -1) {
     switch (c) {
-      case 'o': output = optarg; break;
+      case 'o':
+        if (ovl_cli_once("import", "-o", &output, optarg)) return 1;
+        break;
       case OPT_HTA_COMPAT: opt.hta_compat = 1; break;
+      case OPT_FORCE: ovl_output_plan_force(1); break;
       case 'q': quiet = 1; break;
       case 'h': fputs(help, stdout); return 0;
-      default: return ovl_cli_bad_option("import", argv);
+      default: return ovl_cli_bad_option("import", c, argv);
     }
   }
   if (optind >= argc) return ovl_cli_usage("import", "no TRACE given");
@@ -220,7 +220,7 @@ int ovl_cmd_import(int argc, char **argv) {
   ovl_file_list files = {0};
   int rc = ovl_expand_trace_args(argv + optind, (size_t)(argc - optind), &files, &err);
   if (rc) return ovl_cli_fail(&err);
-  if (files.nskipped) {
+  if (files.nskipped || files.nnot_traces) {
     char line[2048];
     ovl_file_list_skipped_text(&files, line, sizeof line);
     fprintf(stderr, "ovl: %s\n", line);
@@ -235,6 +235,7 @@ int ovl_cmd_import(int argc, char **argv) {
   if (!rc && to_dir && !out_is_dir && mkdir(output, 0777) != 0)
     rc = ovl_fail(&err, OVL_EUSER, "%s: cannot create the output directory: %s", output, strerror(errno));
   for (size_t i = 0; !rc && i < files.len; i++) rc = import_one(&in[i], &opt, quiet, &err);
+  ovl_progress_file(NULL);
   if (in) free_planned(in, files.len);
   ovl_output_plan_free(&plan);
   ovl_file_list_free(&files);

@@ -1,8 +1,10 @@
 /* `ovl simulate`: print the alpha-beta bucketing table; optionally emit its schedule as a trace. */
 #include "cli.h"
+#include "cli_job.h"
 
-#include "base/safe_output.h"
+#include "output_plan.h"
 
+#include "base/json_out.h"
 #include "base/units.h"
 #include "../model/bucket_model.h"
 #include "../model/parallel_model.h"
@@ -32,7 +34,10 @@ static const char help[] =
     "  --beta RATE             all-reduce bandwidth, e.g. 12GB/s [12GB/s]\n"
     "  --bucket-layers LIST    comma-separated bucket sizes in layers [1,2,4,8,16,48]\n"
     "  --best N                bucket size for the summary line [8]\n"
-    "  --emit-trace FILE       write the schedule as an ovl trace (needs one --bucket-layers value)\n"
+    "  --emit-trace FILE       write a schedule as an ovl trace: the one --bucket-layers value's,\n"
+    "                          else --best's\n"
+    "  --force                 replace FILE (with --strategy, DIR's traces) even if it is a trace\n"
+    "  --json                  print the table (with --strategy: the answers) as JSON\n"
     "  --steps N               training steps in the emitted trace [3]\n"
     "  --ranks N               communicator size recorded in the emitted trace [8]\n"
     "\n"
@@ -61,12 +66,14 @@ static const char help[] =
     "  --pp-pair-comms         pp: a two-rank communicator per pair of neighbouring stages\n"
     "  --act-bytes SIZE        activations per TP/PP/EP collective [4MB]\n"
     "  --no-prefetch           zero3: gather each layer's parameters only when it is needed\n"
-    "  --json                  print the answers as JSON\n"
-    "  -h, --help              this help\n";
+    "  -h, --help              this help\n"
+    "\n"
+    "Exit status: 0 ok, 1 bad usage or an output that cannot be written, 2 internal error.\n";
 
 enum { OPT_LAYERS = 256, OPT_LAYER_BYTES, OPT_LAYER_COMPUTE, OPT_ALPHA, OPT_BETA, OPT_BUCKETS, OPT_BEST, OPT_EMIT,
        OPT_STEPS, OPT_RANKS, OPT_MISORDERED, OPT_LATE, OPT_UNUSED, OPT_FIRST_SINGLE, OPT_BLOCKING, OPT_SLOWDOWN,
-       OPT_STRATEGY, OPT_DP, OPT_TP, OPT_STAGES, OPT_MICRO, OPT_EXPERTS, OPT_HOT, OPT_ACT, OPT_NO_PREFETCH, OPT_JSON, OPT_SLOW, OPT_PAIRS };
+       OPT_STRATEGY, OPT_DP, OPT_TP, OPT_STAGES, OPT_MICRO, OPT_EXPERTS, OPT_HOT, OPT_ACT, OPT_NO_PREFETCH, OPT_JSON, OPT_SLOW, OPT_PAIRS,
+       OPT_FORCE };
 
 #define MAX_BUCKET_SIZES 64
 
@@ -85,6 +92,86 @@ static int parse_list(const char *text, long *sizes, int *n) {
 static void print_row(const ovl_sim_result *r) {
   printf("bucket=%2d layers buckets=%2d no-overlap=%6.1fms overlap=%6.1fms hidden=%5.1f%% speedup=%.2fx\n",
          r->bucket_layers, r->nbuckets, r->no_overlap_ns / 1e6, r->overlap_ns / 1e6, r->hidden * 100.0, r->speedup);
+}
+
+/* The model's table for each bucket size and the summary of --best's (text fixed by the
+** foundation issue, docs/simulate.md). Returns the exit status. */
+static int print_table(const ovl_sim_params *p, const long *sizes, int nsizes, long best) {
+  for (int i = 0; i < nsizes; i++) {
+    ovl_sim_result r;
+    if (ovl_sim_run(p, (int)sizes[i], &r)) {
+      fprintf(stderr, "ovl: simulate: out of memory\n");
+      return 2;
+    }
+    print_row(&r);
+    ovl_sim_result_free(&r);
+  }
+  ovl_sim_result naive, chosen;
+  if (ovl_sim_run(p, 1, &naive)) return 2;
+  if (ovl_sim_run(p, (int)best, &chosen)) {
+    ovl_sim_result_free(&naive);
+    return 2;
+  }
+  printf("\nideal (compute only) : %.1f ms\n", chosen.compute_ns / 1e6);
+  printf("naive (1-layer, no overlap) : %.1f ms\n", naive.no_overlap_ns / 1e6);
+  printf("overlap + %ld-layer buckets : %.1f ms -> %.2fx faster than naive\n", best, chosen.overlap_ns / 1e6,
+         naive.no_overlap_ns / chosen.overlap_ns);
+  ovl_sim_result_free(&naive);
+  ovl_sim_result_free(&chosen);
+  return 0;
+}
+
+static void json_row(ovl_json *j, const char *key, const ovl_sim_result *r) {
+  ovl_json_object_begin(j, key);
+  ovl_json_int(j, "bucket_layers", r->bucket_layers);
+  ovl_json_int(j, "buckets", r->nbuckets);
+  ovl_json_double(j, "no_overlap_ns", r->no_overlap_ns);
+  ovl_json_double(j, "overlap_ns", r->overlap_ns);
+  ovl_json_double(j, "hidden", r->hidden);
+  ovl_json_double(j, "speedup", r->speedup);
+  ovl_json_object_end(j);
+}
+
+/* The same as JSON: {"model":{...},"rows":[...],"ideal_ns","naive_ns","best":{...}}. */
+static int print_table_json(const ovl_sim_params *p, const long *sizes, int nsizes, long best) {
+  ovl_sim_result naive, chosen;
+  if (ovl_sim_run(p, 1, &naive)) return 2;
+  if (ovl_sim_run(p, (int)best, &chosen)) {
+    ovl_sim_result_free(&naive);
+    return 2;
+  }
+  ovl_json j;
+  ovl_json_init(&j, stdout, 1);
+  ovl_json_object_begin(&j, NULL);
+  ovl_json_object_begin(&j, "model");
+  ovl_json_int(&j, "layers", p->layers);
+  ovl_json_double(&j, "layer_bytes", p->layer_bytes);
+  ovl_json_double(&j, "layer_compute_ns", p->layer_compute_ns);
+  ovl_json_double(&j, "alpha_ns", p->alpha_ns);
+  ovl_json_double(&j, "beta_bytes_per_s", p->beta_bytes_per_s);
+  ovl_json_object_end(&j);
+  ovl_json_array_begin(&j, "rows");
+  int rc = 0;
+  for (int i = 0; !rc && i < nsizes; i++) {
+    ovl_sim_result r;
+    if (ovl_sim_run(p, (int)sizes[i], &r)) {
+      rc = 2;
+      break;
+    }
+    json_row(&j, NULL, &r);
+    ovl_sim_result_free(&r);
+  }
+  ovl_json_array_end(&j);
+  ovl_json_double(&j, "ideal_ns", chosen.compute_ns);
+  ovl_json_double(&j, "naive_ns", naive.no_overlap_ns);
+  json_row(&j, "best", &chosen);
+  ovl_json_double(&j, "best_speedup_over_naive", naive.no_overlap_ns / chosen.overlap_ns);
+  ovl_json_object_end(&j);
+  ovl_json_finish(&j);
+  ovl_sim_result_free(&naive);
+  ovl_sim_result_free(&chosen);
+  if (rc) fprintf(stderr, "ovl: simulate: out of memory\n");
+  return rc;
 }
 
 int ovl_cmd_simulate(int argc, char **argv) {
@@ -117,6 +204,7 @@ int ovl_cmd_simulate(int argc, char **argv) {
     {"slow-stage", required_argument, NULL, OPT_SLOW},
     {"pp-pair-comms", no_argument, NULL, OPT_PAIRS},
     {"json", no_argument, NULL, OPT_JSON},
+    {"force", no_argument, NULL, OPT_FORCE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
   };
@@ -172,7 +260,10 @@ int ovl_cmd_simulate(int argc, char **argv) {
       case OPT_BEST:
         if (ovl_cli_int("simulate", "--best", optarg, 1, 1000000, &best)) return 1;
         break;
-      case OPT_EMIT: emit = optarg; break;
+      case OPT_EMIT:
+        if (ovl_cli_once("simulate", "--emit-trace", &emit, optarg)) return 1;
+        break;
+      case OPT_FORCE: ovl_output_plan_force(1); break;
       case OPT_STEPS:
         if (ovl_cli_int("simulate", "--steps", optarg, 1, 1000000, &steps)) return 1;
         break;
@@ -243,14 +334,14 @@ int ovl_cmd_simulate(int argc, char **argv) {
         if (ovl_cli_int("simulate", "--slow-stage", optarg, 0, 63, &slow)) return 1;
         any_strategy_opt = 1;
         break;
-      case OPT_JSON: json = any_strategy_opt = 1; break;
+      case OPT_JSON: json = 1; break;
       case 'h': fputs(help, stdout); return 0;
-      default: return ovl_cli_bad_option("simulate", argv);
+      default: return ovl_cli_bad_option("simulate", c, argv);
     }
   }
   if (optind < argc) return ovl_cli_usage("simulate", "unexpected argument '%s'", argv[optind]);
   if (any_strategy_opt && !strategy) return ovl_cli_usage("simulate", "--dp, --tp, --stages, --microbatches, --experts, "
-                                                          "--hot-factor, --act-bytes, --slow-stage, --no-prefetch and --json "
+                                                          "--hot-factor, --act-bytes, --slow-stage and --no-prefetch "
                                                           "need --strategy");
   if (strategy) {
     if (any_fault) return ovl_cli_usage("simulate", "faults do not apply to --strategy");
@@ -273,46 +364,22 @@ int ovl_cmd_simulate(int argc, char **argv) {
     pm.pair_comms = pairs;
     return ovl_simulate_strategy(&pm, emit, steps, json);
   }
-  if (emit && nsizes != 1)
-    return ovl_cli_usage("simulate", "--emit-trace needs exactly one --bucket-layers value (got %d)", nsizes);
+  /* The emitted schedule: the one --bucket-layers value, or --best's when none was given. */
+  if (emit && set_buckets && nsizes != 1)
+    return ovl_cli_usage("simulate", "--emit-trace writes one schedule: give one --bucket-layers value (got %d), or "
+                         "none for --best's (%ld)", nsizes, best);
   if (any_fault && !emit) return ovl_cli_usage("simulate", "faults only change the emitted trace: add --emit-trace FILE");
-  if (emit) {
-    ovl_err err;
-    ovl_err_clear(&err);
-    if (ovl_output_check(emit, &err)) return ovl_cli_fail(&err);
-  }
-
-  for (int i = 0; i < nsizes; i++) {
-    ovl_sim_result r;
-    if (ovl_sim_run(&p, (int)sizes[i], &r)) {
-      fprintf(stderr, "ovl: simulate: out of memory\n");
-      return 2;
-    }
-    print_row(&r);
-    if (emit) {
-      ovl_err err;
-      ovl_err_clear(&err);
-      ovl_sim_trace_options topt = {(int)steps, (int)ranks, "ovl simulate --emit-trace", &faults};
-      int rc = ovl_sim_emit_trace(emit, &p, (int)sizes[0], &topt, &err);
-      ovl_sim_result_free(&r);
-      if (rc) return ovl_cli_fail(&err);
-      fprintf(stderr, "ovl: wrote %ld steps of %d-layer buckets to %s%s\n", steps, (int)sizes[0], emit,
-              any_fault ? " (with the faults asked for)" : "");
-      continue;
-    }
-    ovl_sim_result_free(&r);
-  }
-  ovl_sim_result naive, chosen;
-  if (ovl_sim_run(&p, 1, &naive)) return 2;
-  if (ovl_sim_run(&p, (int)best, &chosen)) {
-    ovl_sim_result_free(&naive);
-    return 2;
-  }
-  printf("\nideal (compute only) : %.1f ms\n", chosen.compute_ns / 1e6);
-  printf("naive (1-layer, no overlap) : %.1f ms\n", naive.no_overlap_ns / 1e6);
-  printf("overlap + %ld-layer buckets : %.1f ms -> %.2fx faster than naive\n", best, chosen.overlap_ns / 1e6,
-         naive.no_overlap_ns / chosen.overlap_ns);
-  ovl_sim_result_free(&naive);
-  ovl_sim_result_free(&chosen);
+  int emit_layers = set_buckets ? (int)sizes[0] : (int)best;
+  if (emit && ovl_cli_plan_outputs((const char *const *)&emit, 1, NULL, 0)) return 1;
+  int rc = json ? print_table_json(&p, sizes, nsizes, best) : print_table(&p, sizes, nsizes, best);
+  if (rc || !emit) return rc;
+  ovl_err err;
+  ovl_err_clear(&err);
+  ovl_sim_trace_options topt = {(int)steps, (int)ranks, "ovl simulate --emit-trace", &faults};
+  if (ovl_sim_emit_trace(emit, &p, emit_layers, &topt, &err)) return ovl_cli_fail(&err);
+  char what[128];
+  snprintf(what, sizeof what, "%ld steps of %d-layer buckets%s", steps, emit_layers,
+           any_fault ? ", with the faults asked for" : "");
+  ovl_cli_wrote(emit, what);
   return 0;
 }

@@ -1,5 +1,6 @@
 /* `ovl simulate --strategy`: a strategy's known answers, and its schedule as traces (cli.h). */
 #include "cli.h"
+#include "output_plan.h"
 
 #include "base/json_out.h"
 #include "../model/parallel_model.h"
@@ -7,6 +8,8 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
 
 static const char *const dim_names[OVL_PM_DIMS] = {"unknown", "dp", "tp", "pp", "ep"};
 
@@ -134,9 +137,42 @@ static void print_text(const ovl_pm_job *job, int steps) {
            steps);
 }
 
+/* DIR/rank<r>.sqlite for every rank, planned as outputs (output_plan.h) before anything is
+** written; DIR must be a directory (or not exist yet), never a file's name. Returns the exit
+** status, having printed any error. */
+static int plan_strategy_outputs(const char *dir, int nranks) {
+  static const char *const file_suffixes[] = {".sqlite", ".db", ".json", ".json.gz"};
+  size_t n = strlen(dir);
+  for (size_t i = 0; i < sizeof file_suffixes / sizeof *file_suffixes; i++) {
+    size_t m = strlen(file_suffixes[i]);
+    if (n > m && strcmp(dir + n - m, file_suffixes[i]) == 0)
+      return ovl_cli_usage("simulate", "--emit-trace '%s': --strategy writes one trace per rank into a directory: "
+                           "name a directory, not a %s file", dir, file_suffixes[i]);
+  }
+  struct stat sb;
+  if (stat(dir, &sb) == 0 && !S_ISDIR(sb.st_mode))
+    return ovl_cli_usage("simulate", "--emit-trace '%s': exists and is not a directory", dir);
+  ovl_output_plan plan = {0};
+  ovl_err err;
+  ovl_err_clear(&err);
+  int rc = OVL_OK;
+  for (int r = 0; !rc && r < nranks; r++) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s%srank%d.sqlite", dir, n && dir[n - 1] == '/' ? "" : "/", r);
+    rc = ovl_output_plan_add(&plan, path, NULL, &err);
+  }
+  if (!rc) rc = ovl_output_plan_check_traces(&plan, &err);
+  ovl_output_plan_free(&plan);
+  return rc ? ovl_cli_fail(&err) : 0;
+}
+
 int ovl_simulate_strategy(const ovl_pm_params *p, const char *emit, long steps, int json) {
   ovl_pm_job job;
   if (ovl_pm_build(p, &job)) return ovl_cli_usage("simulate", "bad parameters for --strategy %s", ovl_pm_strategy_name(p->strategy));
+  if (emit && plan_strategy_outputs(emit, job.nranks)) {
+    ovl_pm_free(&job);
+    return 1;
+  }
   if (json) print_json(&job, (int)steps);
   else print_text(&job, (int)steps);
   int rc = 0;
@@ -144,8 +180,8 @@ int ovl_simulate_strategy(const ovl_pm_params *p, const char *emit, long steps, 
     ovl_err err;
     ovl_err_clear(&err);
     if (ovl_sim_emit_strategy(emit, &job, (int)steps, "ovl simulate --strategy", &err)) rc = ovl_cli_fail(&err);
-    else fprintf(stderr, "ovl: wrote %ld steps of %s on %d ranks to %s/rank*.sqlite\n", steps,
-                 ovl_pm_strategy_name(p->strategy), job.nranks, emit);
+    else fprintf(stderr, "ovl: wrote %d traces, %s/rank0.sqlite to rank%d.sqlite: %ld steps of %s\n", job.nranks,
+                 emit, job.nranks - 1, steps, ovl_pm_strategy_name(p->strategy));
   }
   ovl_pm_free(&job);
   return rc;

@@ -32,18 +32,22 @@ static const char help[] =
     "  --first-bucket-mb X    cap of the first bucket (MiB or a size) [1]; 0: no separate cap\n"
     "  --alpha TIME           collective latency, e.g. 50us (default: fitted)\n"
     "  --beta RATE            collective bandwidth in bytes of the call per second, e.g. 12GB/s\n"
-    "                         (default: fitted; give one of them when sizes do not vary)\n"
+    "                         (default: fitted; sizes that do not vary give beta only: alpha is\n"
+    "                         then taken as 0, and said; give --alpha for a firm answer)\n"
     "  --json                 {\"current\":{...},\"candidates\":[...],\"best\":{...}}\n"
     "  --compact              JSON on one line (default: indented)\n"
     "  -o, --output FILE      write to FILE instead of standard output\n"
+    "  --force                replace FILE even if it is a trace (never done otherwise)\n"
     "  --comm-pattern RE      also count kernels whose name matches RE as communication\n"
     "  --step-pattern RE      also treat NVTX ranges whose name matches RE as training steps\n"
     "  --hta-compat           Kineto traces: what Holistic Trace Analysis analyses (docs/import.md)\n"
-    "  --dim COMM=DIM,...   give process group COMM (a comm id from the report) the parallelism\n"
-    "                       dimension DIM: dp (also fsdp), tp, pp or ep (docs/report.md)\n"
+    "  --dim COMM=DIM,...     give process group COMM (a comm id, or the name the traces give it)\n"
+    "                         the parallelism dimension DIM: dp (also fsdp), tp, pp or ep\n"
     OVL_CLI_MPI_HELP
     "  -h, --help             this help\n"
-    "Exit status: 0 ok, 1 bad input or usage, 2 internal error.\n";
+    "\n"
+    "Files written are named on standard error. Exit status: 0 ok, 1 bad input or usage, 2\n"
+    "internal error.\n";
 
 enum { OPT_BUCKETS = 256, OPT_FIRST, OPT_ALPHA, OPT_BETA };
 
@@ -102,11 +106,14 @@ int ovl_cmd_whatif(int argc, char **argv) {
   ovl_whatif_options wopt = {caps, 0, MIB, NAN, NAN};
   ovl_cli_job_opts jo;
   ovl_cli_job_opts_init(&jo);
+  jo.verb = "whatif";
   optind = 1;
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, ":o:h", longopts, NULL)) != -1) {
-    if (ovl_cli_job_option(c, optarg, &jo)) continue;
+    int taken = ovl_cli_job_option(c, optarg, &jo);
+    if (taken < 0) return 1;
+    if (taken) continue;
     switch (c) {
       case OPT_BUCKETS:
         if (parse_caps(optarg, caps, &ncaps)) return 1;
@@ -124,7 +131,7 @@ int ovl_cmd_whatif(int argc, char **argv) {
           return ovl_cli_usage("whatif", "--beta '%s': expected a rate such as 12GB/s", optarg);
         break;
       case 'h': fputs(help, stdout); return 0;
-      default: return ovl_cli_bad_option("whatif", argv);
+      default: return ovl_cli_bad_option("whatif", c, argv);
     }
   }
   if (ncaps == 0) return ovl_cli_usage("whatif", "--bucket-mb LIST is required");

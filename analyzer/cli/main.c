@@ -18,12 +18,34 @@ static void usage(FILE *out) {
           "Commands:\n");
   for (size_t i = 0; i < ovl_nverbs; i++) fprintf(out, "  %-10s %s\n", ovl_verbs[i].name, ovl_verbs[i].summary);
   fprintf(out,
+          "  %-10s %s\n"
           "\n"
           "TRACE is an ovl SQLite trace, a PyTorch profiler (Kineto) JSON trace, an Nsight Systems\n"
           "SQLite export, or a directory of them.\n"
-          "Run 'ovl <command> --help' for the options of a command.\n"
+          "Run 'ovl <command> --help' (or 'ovl help <command>') for the options of a command.\n"
           "  -h, --help     this help\n"
-          "  -V, --version  print the version\n");
+          "  -V, --version  print the version\n"
+          "\n"
+          "Exit status: 0 ok, 1 bad input or usage, 2 internal error; ovl run: the command's.\n"
+          "Files written are named on standard error; an existing trace is never replaced\n"
+          "without --force (docs/cli.md).\n",
+          "help", "the options of a command: ovl help COMMAND");
+}
+
+/* `ovl help [COMMAND]`: the command's --help, or the list of commands. */
+static int help(int argc, char **argv) {
+  if (argc < 3) {
+    usage(stdout);
+    return 0;
+  }
+  for (size_t i = 0; i < ovl_nverbs; i++) {
+    if (strcmp(argv[2], ovl_verbs[i].name) == 0) {
+      char *args[] = {argv[2], "--help", NULL};
+      return ovl_verbs[i].run(2, args);
+    }
+  }
+  fprintf(stderr, "ovl: help: unknown command '%s' (see 'ovl --help')\n", argv[2]);
+  return 1;
 }
 
 int main(int argc, char **argv) {
@@ -33,16 +55,10 @@ int main(int argc, char **argv) {
   }
   /* Temporary files (conversions, outputs being written) go away on SIGINT/SIGTERM too. */
   ovl_temp_install_cleanup();
+  ovl_cli_progress_install();
   const char *verb = argv[1];
-  if (strcmp(verb, "--help") == 0 || strcmp(verb, "-h") == 0 || strcmp(verb, "help") == 0) {
-    if (strcmp(verb, "help") == 0 && argc > 2) {
-      for (size_t i = 0; i < ovl_nverbs; i++) {
-        if (strcmp(argv[2], ovl_verbs[i].name) == 0) {
-          char *args[] = {argv[2], "--help", NULL};
-          return ovl_verbs[i].run(2, args);
-        }
-      }
-    }
+  if (strcmp(verb, "help") == 0) return help(argc, argv);
+  if (strcmp(verb, "--help") == 0 || strcmp(verb, "-h") == 0) {
     usage(stdout);
     return 0;
   }

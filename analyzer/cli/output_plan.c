@@ -3,6 +3,7 @@
 
 #include "cli.h"
 
+#include "../load/trace_detect.h"
 #include "../load/trace_files.h"
 #include "base/safe_output.h"
 
@@ -10,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* realpath(dirname) + "/" + basename; the path itself when its directory does not exist yet. */
 static char *output_key(const char *path) {
@@ -24,6 +26,23 @@ static char *output_key(const char *path) {
   if (key) snprintf(key, n, "%s/%s", real, base);
   free(real);
   return key;
+}
+
+static int replace_traces;
+
+void ovl_output_plan_force(int on) { replace_traces = on; }
+
+/* An existing trace is never replaced unasked: an output name given by mistake (the first of
+** the inputs, say) must not destroy it. Other existing files are replaced, as outputs are. */
+static int check_not_a_trace(const char *path, ovl_err *err) {
+  struct stat sb;
+  if (replace_traces || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return OVL_OK;
+  ovl_trace_format format;
+  ovl_err perr;
+  ovl_err_clear(&perr);
+  if (ovl_probe_trace(path, &format, NULL, 0, &perr) != 1) return OVL_OK;
+  return ovl_fail(err, OVL_EUSER, "%s: exists and is a trace (%s): not replaced; name another output, or give --force "
+                                  "to replace it", path, ovl_trace_format_name(format));
 }
 
 int ovl_output_plan_add(ovl_output_plan *p, const char *path, const char *from, ovl_err *err) {
@@ -76,6 +95,12 @@ int ovl_output_plan_check_inputs(const ovl_output_plan *p, char *const *inputs, 
   return OVL_OK;
 }
 
+int ovl_output_plan_check_traces(const ovl_output_plan *p, ovl_err *err) {
+  int rc = OVL_OK;
+  for (size_t o = 0; !rc && o < p->n; o++) rc = check_not_a_trace(p->paths[o], err);
+  return rc;
+}
+
 void ovl_output_plan_free(ovl_output_plan *p) {
   for (size_t i = 0; i < p->n; i++) {
     free(p->paths[i]);
@@ -98,6 +123,7 @@ int ovl_cli_plan_outputs(const char *const *outputs, size_t n, char *const *args
     if (outputs[i]) rc = ovl_output_plan_add(&plan, outputs[i], NULL, &err);
   if (!rc && plan.n) rc = ovl_expand_trace_args(args, nargs, &files, &err);
   if (!rc) rc = ovl_output_plan_check_inputs(&plan, files.paths, files.len, &err);
+  if (!rc) rc = ovl_output_plan_check_traces(&plan, &err);
   ovl_file_list_free(&files);
   ovl_output_plan_free(&plan);
   return rc ? ovl_cli_fail(&err) : 0;

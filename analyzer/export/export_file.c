@@ -7,6 +7,7 @@
 */
 #include "export_internal.h"
 
+#include "base/progress.h"
 #include "base/vec.h"
 
 #include <stdio.h>
@@ -109,12 +110,16 @@ int xfile_export(ovl_exporter *ex, const char *ovl_path, const char *user_path, 
     rc = match_results(&f, err);
   }
   xstreams *streams = NULL;
+  ovl_progress_file(user_path);
+  f.ws.progress = "exporting (pass 1 of 3: GPU work)";
   if (!rc) rc = xgpu_prepass(&f, &streams, err);
   /* A call's flow starts only when some GPU work executes it. */
   for (size_t i = 0; !rc && i < f.ws.nlinks; i++)
     if (ovl_idset_has(&f.gpu_corr, f.ws.link_corr[i])) f.coll_has_gpu[f.ws.link_coll[i]] = 1;
   if (!rc) rc = xhost_export(&f, err);
+  f.ws.progress = "exporting (pass 3 of 3: GPU work)";
   if (!rc) rc = xgpu_export(&f, streams, err);
+  ovl_progress_file(NULL);
   xgpu_streams_free(streams);
   xfile_free(&f);
   if (rc) name_user_file(ovl_path, user_path, err);

@@ -12,6 +12,7 @@
 */
 #include "export_internal.h"
 
+#include "base/progress.h"
 #include "base/vec.h"
 
 #include <stdio.h>
@@ -54,6 +55,7 @@ typedef struct host_pass {
   call_key *calls;           /* collectives with a host interval, in start order */
   size_t ncalls, next_call;
   int api;                   /* scanning api rows (else NVTX) */
+  int64_t api_rows, api_estimate;  /* for progress (base/progress.h) */
   ovl_err *err;
   OVL_VEC(uint64_t) flows;
 } host_pass;
@@ -282,6 +284,8 @@ static int on_nvtx(void *ctx, const ovl_nvtx_row *row) {
 
 static int on_api(void *ctx, const ovl_api_row *row) {
   host_pass *h = ctx;
+  if ((++h->api_rows & 0xFFFF) == 0 && h->api_estimate > 0)
+    ovl_progress("exporting (pass 2 of 3: host calls)", (double)h->api_rows / (double)h->api_estimate);
   host_item it = {row->start, row->end, 0, row->tid, row->correlation, xfile_string_iid(h->f, row->name), 0};
   if (!it.iid) return ovl_oom(h->err, "names");
   return offer(h, &it);
@@ -299,6 +303,7 @@ int xhost_export(xfile *f, ovl_err *err) {
   if (!rc) rc = flush_items(&h, err);
   if (!rc) rc = drain_calls(&h, NULL, err);
   h.api = 1;
+  h.api_estimate = ovl_trace_rows_estimate(f->t, "api");
   if (!rc && ovl_trace_has_table(f->t, "api")) rc = ovl_trace_scan_api(f->t, 0, on_api, &h, err);
   if (!rc) rc = flush_items(&h, err);
   for (size_t i = 0; i < h.threads.len; i++) {

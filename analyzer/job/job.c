@@ -1,7 +1,9 @@
 /* Job measurement: see job.h. */
 #include "job.h"
+
 #include "job_dims.h"
 
+#include "base/progress.h"
 #include "base/vec.h"
 #include "load/trace_files.h"
 #include "load/trace_source.h"
@@ -84,13 +86,11 @@ static int keep_without_gpu(const char *ovl_path, const char *user_path, ovl_mea
   return 1;
 }
 
-/* Analyses one file into *fr: every traced process it holds (an Nsight Systems export may
-** hold several, one ovl trace each), its ranks named after the file the user gave and
+/* The analysis of an opened source: every traced process it holds (an Nsight Systems export
+** may hold several, one ovl trace each), its ranks named after the file the user gave and
 ** pointing at their process's ovl trace. */
-void ovl_measure_file(const ovl_analysis_ctx *ctx, const char *path, ovl_measured_file *fr) {
+static void analyse_source(const ovl_analysis_ctx *ctx, ovl_measured_file *fr) {
   ovl_trace_source *src = &fr->src;
-  fr->rc = ovl_trace_source_open_with(path, &ctx->opt.import, src, &fr->err);
-  if (fr->rc) return;
   fr->opened = 1;
   for (size_t p = 0; !fr->rc && p < src->n_ovl_paths; p++) {
     ovl_rank_result *got = NULL;
@@ -118,6 +118,13 @@ void ovl_measure_file(const ovl_analysis_ctx *ctx, const char *path, ovl_measure
     if (grown) fr->ranks = grown;
     free(got);
   }
+}
+
+void ovl_measure_file(const ovl_analysis_ctx *ctx, const char *path, ovl_measured_file *fr) {
+  ovl_progress_file(path);  /* progress names the user's file, never a conversion */
+  fr->rc = ovl_trace_source_open_with(path, &ctx->opt.import, &fr->src, &fr->err);
+  if (!fr->rc) analyse_source(ctx, fr);
+  ovl_progress_file(NULL);
 }
 
 /* A pool of workers takes files in order; each file is analysed independently (per-file
@@ -257,7 +264,7 @@ int ovl_measure_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs
   char skipped[2048] = "";
   if (!rc) {
     ovl_measure_files(ctx, files.paths, files.len, 0, progress, progress_ctx, results);
-    if (files.nskipped) ovl_file_list_skipped_text(&files, skipped, sizeof skipped);
+    if (files.nskipped || files.nnot_traces) ovl_file_list_skipped_text(&files, skipped, sizeof skipped);
     rc = ovl_job_assemble(ctx, results, files.len, skipped, job, err);
   }
   free(results);

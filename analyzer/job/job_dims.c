@@ -17,22 +17,35 @@ _Static_assert(OVL_DIM_COUNT <= 8, "ovl_pgroup.nvtx_votes holds every ovl_pdim")
 /* Overrides                                                                           */
 /* ---------------------------------------------------------------------------------- */
 
-/* Calls fn(comm, dim) for each COMM=DIM of the list; OVL_EUSER on a malformed item. */
-static int each_override(const char *list, void (*fn)(void *, int64_t, ovl_pdim), void *ctx, ovl_err *err) {
+/* One COMM=DIM of --dim: COMM a comm id, or a name the traces give process groups. */
+typedef struct dim_override {
+  const char *text;        /* COMM as given */
+  int is_id;
+  int64_t comm;
+  ovl_pdim dim;
+} dim_override;
+
+/* Calls fn(ctx, o, err) for each COMM=DIM of the list; OVL_EUSER on a malformed item, or what
+** fn returns. */
+static int each_override(const char *list, int (*fn)(void *, const dim_override *, ovl_err *), void *ctx,
+                         ovl_err *err) {
   if (!list) return OVL_OK;
   char buf[1024];
   if (strlen(list) >= sizeof buf) return ovl_fail(err, OVL_EUSER, "--dim: list too long");
   snprintf(buf, sizeof buf, "%s", list);
   for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
     char *eq = strchr(tok, '='), *end = NULL;
-    ovl_pdim d;
+    dim_override o = {tok, 0, 0, OVL_DIM_UNKNOWN};
     if (!eq) return ovl_fail(err, OVL_EUSER, "--dim '%s': expected COMM=DIM", tok);
     *eq = 0;
+    if (!*tok) return ovl_fail(err, OVL_EUSER, "--dim '=%s': COMM must be a comm id or a process group's name", eq + 1);
     long long comm = strtoll(tok, &end, 10);
-    if (end == tok || *end) return ovl_fail(err, OVL_EUSER, "--dim '%s': COMM must be a comm id", tok);
-    if (ovl_pdim_parse(eq + 1, &d))
+    o.is_id = end != tok && !*end;
+    o.comm = (int64_t)comm;
+    if (ovl_pdim_parse(eq + 1, &o.dim))
       return ovl_fail(err, OVL_EUSER, "--dim '%s': DIM must be dp, fsdp, tp, pp or ep", eq + 1);
-    if (fn) fn(ctx, (int64_t)comm, d);
+    int rc = fn ? fn(ctx, &o, err) : OVL_OK;
+    if (rc) return rc;
   }
   return OVL_OK;
 }
@@ -46,13 +59,34 @@ typedef struct groups {
   ovl_i64map by_comm;
 } groups;
 
-static void apply_override(void *ctx, int64_t comm, ovl_pdim d) {
+static void override_group(ovl_pgroup *g, ovl_pdim d) {
+  g->dim = g->dense_dim = d;
+  g->overridden = 1;
+  snprintf(g->why, sizeof g->why, "override (--dim)");
+}
+
+/* A comm id names one group (none: nothing to do); a name every group of that name, and an
+** unknown name is an error that lists the names there are. */
+static int apply_override(void *ctx, const dim_override *o, ovl_err *err) {
   groups *g = ctx;
   int64_t i;
-  if (!ovl_i64map_get(&g->by_comm, comm, &i)) return;
-  g->v.items[i].dim = g->v.items[i].dense_dim = d;
-  g->v.items[i].overridden = 1;
-  snprintf(g->v.items[i].why, sizeof g->v.items[i].why, "override (--dim)");
+  if (o->is_id) {
+    if (ovl_i64map_get(&g->by_comm, o->comm, &i)) override_group(&g->v.items[i], o->dim);
+    return OVL_OK;
+  }
+  size_t hits = 0;
+  for (size_t k = 0; k < g->v.len; k++)
+    if (g->v.items[k].name && strcmp(g->v.items[k].name, o->text) == 0) override_group(&g->v.items[k], o->dim), hits++;
+  if (hits) return OVL_OK;
+  char names[512] = "";
+  size_t used = 0;
+  for (size_t k = 0; k < g->v.len && used < sizeof names; k++) {
+    const char *n = g->v.items[k].name;
+    if (!n || strstr(names, n)) continue;
+    used += (size_t)snprintf(names + used, sizeof names - used, "%s%s", used ? ", " : "", n);
+  }
+  return ovl_fail(err, OVL_EUSER, "--dim '%s': no process group of the traces is named so (%s%s)", o->text,
+                  used ? "names: " : "they name none; use a comm id from the report", names);
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -93,11 +127,13 @@ static int note_coll(groups *gs, const ovl_rank_result *r, const ovl_coll_result
     memset(&g, 0, sizeof g);
     g.comm = c->comm;
     g.nranks = OVL_NONE;
+    g.name = ovl_rank_comm_name(r, c->comm);
     if (OVL_VEC_PUSH(&gs->v, g) || ovl_i64map_put(&gs->by_comm, c->comm, (int64_t)gs->v.len - 1))
       return ovl_oom(err, "process groups");
     i = (int64_t)gs->v.len - 1;
   }
   ovl_pgroup *g = &gs->v.items[i];
+  if (!g->name) g->name = ovl_rank_comm_name(r, c->comm);
   if (c->nranks != OVL_NONE && c->nranks > g->nranks) g->nranks = c->nranks;
   g->ops[(unsigned)c->op < OVL_OP_COUNT ? c->op : OVL_OP_UNKNOWN]++;
   if (c->pdim.nvtx > 0 && c->pdim.nvtx < OVL_DIM_COUNT) g->nvtx_votes[c->pdim.nvtx]++;

@@ -12,7 +12,7 @@
 /* Every field of these is carried: a new field must be added to the codec (and then here). */
 _Static_assert(sizeof(ovl_coll_result) == 392, "ovl_coll_result changed: carry the new field in rank_pack.c");
 _Static_assert(sizeof(ovl_step_result) == 272, "ovl_step_result changed: carry the new field in rank_pack.c");
-_Static_assert(sizeof(ovl_rank_result) == 800, "ovl_rank_result changed: carry the new field in rank_pack.c");
+_Static_assert(sizeof(ovl_rank_result) == 816, "ovl_rank_result changed: carry the new field in rank_pack.c");
 _Static_assert(sizeof(ovl_grad_mark) == 56, "ovl_grad_mark changed: carry the new field in rank_pack.c");
 _Static_assert(sizeof(ovl_host_only) == 704, "ovl_host_only changed: carry the new field in rank_pack.c");
 #endif
@@ -269,6 +269,11 @@ void ovl_rank_pack(const ovl_rank_result *r, ovl_bytes *b) {
   put_kernel_totals(b, r->kernel_totals, r->nkernel_totals);
   put_kernel_totals(b, r->lookalikes, r->nlookalikes);
   put_int(b, r->realtime_offset);
+  ovl_put_u64(b, r->ncomm_names);
+  for (size_t i = 0; i < r->ncomm_names; i++) {
+    put_int(b, r->comm_names[i].comm);
+    ovl_put_str(b, r->comm_names[i].name);
+  }
   put_int(b, r->clock_offset);
   const ovl_rank_cross *x = &r->cross;
   put_int(b, x->in_job);
@@ -599,6 +604,12 @@ static void get_rank(rank_in *ri) {
   get_kernel_totals(ri, &r->kernel_totals, &r->nkernel_totals);
   get_kernel_totals(ri, &r->lookalikes, &r->nlookalikes);
   r->realtime_offset = get_int(in);
+  size_t nnames = ovl_get_count(in, 2);
+  if (!(r->comm_names = calloc(nnames ? nnames : 1, sizeof *r->comm_names))) ri->oom = 1;
+  for (size_t i = 0; i < nnames && !in->bad && !ri->oom; i++, r->ncomm_names++) {
+    r->comm_names[i].comm = get_int(in);
+    r->comm_names[i].name = ovl_get_str(in, &ri->oom);
+  }
   r->clock_offset = get_int(in);
   ovl_rank_cross *x = &r->cross;
   x->in_job = (int)get_int(in);

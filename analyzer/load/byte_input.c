@@ -1,11 +1,14 @@
 /* Plain or gzip input through zlib: see byte_input.h. */
 #include "byte_input.h"
 
+#include "base/progress.h"
+
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zlib.h>
 
 /* zlib's own input buffer: large reads keep the per-call overhead out of the profile. */
@@ -16,6 +19,7 @@ struct ovl_byte_input {
   char *path;
   int is_gzip;
   uint64_t offset;
+  double size;     /* of the file, for progress; 0 when unknown */
 };
 
 int ovl_input_open(const char *path, ovl_byte_input **out, ovl_err *err) {
@@ -33,6 +37,8 @@ int ovl_input_open(const char *path, ovl_byte_input **out, ovl_err *err) {
   }
   unsigned char magic[2] = {0, 0};
   in->is_gzip = fread(magic, 1, 2, probe) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  struct stat sb;
+  if (fstat(fileno(probe), &sb) == 0 && S_ISREG(sb.st_mode)) in->size = (double)sb.st_size;
   fclose(probe);
   in->gz = gzopen(path, "rb");
   if (!in->gz) {
@@ -99,6 +105,8 @@ int ovl_input_read(ovl_byte_input *in, char *buf, size_t cap, size_t *got, ovl_e
                     in->path, (unsigned long long)in->offset);
   in->offset += (uint64_t)n;
   *got = (size_t)n;
+  /* the file's bytes consumed (compressed ones for gzip): what the reader has left to do */
+  if (in->size > 0) ovl_progress("reading", (double)gzoffset(in->gz) / in->size);
   return OVL_OK;
 }
 

@@ -341,6 +341,12 @@ static int read_arg(ovl_json *j, ovl_kineto_event *ev, ovl_err *err) {
         return read_short_string(j, c->group_name, sizeof c->group_name, err);
       }
       break;
+    case 25:
+      if (strcmp(k, "Process Group Description") == 0) {
+        c->present = 1;
+        return read_short_string(j, c->group_desc, sizeof c->group_desc, err);
+      }
+      break;
     case 19:
       if (strcmp(k, "Process Group Ranks") == 0) {
         c->present = 1;
@@ -382,7 +388,7 @@ static int reset_event(ovl_kineto_event *ev, ovl_err *err) {
   c->op = c->dtype = NULL;
   c->dtype_size = 0;
   c->in_nelems = c->out_nelems = c->group_size = c->seq = OVL_NONE;
-  c->group_name[0] = 0;
+  c->group_name[0] = c->group_desc[0] = 0;
   if (c->group_ranks) {
     free(c->group_ranks);  /* rank lists can be long: do not keep the largest one forever */
     c->group_ranks = NULL;

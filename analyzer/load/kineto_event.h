@@ -36,6 +36,7 @@ typedef struct ovl_kineto_comm_args {
   int64_t dtype_size;          /* bytes per element; 0 when unknown */
   int64_t in_nelems, out_nelems, group_size, seq;  /* OVL_NONE when absent */
   char group_name[128];        /* `Process Group Name` (or the ID as text); "" when absent */
+  char group_desc[128];        /* `Process Group Description` (e.g. "default_pg"); "" when absent */
   char *group_ranks;           /* `Process Group Ranks` as "0,1,2"; NULL when absent (owned) */
   size_t group_ranks_cap;
 } ovl_kineto_comm_args;

@@ -56,6 +56,7 @@ typedef struct comm_annotation {  /* a `nccl:<op>` record_function range (older 
 typedef struct process_group {
   int64_t comm;               /* hash of name and ranks: equal on every member */
   char *ranks;                /* "0,1,2" or NULL */
+  char label[128];            /* what users call it (comm_label); "" when the trace does not say */
 } process_group;
 
 typedef struct kineto_import {
@@ -134,6 +135,19 @@ static int is_profiler_step(const char *name) {
   return strncmp(name, "ProfilerStep#", 13) == 0;
 }
 
+/* The name users know a group by: its description (PyTorch's group_desc, "default_pg"), else
+** its name when that is more than a number, else "pg<name>"; "" when neither is known. */
+static void comm_label(const ovl_kineto_comm_args *c, char *out, size_t cap) {
+  out[0] = 0;
+  if (c->group_desc[0] && strcmp(c->group_desc, "undefined") != 0) {
+    snprintf(out, cap, "%s", c->group_desc);
+    return;
+  }
+  if (!c->group_name[0]) return;
+  size_t digits = strspn(c->group_name, "0123456789");
+  snprintf(out, cap, "%s%.120s", c->group_name[digits] ? "" : "pg", c->group_name);
+}
+
 /* Interns a process group named by the event's comm args; *index = -1 when none is named. */
 static int intern_group(kineto_import *ki, const ovl_kineto_comm_args *c, long *index, ovl_err *err) {
   *index = -1;
@@ -145,9 +159,12 @@ static int intern_group(kineto_import *ki, const ovl_kineto_comm_args *c, long *
   int64_t comm = ovl_comm_id(h), found;
   if (ovl_i64map_get(&ki->group_by_comm, comm, &found)) {
     *index = (long)found;
+    process_group *known = &ki->groups.items[found];
+    if (!known->label[0]) comm_label(c, known->label, sizeof known->label);  /* a later event may say */
     return OVL_OK;
   }
-  process_group g = {comm, NULL};
+  process_group g = {comm, NULL, ""};
+  comm_label(c, g.label, sizeof g.label);
   if (ranks && !(g.ranks = strdup(ranks))) return ovl_oom(err, "process groups");
   if (OVL_VEC_PUSH(&ki->groups, g)) {
     free(g.ranks);
@@ -539,6 +556,12 @@ static int write_meta(kineto_import *ki, ovl_err *err) {
   if (!rc && ki->accelerator) rc = ovl_tw_meta_int(ki->w, "import_accelerator_events", ki->accelerator_events, err);
   if (!rc && ki->opt->hta_compat && ki->gpu_step_last != OVL_NONE)
     rc = ovl_tw_meta_int(ki->w, OVL_HTA_GPU_STEP_META, ki->gpu_step_last, err);
+  for (size_t i = 0; !rc && i < ki->groups.len; i++) {
+    const process_group *g = &ki->groups.items[i];
+    char key[64];
+    snprintf(key, sizeof key, "%s%lld", OVL_COMM_NAME_META, (long long)g->comm);
+    if (g->label[0]) rc = ovl_tw_meta(ki->w, key, g->label, err);
+  }
   return rc;
 }
 

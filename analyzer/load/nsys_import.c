@@ -10,11 +10,13 @@
 #include "nsys_import.h"
 
 #include "base/i64map.h"
+#include "base/progress.h"
 #include "base/vec.h"
 #include "comm_names.h"
 #include "import_collectives.h"
 #include "import_meta.h"
 
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +62,11 @@ typedef struct nsys_import {
   OVL_VEC(comm_info) comms;           /* from ncclCommInitRank* ranges */
   OVL_VEC(nvtx_domain) domains;
   OVL_VEC(int64_t) pids;              /* ovl_nsys_processes */
+  const char *progress;               /* the table being converted, as progress names it; NULL: none */
 } nsys_import;
+
+/* Rows between two progress reports: a large export's tables hold tens of millions. */
+#define PROGRESS_ROWS 65536
 
 /* ---------------------------------------------------------------------------------- */
 /* SQLite helpers                                                                      */
@@ -122,8 +128,14 @@ static int64_t tid_of(int64_t global_tid) {
 static int each_row(nsys_import *ni, sqlite3_stmt *st, int (*fn)(nsys_import *, sqlite3_stmt *, ovl_err *),
                     ovl_err *err) {
   int rc = OVL_OK, step;
-  while ((step = sqlite3_step(st)) == SQLITE_ROW)
+  uint64_t rows = 0;
+  /* How much of a table remains is not known cheaply (a process filter, an unindexed sort), so
+  ** progress names the table without a percentage. */
+  if (ni->progress) ovl_progress(ni->progress, NAN);
+  while ((step = sqlite3_step(st)) == SQLITE_ROW) {
     if ((rc = fn(ni, st, err))) break;
+    if (ni->progress && ++rows % PROGRESS_ROWS == 0) ovl_progress(ni->progress, NAN);
+  }
   if (!rc && step != SQLITE_DONE) rc = db_fail(ni, err);
   sqlite3_finalize(st);
   return rc;
@@ -495,11 +507,17 @@ int ovl_nsys_import(const char *path, int64_t pid, ovl_trace_writer *w, ovl_impo
   ni.first_pid = OVL_NONE;
   stats->rank = stats->world_size = OVL_NONE;
   int rc = open_export(&ni, path, err);
+  ni.progress = "converting (1 of 5: kernels)";
   if (!rc) rc = import_kernels(&ni, err);
+  ni.progress = "converting (2 of 5: memory copies)";
   if (!rc) rc = import_memops(&ni, "CUPTI_ACTIVITY_KIND_MEMCPY", 0, err);
+  ni.progress = "converting (3 of 5: memsets)";
   if (!rc) rc = import_memops(&ni, "CUPTI_ACTIVITY_KIND_MEMSET", 1, err);
+  ni.progress = "converting (4 of 5: CUDA calls)";
   if (!rc) rc = import_runtime(&ni, err);
+  ni.progress = "converting (5 of 5: NVTX ranges)";
   if (!rc) rc = import_nvtx(&ni, err);
+  ni.progress = NULL;
   if (!rc) rc = write_calls(&ni, err);
   if (!rc) rc = write_meta(&ni, err);
   for (size_t i = 0; i < ni.domains.len; i++) free(ni.domains.items[i].name);

@@ -18,6 +18,7 @@
 #include <assert.h>
 #include <pthread.h>
 #include <sqlite3.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,10 +236,39 @@ void ovl_trace_close(ovl_trace *t) {
 
 const char *ovl_trace_path(const ovl_trace *t) { return t->path; }
 
+int64_t ovl_trace_rows_estimate(const ovl_trace *t, const char *table) {
+  static const char *const known[] = {"kernels", "memops", "api", "nvtx"};
+  char sql[64];
+  int64_t n = 0;
+  for (size_t i = 0; i < sizeof known / sizeof *known; i++) {
+    if (strcmp(table, known[i]) != 0 || !ovl_trace_has_table(t, table)) continue;
+    snprintf(sql, sizeof sql, "SELECT max(rowid) FROM %s", known[i]);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(t->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+      n = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+  }
+  return n > 0 ? n : 0;
+}
+
 const char *ovl_trace_meta(const ovl_trace *t, const char *key) {
   for (size_t i = 0; i < t->nmeta; i++)
     if (strcmp(t->meta_keys[i], key) == 0) return t->meta_vals[i];
   return NULL;
+}
+
+int ovl_trace_comm_names(const ovl_trace *t, int (*fn)(void *ctx, int64_t comm, const char *name), void *ctx) {
+  size_t n = strlen(OVL_COMM_NAME_META);
+  for (size_t i = 0; i < t->nmeta; i++) {
+    if (strncmp(t->meta_keys[i], OVL_COMM_NAME_META, n) != 0 || !t->meta_vals[i] || !t->meta_vals[i][0]) continue;
+    char *end = NULL;
+    errno = 0;
+    long long comm = strtoll(t->meta_keys[i] + n, &end, 10);
+    if (end == t->meta_keys[i] + n || *end || errno) continue;  /* not a comm id: not ours */
+    int rc = fn(ctx, (int64_t)comm, t->meta_vals[i]);
+    if (rc) return rc;
+  }
+  return 0;
 }
 
 int64_t ovl_trace_meta_int(const ovl_trace *t, const char *key, int64_t fallback) {

@@ -81,6 +81,15 @@ const char *ovl_trace_path(const ovl_trace *t);
 const char *ovl_trace_meta(const ovl_trace *t, const char *key);
 /* Parses meta `key` as an integer; returns `fallback` when absent or empty. */
 int64_t ovl_trace_meta_int(const ovl_trace *t, const char *key, int64_t fallback);
+/* The meta key prefix of a process group's name: meta "comm_name.<comm>" = "default_pg"
+** (written by the importers from the trace's own names; docs/schema.md). */
+#define OVL_COMM_NAME_META "comm_name."
+/* Calls fn(ctx, comm, name) for every process group the trace names. Returns the first
+** non-zero value fn returns, else 0. */
+int ovl_trace_comm_names(const ovl_trace *t, int (*fn)(void *ctx, int64_t comm, const char *name), void *ctx);
+/* About how many rows table holds (its largest rowid: no scan), 0 when none or unknown: for
+** progress displays only. */
+int64_t ovl_trace_rows_estimate(const ovl_trace *t, const char *table);
 /* strings.value for an id, or NULL. */
 const char *ovl_trace_string(const ovl_trace *t, int64_t id);
 /* Largest string id + 1 (for arrays indexed by string id), 0 when there are none. */

@@ -34,7 +34,8 @@ int ovl_mpi_serve(void) { return OVL_EINTERNAL; }
 int ovl_mpi_end(int status) { return status; }
 int ovl_mpi_active(void) { return 0; }
 
-int ovl_mpi_step_work_read(const ovl_analysis_ctx *ctx, const ovl_rank_result *r, const ovl_step_result *st,
-                           int64_t merge_ns, ovl_step_work *out, ovl_err *err) {
-  return ovl_step_work_read(ctx, r, st, merge_ns, out, err);
+int ovl_mpi_step_work_read_many(const ovl_analysis_ctx *ctx, const ovl_rank_result *r,
+                                const ovl_step_result *const *steps, const int64_t *merge_ns, size_t n,
+                                ovl_step_work *out, ovl_err *err) {
+  return ovl_step_work_read_many(ctx, r, steps, merge_ns, n, out, err);
 }

@@ -14,7 +14,7 @@
 **   its expansion gives it. A file name found on two nodes is refused (a shared folder given as
 **   local, or names that do not tell the nodes' traces apart).
 ** The root's traces are re-read for the HTML timeline by the process that measured them
-** (ovl_mpi_step_work_read), so no process reads another node's files.
+** (ovl_mpi_step_work_read_many), so no process reads another node's files.
 **
 ** Every process takes part until the root ends the command (ovl_mpi_end): the others wait in
 ** ovl_mpi_serve, answering the root's requests, and exit with the root's status. Only the root
@@ -57,9 +57,11 @@ int ovl_mpi_end(int status);
 /* 1 when MPI was started by this process (a command given --mpi). */
 int ovl_mpi_active(void);
 
-/* ovl_step_work_read for a rank of the job the root analysed: read by the process that
-** measured its trace (the root itself for its own). Same contract as ovl_step_work_read. */
-int ovl_mpi_step_work_read(const ovl_analysis_ctx *ctx, const ovl_rank_result *r, const ovl_step_result *st,
-                           int64_t merge_ns, ovl_step_work *out, ovl_err *err);
+/* ovl_step_work_read_many for a rank of the job the root analysed: read by the process that
+** measured its trace (the root itself for its own), all steps in one request. Same contract as
+** ovl_step_work_read_many. */
+int ovl_mpi_step_work_read_many(const ovl_analysis_ctx *ctx, const ovl_rank_result *r,
+                                const ovl_step_result *const *steps, const int64_t *merge_ns, size_t n,
+                                ovl_step_work *out, ovl_err *err);
 
 #endif

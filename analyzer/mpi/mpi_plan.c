@@ -84,8 +84,8 @@ typedef struct seen {
   char *dir;               /* its arguments, as one text */
   int rc;
   char msg[1024];
-  char **paths, **skipped;
-  size_t npaths, nskipped;
+  char **paths, **skipped, **not_traces;
+  size_t npaths, nskipped, nnot_traces;
   int group;               /* processes of one node and folder form a group, in MPI rank order */
 } seen;
 
@@ -95,6 +95,17 @@ static void seen_free(seen *s) {
   free(s->paths);
   for (size_t i = 0; i < s->nskipped; i++) free(s->skipped[i]);
   free(s->skipped);
+  for (size_t i = 0; i < s->nnot_traces; i++) free(s->not_traces[i]);
+  free(s->not_traces);
+}
+
+/* Appends a copy of text to (*list)[0..*n). */
+static int add_copy(char ***list, size_t *n, const char *text, ovl_err *err) {
+  char **grown = realloc(*list, (*n + 1) * sizeof *grown);
+  if (grown) *list = grown;
+  if (!grown || !(grown[*n] = strdup(text))) return ovl_oom(err, "file list");
+  (*n)++;
+  return OVL_OK;
 }
 
 static int node_of_this_process(void) {
@@ -116,6 +127,7 @@ static int get_seen(ovl_bytes_reader *in, seen *s, ovl_err *err) {
   if (oom) return ovl_oom(err, "file list");
   int rc = get_list(in, &s->paths, &s->npaths, err);
   if (!rc) rc = get_list(in, &s->skipped, &s->nskipped, err);
+  if (!rc) rc = get_list(in, &s->not_traces, &s->nnot_traces, err);
   if (!rc && !s->dir) rc = ovl_fail(err, OVL_EINTERNAL, "file list received: malformed (a fault of ovl: please report it)");
   return rc;
 }
@@ -185,12 +197,10 @@ static int plan_groups(seen *all, int size, long long *assign, ovl_mpi_plan *pla
       assign[3 * p + 2] = gsize;
     }
     offset += all[lead].npaths;
-    for (size_t i = 0; !rc && i < all[lead].nskipped; i++) {
-      char **grown = realloc(skipped.skipped, (skipped.nskipped + 1) * sizeof *grown);
-      if (grown) skipped.skipped = grown;
-      if (!grown || !(grown[skipped.nskipped] = strdup(all[lead].skipped[i]))) rc = ovl_oom(err, "file list");
-      else skipped.nskipped++;
-    }
+    for (size_t i = 0; !rc && i < all[lead].nskipped; i++)
+      rc = add_copy(&skipped.skipped, &skipped.nskipped, all[lead].skipped[i], err);
+    for (size_t i = 0; !rc && i < all[lead].nnot_traces; i++)
+      rc = add_copy(&skipped.not_traces, &skipped.nnot_traces, all[lead].not_traces[i], err);
   }
   if (!rc) ovl_file_list_skipped_text(&skipped, plan->skipped, sizeof plan->skipped);
   plan->nfiles = offset;
@@ -226,6 +236,7 @@ static int plan_local(char *const *args, size_t nargs, ovl_mpi_plan *plan, ovl_e
   ovl_put_str(&b, mine.msg);
   put_list(&b, plan->list.paths, plan->list.len);
   put_list(&b, plan->list.skipped, plan->list.nskipped);
+  put_list(&b, plan->list.not_traces, plan->list.nnot_traces);
   int rc = b.oom ? ovl_oom(err, "file list") : OVL_OK;
   if ((rc = ovl_mpi_agree(rc, err)) != OVL_OK) {
     ovl_bytes_free(&b);

@@ -89,29 +89,38 @@ static int get_work(ovl_bytes_reader *in, ovl_step_work *w) {
   return in->bad ? -1 : 0;
 }
 
-/* A process's answer to a step work request: read its own trace. */
+/* A process's answer to a step work request: read its own trace, every step asked in one pass. */
 static void answer_step_work(ovl_bytes_reader *in, ovl_bytes *reply) {
   int oom = 0;
   ovl_rank_result r;
-  ovl_step_result st;
   memset(&r, 0, sizeof r);
-  memset(&st, 0, sizeof st);
   r.ovl_path = ovl_get_str(in, &oom);
   r.device = ovl_get_i64(in);
-  st.start = ovl_get_i64(in);
-  st.end = ovl_get_i64(in);
-  int64_t merge = ovl_get_i64(in);
+  size_t n = ovl_get_count(in, 3);
+  ovl_step_result *st = calloc(n ? n : 1, sizeof *st);
+  const ovl_step_result **steps = calloc(n ? n : 1, sizeof *steps);
+  int64_t *merge = calloc(n ? n : 1, sizeof *merge);
+  ovl_step_work *w = calloc(n ? n : 1, sizeof *w);
+  oom |= !st || !steps || !merge || !w;
+  for (size_t i = 0; !oom && i < n; i++) {
+    st[i].start = ovl_get_i64(in);
+    st[i].end = ovl_get_i64(in);
+    merge[i] = ovl_get_i64(in);
+    steps[i] = &st[i];
+  }
   ovl_err err;
   ovl_err_clear(&err);
-  ovl_step_work w;
-  memset(&w, 0, sizeof w);
   int rc = oom ? ovl_oom(&err, "timeline")
            : in->bad || !r.ovl_path ? ovl_fail(&err, OVL_EINTERNAL, "timeline request: malformed (a fault of ovl)")
-                                     : ovl_step_work_read(ovl_mpi_s.ctx, &r, &st, merge, &w, &err);
+                                     : ovl_step_work_read_many(ovl_mpi_s.ctx, &r, steps, merge, n, w, &err);
   ovl_put_i64(reply, rc);
   ovl_put_str(reply, err.msg);
-  if (!rc) put_work(reply, &w);
-  ovl_step_work_free(&w);
+  for (size_t i = 0; !rc && i < n; i++) put_work(reply, &w[i]);
+  for (size_t i = 0; !rc && i < n; i++) ovl_step_work_free(&w[i]);
+  free(st);
+  free(steps);
+  free(merge);
+  free(w);
   free(r.ovl_path);
 }
 
@@ -164,20 +173,24 @@ int ovl_mpi_end(int status) {
   return status;
 }
 
-int ovl_mpi_step_work_read(const ovl_analysis_ctx *ctx, const ovl_rank_result *r, const ovl_step_result *st,
-                           int64_t merge_ns, ovl_step_work *out, ovl_err *err) {
+int ovl_mpi_step_work_read_many(const ovl_analysis_ctx *ctx, const ovl_rank_result *r,
+                                const ovl_step_result *const *steps, const int64_t *merge_ns, size_t n,
+                                ovl_step_work *out, ovl_err *err) {
   int owner = 0;
   for (size_t i = 0; i < ovl_mpi_s.nowners && !owner; i++)
     if (ovl_mpi_s.owners[i].ovl_path == r->ovl_path) owner = ovl_mpi_s.owners[i].process;
-  if (!ovl_mpi_s.started || owner == 0) return ovl_step_work_read(ctx, r, st, merge_ns, out, err);
-  memset(out, 0, sizeof *out);
+  if (!ovl_mpi_s.started || owner == 0) return ovl_step_work_read_many(ctx, r, steps, merge_ns, n, out, err);
+  memset(out, 0, n * sizeof *out);
   ovl_bytes req = {0}, reply = {0};
   ovl_put_u64(&req, REQ_STEP_WORK);
   ovl_put_str(&req, r->ovl_path);
   ovl_put_i64(&req, r->device);
-  ovl_put_i64(&req, st->start);
-  ovl_put_i64(&req, st->end);
-  ovl_put_i64(&req, merge_ns);
+  ovl_put_u64(&req, n);
+  for (size_t i = 0; i < n; i++) {
+    ovl_put_i64(&req, steps[i]->start);
+    ovl_put_i64(&req, steps[i]->end);
+    ovl_put_i64(&req, merge_ns[i]);
+  }
   int rc = req.oom || send_bytes(&req, owner, OVL_MPI_TAG_REQUEST) || recv_bytes(&reply, owner, OVL_MPI_TAG_REPLY)
                ? ovl_fail(err, OVL_EINTERNAL, "%s: timeline: no answer from process %d", r->trace_path, owner)
                : OVL_OK;
@@ -188,10 +201,11 @@ int ovl_mpi_step_work_read(const ovl_analysis_ctx *ctx, const ovl_rank_result *r
     char msg[sizeof err->msg];
     ovl_get_str_into(&in, msg, sizeof msg);
     if (theirs) rc = ovl_fail(err, theirs, "%s", msg);
-    else if (get_work(&in, out)) rc = ovl_fail(err, OVL_EINTERNAL, "%s: timeline: malformed answer", r->trace_path);
+    for (size_t i = 0; !rc && i < n; i++)
+      if (get_work(&in, &out[i])) rc = ovl_fail(err, OVL_EINTERNAL, "%s: timeline: malformed answer", r->trace_path);
     if (rc) {
-      ovl_step_work_free(out);
-      memset(out, 0, sizeof *out);
+      for (size_t i = 0; i < n; i++) ovl_step_work_free(&out[i]);
+      memset(out, 0, n * sizeof *out);
     }
   }
   ovl_bytes_free(&reply);

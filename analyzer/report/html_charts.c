@@ -30,6 +30,22 @@ static void label(FILE *out, double x, double y, const char *anchor, const char 
   fputs("</text>\n", out);
 }
 
+/* An axis' name written upwards beside it, centred on y. */
+static void vlabel(FILE *out, double x, double y, const char *text) {
+  fprintf(out, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\" class=\"lbl\" transform=\"rotate(-90 %.1f %.1f)\">", x,
+          y, x, y);
+  ovl_html_text(out, text);
+  fputs("</text>\n", out);
+}
+
+/* A tick's time in the unit of the ticks' spacing, without useless decimals: "20 ms", "2.5 us". */
+static const char *tick_time(double ns, double step, char *buf, size_t len) {
+  double unit = step >= 1e9 ? 1e9 : step >= 1e6 ? 1e6 : step >= 1e3 ? 1e3 : 1;
+  const char *name = unit == 1e9 ? "s" : unit == 1e6 ? "ms" : unit == 1e3 ? "us" : "ns";
+  snprintf(buf, len, "%.6g %s", ns / unit, name);
+  return buf;
+}
+
 /* Grid lines and ticks at 0, 25, 50, 75 and 100% of a plot ph high whose top is at top. */
 static void percent_axis(FILE *out, double top, double ph) {
   for (int i = 0; i <= 4; i++) {
@@ -39,6 +55,14 @@ static void percent_axis(FILE *out, double top, double ph) {
     fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>\n", LEFT, y, LEFT + PLOT, y);
     label(out, LEFT - 6, y + 4, "end", "tick", t);
   }
+}
+
+/* A tick spacing of 1, 2 or 5 times a power of ten giving about `want` ticks over span (ticks
+** at 3.69 ms say nothing; at 5 ms they do). */
+static double nice_step(double span, int want) {
+  if (!(span > 0)) return 1;
+  double raw = span / want, p = pow(10, floor(log10(raw))), f = raw / p;
+  return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -62,14 +86,15 @@ static const char *lane_role(const ovl_step_lane *l) {
   return l->busy[OVL_CLASS_COMPUTE] >= l->busy[OVL_CLASS_MEMORY] ? "compute" : "memory";
 }
 
+/* Ticks at round times from the step's start (0, 5 ms, 10 ms, ...). */
 static void time_axis(FILE *out, const tscale *s, double y, double bottom) {
-  for (int i = 0; i <= 5; i++) {
-    int64_t t = s->t0 + s->dur * i / 5;
-    double x = tx(s, t);
+  double step = nice_step((double)s->dur, 6);
+  for (int i = 0; i <= 20 && step * i <= (double)s->dur * (1 + 1e-9); i++) {
+    double x = tx(s, s->t0 + (int64_t)llround(step * i));
     char buf[48];
     fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>\n", x, y + 4, x, bottom);
-    label(out, x, y, i == 0 ? "start" : i == 5 ? "end" : "middle", "tick",
-          ovl_html_format(OVL_HN_NS, (double)(t - s->t0), buf, sizeof buf));
+    label(out, x, y, i == 0 ? "start" : x > LEFT + PLOT - 30 ? "end" : "middle", "tick",
+          tick_time(step * i, step, buf, sizeof buf));
   }
 }
 
@@ -138,7 +163,7 @@ void ovl_html_timeline(FILE *out, const ovl_rank_result *r, size_t ri, size_t si
   double lanes_bottom = top + lane_h * (double)w->nlanes;
   double marks_top = lanes_bottom + exp_h + 10;
   double h = marks_top + mark_h * (double)nmarks + 8;
-  svg_open(out, h, "timeline of the worst step");
+  svg_open(out, h, "timeline of a step");
   time_axis(out, &s, 14, h - 4);
   for (size_t i = 0; i < w->nlanes; i++) {
     const ovl_step_lane *l = &w->lanes[i];
@@ -166,7 +191,9 @@ void ovl_html_timeline(FILE *out, const ovl_rank_result *r, size_t ri, size_t si
   if (st->backward_end != OVL_NONE) {
     double x = tx(&s, st->backward_end);
     fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"bwd\"/>\n", x, top, x, h - 4);
-    label(out, x + 4, top + 10, "start", "bwdl", "backward end");
+    /* the label on the side of the line with room for it: never cut by the picture's edge */
+    int right = x + 90 <= OVL_HTML_WIDTH;
+    label(out, right ? x + 4 : x - 4, top + 10, right ? "start" : "end", "bwdl", "backward end");
   }
   fputs("</svg>\n", out);
   fprintf(out, "<p class=\"legend\"><i class=\"sw\" style=\"background:%s\"></i>compute "
@@ -276,7 +303,9 @@ void ovl_html_valley(FILE *out, const ovl_whatif_result *w, double current_cap, 
   const ovl_whatif_candidate *best = w->ncands ? &w->cands[w->best] : NULL;
   fprintf(out, "<p>Predicted step time per bucket cap (whatif's replay of every steady-state step with the "
                "trace's readiness and a%s collective cost). Best: <b>",
-          w->alpha_given || w->beta_given ? " given" : " fitted");
+          w->alpha_given || w->beta_given ? " given"
+          : w->alpha_assumed              ? "n assumed (alpha unknown: the collectives are all about one size; taken as 0)"
+                                          : " fitted");
   if (best) {
     ovl_html_dnum(out, OVL_HN_MIB, best->cap_bytes / MIB, "whatif.best.bucket_mb");
     fprintf(out, "</b>, ");
@@ -300,21 +329,22 @@ void ovl_html_valley(FILE *out, const ovl_whatif_result *w, double current_cap, 
     fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>\n", vx(m), top, vx(m), top + ph);
     label(out, vx(m), top + ph + 16, "middle", "tick", t);
   }
-  for (int i = 0; i <= 4; i++) {
-    double v = lo + (hi - lo) * i / 4;
+  double tstep = nice_step(hi - lo, 5);
+  for (double v = ceil(lo / tstep) * tstep; v <= hi; v += tstep) {
     char t[32];
-    label(out, LEFT - 6, VY(v) + 4, "end", "tick", ovl_html_format(OVL_HN_NS, v, t, sizeof t));
+    fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>\n", LEFT, VY(v), LEFT + PLOT,
+            VY(v));
+    label(out, LEFT - 6, VY(v) + 4, "end", "tick", tick_time(v, tstep, t, sizeof t));
   }
   label(out, LEFT + PLOT / 2, h - 4, "middle", "lbl", "bucket cap (log scale)");
+  vlabel(out, LEFT - 90, top + ph / 2, "step time");
+  /* What the lines are is said in the legend below, never written across the curve. */
   double yc = VY(w->model_step_ns);
   fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"cur\"/>\n", LEFT, yc, LEFT + PLOT, yc);
-  label(out, LEFT + PLOT - 4, yc - 5, "end", "lbl", "the trace's buckets, replayed");
   fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"def\"/>\n", vx(25), top, vx(25), top + ph);
-  label(out, vx(25) + 4, top + 12, "start", "lbl", "DDP default 25 MiB");
   if (current_cap > 0) {
     double x = vx(current_cap / MIB);
     fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"capl\"/>\n", x, top, x, top + ph);
-    label(out, x + 4, top + 28, "start", "lbl", "largest bucket in the trace");
   }
   fputs("<polyline class=\"valley\" points=\"", out);
   for (size_t i = 0; i < w->ncands; i++)
@@ -329,9 +359,12 @@ void ovl_html_valley(FILE *out, const ovl_whatif_result *w, double current_cap, 
             ovl_html_format(OVL_HN_NS, w->cands[i].step_ns, a, sizeof a),
             ovl_html_format(OVL_HN_NS, w->cands[i].exposed_ns, b, sizeof b));
   }
-  if (best) label(out, vx(best->cap_bytes / MIB), VY(best->step_ns) - 12, "middle", "hd", "best");
 #undef VY
-  fputs("</svg>\n<details><summary>every prediction</summary><table><tr><th>bucket cap</th><th>step</th>"
+  fputs("</svg>\n<p class=\"legend\"><i class=\"sw\" style=\"background:#4e79a7\"></i>predicted step time per "
+        "bucket cap <i class=\"sw\" style=\"background:#59a14f\"></i>the best cap <i class=\"sw lk cur\"></i>the "
+        "trace's own buckets, replayed by the same model <i class=\"sw lk def\"></i>DDP's default cap (<span class=\"lbl\">25 MiB</span>)", out);
+  if (current_cap > 0) fputs(" <i class=\"sw lk capl\"></i>the trace's largest bucket", out);
+  fputs("</p>\n<details><summary>every prediction</summary><table><tr><th>bucket cap</th><th>step</th>"
         "<th>exposed</th></tr>\n",
         out);
   for (size_t i = 0; i < w->ncands; i++) {
@@ -411,6 +444,17 @@ static void heat_map(FILE *out, const ovl_job *job) {
           ncols > ncb ? ", averaged in groups" : "", nrows < jc->nmembers ? "ranks averaged in groups" : "ranks");
   svg_open(out, h, "arrival skew heat map, rank by collective");
   label(out, LEFT, 16, "start", "hd", "collectives in order");
+  vlabel(out, LEFT - 90, top + ch * (double)nrows / 2, "rank");
+  /* the colour scale: no wait to the longest mean wait of a cell */
+  const double lx = LEFT + PLOT - 240, lw = 160;
+  for (int i = 0; i < 16; i++) {
+    char color[16];
+    fprintf(out, "<rect x=\"%.1f\" y=\"6\" width=\"%.2f\" height=\"10\" fill=\"%s\"/>\n", lx + lw * i / 16, lw / 16 + 0.3,
+            heat_color(i / 15.0, color));
+  }
+  char vmax_text[32];
+  label(out, lx - 4, 15, "end", "tick", "no wait");
+  label(out, lx + lw + 4, 15, "start", "tick", ovl_html_format(OVL_HN_NS, vmax, vmax_text, sizeof vmax_text));
   for (size_t row = 0; row < nrows; row++) {
     size_t m0 = (row * jc->nmembers + nrows - 1) / nrows, m1 = ((row + 1) * jc->nmembers + nrows - 1) / nrows - 1;
     const ovl_rank_result *a = &job->ranks[jc->members[m0]], *b = &job->ranks[jc->members[m1]];
@@ -485,11 +529,19 @@ void ovl_html_job(FILE *out, const ovl_job *job) {
   fprintf(out, "%s.</p>\n", ns || jc->most_waited_for != SIZE_MAX ? "" : "none");
 
   /* Per-rank overlap efficiency: a bar per rank (a dot per rank for large jobs). */
-  const double top = 16, ph = 160, h = top + ph + 30;
+  const double top = 16, ph = 160, h = top + ph + 44;
   svg_open(out, h, "overlap efficiency per rank");
   percent_axis(out, top, ph);
-  label(out, LEFT + PLOT / 2, h - 4, "middle", "lbl", "ranks in rank order (red: straggler)");
+  label(out, LEFT + PLOT / 2, h - 4, "middle", "lbl", "rank (red: straggler)");
+  vlabel(out, LEFT - 60, top + ph / 2, "overlap efficiency");
   double bw = PLOT / (double)jc->nmembers;
+  /* every rank's number under its bar while they fit, else every few */
+  size_t every = jc->nmembers <= 32 ? 1 : (jc->nmembers + 31) / 32;
+  for (size_t m = 0; m < jc->nmembers; m += every) {
+    char t[24];
+    snprintf(t, sizeof t, "%lld", (long long)job->ranks[jc->members[m]].rank);
+    label(out, LEFT + bw * ((double)m + 0.5), top + ph + 14, "middle", "tick", t);
+  }
   for (size_t m = 0; m < jc->nmembers; m++) {
     const ovl_rank_result *r = &job->ranks[jc->members[m]];
     double e = ovl_overlap_efficiency(&r->totals);
@@ -536,6 +588,11 @@ void ovl_html_trend(FILE *out, const ovl_job *job) {
     if (job->ranks[pick[p]].nsteps > maxsteps) maxsteps = job->ranks[pick[p]].nsteps;
   if (maxsteps == 0) {
     fputs("<p>No steps.</p>\n", out);
+    return;
+  }
+  if (maxsteps == 1) {  /* one point per rank on a line of one step says nothing: the ranks chart has it */
+    fputs("<p>One step per rank: nothing to follow from step to step (each rank's efficiency is in the summary "
+          "and, for a job, the ranks chart).</p>\n", out);
     return;
   }
   size_t stride = maxsteps > TREND_POINTS ? (maxsteps + TREND_POINTS - 1) / TREND_POINTS : 1;

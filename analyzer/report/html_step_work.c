@@ -1,4 +1,4 @@
-/* The timeline's content for one step: see html_step_work.h. */
+/* The timeline's content for some steps of a rank: see html_step_work.h. */
 #include "html_step_work.h"
 
 #include "../analyze/work_stream.h"
@@ -27,9 +27,16 @@ static int add_box(ovl_step_box **boxes, size_t *n, size_t *cap, int64_t a, int6
   return 0;
 }
 
-typedef struct reading {
+/* One step being read: its window, what it gets, and how close boxes merge. */
+typedef struct window {
   ovl_step_work *out;
   int64_t lo, hi, merge_ns;
+} window;
+
+typedef struct reading {
+  window *w;
+  size_t n;
+  int64_t lo, hi;          /* of all the windows */
   int failed;
 } reading;
 
@@ -37,11 +44,13 @@ typedef struct reading {
 static void on_segment(void *ctx, const ovl_sweep *s, int64_t a, int64_t b) {
   reading *rd = ctx;
   if (s->running[OVL_CLASS_COMM] == 0 || s->running[OVL_CLASS_COMPUTE] > 0) return;
-  if (a < rd->lo) a = rd->lo;
-  if (b > rd->hi) b = rd->hi;
-  if (a >= b) return;
-  ovl_step_work *w = rd->out;
-  if (add_box(&w->exposed, &w->nexposed, &w->exposed_cap, a, b, OVL_CLASS_COMM, rd->merge_ns)) rd->failed = 1;
+  for (size_t i = 0; i < rd->n; i++) {
+    const window *win = &rd->w[i];
+    int64_t x = a < win->lo ? win->lo : a, y = b > win->hi ? win->hi : b;
+    if (x >= y) continue;
+    ovl_step_work *w = win->out;
+    if (add_box(&w->exposed, &w->nexposed, &w->exposed_cap, x, y, OVL_CLASS_COMM, win->merge_ns)) rd->failed = 1;
+  }
 }
 
 static ovl_step_lane *lane_of(ovl_step_work *w, int64_t stream) {
@@ -60,7 +69,21 @@ static void reset(ovl_step_work *w) {
   memset(w, 0, sizeof *w);
 }
 
-/* One pass over the work up to the step's end. */
+/* Adds [start, end) of work on stream to every window it falls in. */
+static int add_work(reading *rd, const ovl_classified_work *cw) {
+  const ovl_work *w = &cw->w;
+  for (size_t i = 0; i < rd->n; i++) {
+    const window *win = &rd->w[i];
+    int64_t a = w->start > win->lo ? w->start : win->lo, b = w->end < win->hi ? w->end : win->hi;
+    if (a >= b && !(w->start == w->end && w->start >= win->lo && w->start < win->hi)) continue;
+    ovl_step_lane *lane = lane_of(win->out, w->stream);
+    if (!lane || add_box(&lane->boxes, &lane->n, &lane->cap, a, b, cw->cls, win->merge_ns)) return -1;
+    lane->busy[cw->cls] += b - a;
+  }
+  return 0;
+}
+
+/* One pass over the work up to the last step's end. */
 static int pass(const ovl_analysis_ctx *ctx, ovl_work_stream *ws, ovl_coll_state *cs, const ovl_rank_result *r,
                 reading *rd, ovl_err *err) {
   ovl_sweep sweep;
@@ -76,12 +99,7 @@ static int pass(const ovl_analysis_ctx *ctx, ovl_work_stream *ws, ovl_coll_state
     if (w->device != r->device || w->end <= rd->lo) continue;
     if (w->start >= rd->hi) break;
     ovl_sweep_item item = {w->start, w->end, cw.cls, cw.colls, cw.ncolls, -1, -1, -1};
-    if (ovl_sweep_add(&sweep, &item)) rc = ovl_oom(err, "timeline");
-    ovl_step_lane *lane = rc ? NULL : lane_of(rd->out, w->stream);
-    int64_t a = w->start > rd->lo ? w->start : rd->lo, b = w->end < rd->hi ? w->end : rd->hi;
-    if (!rc && (!lane || add_box(&lane->boxes, &lane->n, &lane->cap, a, b, cw.cls, rd->merge_ns)))
-      rc = ovl_oom(err, "timeline");
-    if (!rc) lane->busy[cw.cls] += b - a;
+    if (ovl_sweep_add(&sweep, &item) || add_work(rd, &cw)) rc = ovl_oom(err, "timeline");
   }
   ovl_work_stream_close(ws);
   if (!rc && ovl_sweep_finish(&sweep)) rc = ovl_oom(err, "timeline");
@@ -97,25 +115,48 @@ static int cmp_lane(const void *pa, const void *pb) {
   return (a->stream > b->stream) - (a->stream < b->stream);
 }
 
-int ovl_step_work_read(const ovl_analysis_ctx *ctx, const ovl_rank_result *r, const ovl_step_result *st,
-                       int64_t merge_ns, ovl_step_work *out, ovl_err *err) {
-  memset(out, 0, sizeof *out);
+/* Keeps the busiest lanes, shown in stream order. */
+static void trim_lanes(ovl_step_work *out) {
+  while (out->nlanes > OVL_STEP_LANES) {
+    size_t least = 0;
+    for (size_t i = 1; i < out->nlanes; i++)
+      if (lane_busy(&out->lanes[i]) < lane_busy(&out->lanes[least])) least = i;
+    free(out->lanes[least].boxes);
+    out->lanes[least] = out->lanes[--out->nlanes];
+  }
+  qsort(out->lanes, out->nlanes, sizeof *out->lanes, cmp_lane);
+}
+
+int ovl_step_work_read_many(const ovl_analysis_ctx *ctx, const ovl_rank_result *r, const ovl_step_result *const *steps,
+                            const int64_t *merge_ns, size_t n, ovl_step_work *out, ovl_err *err) {
+  for (size_t i = 0; i < n; i++) memset(&out[i], 0, sizeof out[i]);
+  window *wins = calloc(n ? n : 1, sizeof *wins);
+  if (!wins) return ovl_oom(err, "timeline");
+  reading rd = {wins, n, INT64_MAX, INT64_MIN, 0};
+  for (size_t i = 0; i < n; i++) {
+    wins[i] = (window){&out[i], steps[i]->start, steps[i]->end, merge_ns[i]};
+    if (wins[i].lo < rd.lo) rd.lo = wins[i].lo;
+    if (wins[i].hi > rd.hi) rd.hi = wins[i].hi;
+  }
   ovl_trace *t = NULL;
   int rc = ovl_trace_open(r->ovl_path, &t, err);
-  if (rc) return rc;
+  if (rc) {
+    free(wins);
+    return rc;
+  }
   ovl_work_stream ws;
   rc = ovl_work_stream_init(&ws, t, &ctx->classifier, err);
   if (rc) {
     ovl_trace_close(t);
+    free(wins);
     return rc;
   }
   ovl_coll_state cs = {calloc(ws.nrecs + 1, sizeof(int64_t)), calloc(ws.nrecs + 1, sizeof(int32_t)), NULL, ws.nrecs};
-  reading rd = {out, st->start, st->end, merge_ns, 0};
   if (!cs.exposed || !cs.running) rc = ovl_oom(err, "timeline");
   if (!rc) rc = pass(ctx, &ws, &cs, r, &rd, err);
   if (rc == OVL_EUNSORTED) {  /* the stream now sorts with SQLite: once more from scratch */
     ovl_err_clear(err);
-    reset(out);
+    for (size_t i = 0; i < n; i++) reset(&out[i]);
     memset(cs.exposed, 0, (ws.nrecs + 1) * sizeof(int64_t));
     memset(cs.running, 0, (ws.nrecs + 1) * sizeof(int32_t));
     rd.failed = 0;
@@ -125,20 +166,17 @@ int ovl_step_work_read(const ovl_analysis_ctx *ctx, const ovl_rank_result *r, co
   free(cs.running);
   ovl_work_stream_free(&ws);
   ovl_trace_close(t);
-  if (rc) {
-    reset(out);
-    return rc;
+  free(wins);
+  for (size_t i = 0; i < n; i++) {
+    if (rc) reset(&out[i]);
+    else trim_lanes(&out[i]);
   }
-  /* Keep the busiest lanes, shown in stream order. */
-  while (out->nlanes > OVL_STEP_LANES) {
-    size_t least = 0;
-    for (size_t i = 1; i < out->nlanes; i++)
-      if (lane_busy(&out->lanes[i]) < lane_busy(&out->lanes[least])) least = i;
-    free(out->lanes[least].boxes);
-    out->lanes[least] = out->lanes[--out->nlanes];
-  }
-  qsort(out->lanes, out->nlanes, sizeof *out->lanes, cmp_lane);
-  return OVL_OK;
+  return rc;
+}
+
+int ovl_step_work_read(const ovl_analysis_ctx *ctx, const ovl_rank_result *r, const ovl_step_result *st,
+                       int64_t merge_ns, ovl_step_work *out, ovl_err *err) {
+  return ovl_step_work_read_many(ctx, r, &st, &merge_ns, 1, out, err);
 }
 
 void ovl_step_work_free(ovl_step_work *w) {

@@ -1,5 +1,5 @@
 /*
-** What the HTML report's timeline draws of one step: the rank's GPU work inside the step
+** What the HTML report's timeline draws of a step: the rank's GPU work inside the step
 ** window, per CUDA stream, and where communication was exposed. Read from the rank's ovl
 ** trace through the same classified work stream and the same sweep as the analysis
 ** (work_stream.h, sweep.h: exposed = communication running with no compute), so the picture
@@ -34,6 +34,10 @@ typedef struct ovl_step_work {
 
 int ovl_step_work_read(const ovl_analysis_ctx *ctx, const ovl_rank_result *r, const ovl_step_result *st,
                        int64_t merge_ns, ovl_step_work *out, ovl_err *err);
+/* The same for steps[0..n) of r in one pass over its trace (each with its merge_ns): out[i] is
+** steps[i]'s. On failure every out[i] is left empty (nothing to free). */
+int ovl_step_work_read_many(const ovl_analysis_ctx *ctx, const ovl_rank_result *r, const ovl_step_result *const *steps,
+                            const int64_t *merge_ns, size_t n, ovl_step_work *out, ovl_err *err);
 void ovl_step_work_free(ovl_step_work *w);
 
 #endif

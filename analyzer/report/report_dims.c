@@ -1,6 +1,8 @@
 /* The parallelism dimensions in the reports: see report_dims.h. */
 #include "report_dims.h"
 
+#include "base/text_clean.h"
+
 #include "base/units.h"
 
 #include <math.h>
@@ -51,6 +53,8 @@ void ovl_report_dims_groups_json(ovl_json *j, const ovl_job *job) {
     const ovl_pgroup *pg = &job->pgroups[g];
     ovl_json_object_begin(j, NULL);
     ovl_json_int(j, "comm", pg->comm);
+    if (pg->name) ovl_json_string(j, "name", pg->name);
+    else ovl_json_null(j, "name");
     ovl_json_string(j, "dim", ovl_pdim_name(pg->dim));
     ovl_json_string(j, "dense_dim", ovl_pdim_name(pg->dense_dim));
     ovl_json_string(j, "why", pg->why);
@@ -121,8 +125,15 @@ void ovl_report_dims_text(FILE *out, const ovl_job *job, int per_rank) {
   fprintf(out, "\nParallelism dimensions\n");
   for (size_t g = 0; g < job->npgroups; g++) {
     const ovl_pgroup *pg = &job->pgroups[g];
-    fprintf(out, "  %-7s comm %lld, %lld ranks [", ovl_pdim_name(pg->dim), (long long)pg->comm,
-            (long long)(pg->nranks == OVL_NONE ? -1 : pg->nranks));
+    if (pg->name) {
+      char clean[256];
+      ovl_text_clean_into(pg->name, clean, sizeof clean);
+      fprintf(out, "  %-7s %s (comm %lld), %lld ranks [", ovl_pdim_name(pg->dim), clean, (long long)pg->comm,
+              (long long)(pg->nranks == OVL_NONE ? -1 : pg->nranks));
+    } else {
+      fprintf(out, "  %-7s comm %lld, %lld ranks [", ovl_pdim_name(pg->dim), (long long)pg->comm,
+              (long long)(pg->nranks == OVL_NONE ? -1 : pg->nranks));
+    }
     for (size_t i = 0; i < pg->nmembers; i++) fprintf(out, "%s%lld", i ? " " : "", (long long)pg->members[i]);
     fprintf(out, "]: %s\n", pg->why);
   }

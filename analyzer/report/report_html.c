@@ -12,6 +12,10 @@
 
 #define SUMMARY_RANKS 16
 #define TOP_FINDINGS 8
+/* The timeline section holds the most exposed steps of the most exposed ranks, one picture
+** each, the reader picking rank and step (the page stays one offline file of bounded size). */
+#define TIMELINE_RANKS 8
+#define TIMELINE_STEPS 8
 
 static const char css[] =
     "body{font:14px/1.4 system-ui,sans-serif;margin:0;background:#f4f5f7;color:#222}"
@@ -34,16 +38,23 @@ static const char css[] =
     ".legend{font-size:12px;color:#444}.sw{display:inline-block;width:12px;height:10px;margin:0 4px 0 10px}"
     ".shadei{background:#e74c3c;opacity:.5}.readyc{color:#2e9d4f}.launchc{color:#1f5fbf}"
     ".finding{margin:4px 0}.msg{color:#333}"
+    "i.lk{height:0;width:18px;border-top:2px dashed #888;vertical-align:middle}i.lk.cur{border-color:#e15759}"
+    "i.lk.capl{border-color:#f28e2b}.pick select{font:inherit;margin:0 8px 0 4px}"
+    /* a narrow window scrolls a picture sideways rather than shrinking its text to nothing */
+    "@media (max-width:1100px){svg.chart{max-width:none}section{overflow-x:auto}}"
     /* page.html#job shows that section alone (a link to one picture; the screenshot tests) */
     "main:has(section:target) section:not(:target){display:none}";
 
-/* Script errors, if any, and the time the page took to load land in the DOM, where a headless
-** browser's --dump-dom shows them. */
+/* Script errors, if any, the time the page took to load and how far its pictures were scaled
+** down land in the DOM, where a headless browser's --dump-dom shows them. */
 static const char js[] =
     "window.onerror=function(m){var d=document.documentElement;"
     "d.setAttribute('data-errors',(d.getAttribute('data-errors')||'')+m+';');};"
-    "addEventListener('load',function(){document.documentElement.setAttribute('data-load-ms',"
-    "Math.round(performance.now()));});";
+    "addEventListener('load',function(){var d=document.documentElement,m=1;"
+    "d.setAttribute('data-load-ms',Math.round(performance.now()));"
+    /* how much the pictures shown are scaled down (text with them): for the narrow-window test */
+    "document.querySelectorAll('svg.chart').forEach(function(s){var w=s.getBoundingClientRect().width,"
+    "v=s.viewBox.baseVal.width;if(w>0&&v>0&&w/v<m)m=w/v;});d.setAttribute('data-chart-scale',m.toFixed(3));});";
 
 typedef struct found {
   const ovl_finding *f;
@@ -211,6 +222,145 @@ static int64_t largest_bucket(const ovl_step_result *st, size_t *ci) {
   return best;
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* Section 2: timelines of the most exposed steps of the most exposed ranks                */
+/* ------------------------------------------------------------------------------------ */
+
+typedef struct picked {
+  size_t ri;                       /* index into job->ranks */
+  size_t si[TIMELINE_STEPS];       /* its steps shown, in step order */
+  size_t nsteps;
+  ovl_step_work work[TIMELINE_STEPS];
+} picked;
+
+typedef struct timelines {
+  picked *ranks;                   /* the worst rank first */
+  size_t n;
+} timelines;
+
+typedef struct exposed_key {
+  int64_t exposed;
+  size_t index;
+} exposed_key;
+
+static int cmp_exposed_key(const void *pa, const void *pb) {
+  const exposed_key *a = pa, *b = pb;
+  if (a->exposed != b->exposed) return a->exposed > b->exposed ? -1 : 1;
+  return (a->index > b->index) - (a->index < b->index);
+}
+
+static int cmp_size(const void *pa, const void *pb) {
+  size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+  return (a > b) - (a < b);
+}
+
+/* The ranks to show, most exposed (by their worst step) first, worst_ri among them first. */
+static size_t pick_ranks(const ovl_job *job, size_t worst_ri, exposed_key *keys) {
+  size_t n = 0;
+  for (size_t r = 0; r < job->nranks; r++) {
+    size_t s = 0;
+    const ovl_step_result *st = worst_step_of(&job->ranks[r], &s);
+    if (st) keys[n++] = (exposed_key){r == worst_ri ? INT64_MAX : st->totals.exposed, r};
+  }
+  ovl_qsort(keys, n, sizeof *keys, cmp_exposed_key);
+  return n < TIMELINE_RANKS ? n : TIMELINE_RANKS;
+}
+
+/* The picked steps of one rank (most exposed first, then shown in step order), read in one pass. */
+static int read_rank(const ovl_analysis_ctx *ctx, ovl_step_work_reader read_step, const ovl_rank_result *r, picked *p,
+                     ovl_err *err) {
+  exposed_key *keys = malloc((r->nsteps ? r->nsteps : 1) * sizeof *keys);
+  if (!keys) return ovl_oom(err, "timeline");
+  for (size_t s = 0; s < r->nsteps; s++) keys[s] = (exposed_key){r->steps[s].totals.exposed, s};
+  ovl_qsort(keys, r->nsteps, sizeof *keys, cmp_exposed_key);
+  p->nsteps = r->nsteps < TIMELINE_STEPS ? r->nsteps : TIMELINE_STEPS;
+  for (size_t k = 0; k < p->nsteps; k++) p->si[k] = keys[k].index;
+  free(keys);
+  qsort(p->si, p->nsteps, sizeof *p->si, cmp_size);
+  const ovl_step_result *steps[TIMELINE_STEPS];
+  int64_t merge[TIMELINE_STEPS];
+  for (size_t k = 0; k < p->nsteps; k++) {
+    steps[k] = &r->steps[p->si[k]];
+    merge[k] = (steps[k]->end - steps[k]->start) / (3 * OVL_HTML_WIDTH);  /* a third of a pixel */
+  }
+  return read_step(ctx, r, steps, merge, p->nsteps, p->work, err);
+}
+
+static void timelines_free(timelines *tl) {
+  for (size_t i = 0; i < tl->n; i++)
+    for (size_t k = 0; k < tl->ranks[i].nsteps; k++) ovl_step_work_free(&tl->ranks[i].work[k]);
+  free(tl->ranks);
+  memset(tl, 0, sizeof *tl);
+}
+
+static int timelines_read(const ovl_analysis_ctx *ctx, ovl_step_work_reader read_step, const ovl_job *job,
+                          size_t worst_ri, timelines *tl, ovl_err *err) {
+  memset(tl, 0, sizeof *tl);
+  exposed_key *keys = malloc((job->nranks ? job->nranks : 1) * sizeof *keys);
+  tl->ranks = calloc(TIMELINE_RANKS, sizeof *tl->ranks);
+  if (!keys || !tl->ranks) {
+    free(keys);
+    free(tl->ranks);
+    tl->ranks = NULL;
+    return ovl_oom(err, "timeline");
+  }
+  size_t n = pick_ranks(job, worst_ri, keys);
+  int rc = OVL_OK;
+  for (size_t i = 0; !rc && i < n; i++) {
+    tl->ranks[i].ri = keys[i].index;
+    rc = read_rank(ctx, read_step, &job->ranks[keys[i].index], &tl->ranks[i], err);
+    tl->n = i + 1;
+  }
+  free(keys);
+  if (rc) timelines_free(tl);
+  return rc;
+}
+
+/* Shows the picture of the rank and step picked; the step list follows the rank. Pictures other
+** than the first wait in <template>s (parsed, never laid out: the page loads as fast as with
+** one) and are made on their first pick. */
+static const char picker_js[] =
+    "(function(){var r=document.getElementById('tl-rank'),s=document.getElementById('tl-step');"
+    "function all(){return [].slice.call(document.querySelectorAll('#timeline .tl,#timeline template'));}"
+    "function steps(){s.innerHTML='';all().forEach(function(d){if(d.getAttribute('data-pick')==r.value){"
+    "var o=document.createElement('option');o.value=d.getAttribute('data-id');o.textContent=d.getAttribute('data-step');"
+    "if(d.getAttribute('data-worst'))o.selected=true;s.appendChild(o);}});}"
+    "function show(){var id=s.value;if(!document.getElementById(id)){var t=document.getElementById('t-'+id),"
+    "d=document.createElement('div');d.className='tl';d.id=id;d.appendChild(t.content.cloneNode(true));"
+    "t.parentNode.insertBefore(d,t);}"
+    "[].slice.call(document.querySelectorAll('#timeline div.tl')).forEach(function(d){d.hidden=d.id!=id;});}"
+    "r.addEventListener('change',function(){steps();show();});s.addEventListener('change',show);"
+    "steps();show();})();";
+
+static void timelines_write(FILE *out, const ovl_job *job, const timelines *tl) {
+  size_t total = 0;
+  for (size_t i = 0; i < tl->n; i++) total += tl->ranks[i].nsteps;
+  fputs("<p class=\"pick\">Rank<select id=\"tl-rank\">", out);
+  for (size_t i = 0; i < tl->n; i++)
+    fprintf(out, "<option value=\"%zu\"%s>%lld</option>", i, i == 0 ? " selected" : "",
+            (long long)job->ranks[tl->ranks[i].ri].rank);
+  fputs("</select>step<select id=\"tl-step\"></select>", out);
+  fprintf(out, "<span class=\"lbl\">%zu picture%s in this page: the most exposed steps (up to %d) of the most exposed "
+               "ranks (up to %d)</span></p>\n", total, total == 1 ? "" : "s", TIMELINE_STEPS, TIMELINE_RANKS);
+  for (size_t i = 0; i < tl->n; i++) {
+    const picked *p = &tl->ranks[i];
+    const ovl_rank_result *r = &job->ranks[p->ri];
+    size_t worst = 0;
+    for (size_t k = 0; k < p->nsteps; k++)
+      if (r->steps[p->si[k]].totals.exposed > r->steps[p->si[worst]].totals.exposed) worst = k;
+    for (size_t k = 0; k < p->nsteps; k++) {
+      /* the job's most exposed step is drawn; the others wait in templates (also without a script) */
+      int shown = i == 0 && k == worst;
+      fprintf(out, "<%s %s=\"%stl-%zu-%zu\" data-id=\"tl-%zu-%zu\" data-pick=\"%zu\" data-step=\"%ld\"%s>\n",
+              shown ? "div class=\"tl\"" : "template", "id", shown ? "" : "t-", i, k, i, k, i, r->steps[p->si[k]].index,
+              k == worst ? " data-worst=\"1\"" : "");
+      ovl_html_timeline(out, r, p->ri, p->si[k], &p->work[k]);
+      fprintf(out, "</%s>\n", shown ? "div" : "template");
+    }
+  }
+  fprintf(out, "<script>%s</script>\n", picker_js);
+}
+
 static void section(FILE *out, const char *id, const char *title) {
   fprintf(out, "<section id=\"%s\"><h2>", id);
   ovl_html_text(out, title);
@@ -220,32 +370,52 @@ static void section(FILE *out, const char *id, const char *title) {
 int ovl_report_html(FILE *out, const ovl_html_inputs *in, ovl_err *err) {
   const ovl_job *job = in->job;
   size_t ri = 0, si = 0;
-  const ovl_step_result *worst = worst_step(job, &ri, &si);
-  ovl_step_work work;
-  memset(&work, 0, sizeof work);
-  if (worst) {
-    /* Boxes closer than a third of a pixel apart are drawn as one. */
-    int64_t merge = (worst->end - worst->start) / (3 * OVL_HTML_WIDTH);
-    int rc = (in->read_step ? in->read_step : ovl_step_work_read)(in->ctx, &job->ranks[ri], worst, merge, &work, err);
+  const ovl_step_result *worst = job ? worst_step(job, &ri, &si) : NULL;
+  timelines tl;
+  memset(&tl, 0, sizeof tl);
+  if (job) {
+    int rc = timelines_read(in->ctx, in->read_step ? in->read_step : ovl_step_work_read_many, job, ri, &tl, err);
     if (rc) return rc;
   }
+  const char *heading = in->heading ? in->heading : "ovl report";
   fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>ovl report: ",
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>",
         out);
+  ovl_html_text(out, heading);
+  fputs(": ", out);
   ovl_html_text(out, in->title);
-  fprintf(out, "</title>\n<style>%s</style>\n<script>%s</script>\n</head><body>\n<header><h1>ovl report: <span class=\"path\">", css, js);
+  fprintf(out, "</title>\n<style>%s</style>\n<script>%s</script>\n</head><body>\n<header><h1>", css, js);
+  ovl_html_text(out, heading);
+  fputs(": <span class=\"path\">", out);
   ovl_html_text(out, in->title);  /* a file name: its digits are no quantity (class path) */
-  fputs("</span></h1>\n<nav><a href=\"#summary\">1 summary</a><a href=\"#timeline\">2 worst step</a>"
-        "<a href=\"#order\">3 bucket order</a><a href=\"#valley\">4 bucket size</a><a href=\"#job\">5 ranks</a>"
-        "<a href=\"#trend\">6 steps</a></nav></header>\n<main>\n",
-        out);
+  fputs("</span></h1>\n<nav>", out);
+  if (in->extra) {
+    fprintf(out, "<a href=\"#%s\">", in->extra->id);
+    ovl_html_text(out, in->extra->nav);
+    fputs("</a>", out);
+  }
+  if (job)
+    fputs("<a href=\"#summary\">1 summary</a><a href=\"#timeline\">2 timeline</a>"
+          "<a href=\"#order\">3 bucket order</a><a href=\"#valley\">4 bucket size</a><a href=\"#job\">5 ranks</a>"
+          "<a href=\"#trend\">6 steps</a>",
+          out);
+  fputs("</nav></header>\n<main>\n", out);
+  if (in->extra) {
+    section(out, in->extra->id, in->extra->title);
+    in->extra->write(out, in->extra->ctx);
+    fputs("</section>\n", out);
+  }
+  if (!job) {
+    fputs("</main>\n</body></html>\n", out);
+    return OVL_OK;
+  }
 
   section(out, "summary", "1. Summary: overlap efficiency = 1 - exposed / communication");
   summary(out, job);
   fputs("</section>\n", out);
 
-  section(out, "timeline", "2. The most exposed step");
-  if (worst) ovl_html_timeline(out, &job->ranks[ri], ri, si, &work);
+  section(out, "timeline", "2. Timeline of a step (the most exposed first)");
+  if (worst) timelines_write(out, job, &tl);
   else fputs("<p>No step.</p>\n", out);
   fputs("</section>\n", out);
 
@@ -282,6 +452,6 @@ int ovl_report_html(FILE *out, const ovl_html_inputs *in, ovl_err *err) {
   section(out, "trend", "6. Overlap efficiency per step");
   ovl_html_trend(out, job);
   fputs("</section>\n</main>\n</body></html>\n", out);
-  ovl_step_work_free(&work);
+  timelines_free(&tl);
   return OVL_OK;
 }

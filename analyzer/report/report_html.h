@@ -21,18 +21,28 @@
 
 #include "html_step_work.h"
 
-/* How the timeline's step work is read (ovl_step_work_read's contract). */
-typedef int (*ovl_step_work_reader)(const ovl_analysis_ctx *ctx, const ovl_rank_result *r, const ovl_step_result *st,
-                                    int64_t merge_ns, ovl_step_work *out, ovl_err *err);
+/* How the timelines' step work is read (ovl_step_work_read_many's contract). */
+typedef int (*ovl_step_work_reader)(const ovl_analysis_ctx *ctx, const ovl_rank_result *r,
+                                    const ovl_step_result *const *steps, const int64_t *merge_ns, size_t n,
+                                    ovl_step_work *out, ovl_err *err);
+
+/* A section written before the report's own (the comparison of `ovl diff --html`). */
+typedef struct ovl_html_extra {
+  const char *id, *nav, *title;      /* section id, its link text, its heading */
+  void (*write)(FILE *out, const void *ctx);
+  const void *ctx;
+} ovl_html_extra;
 
 typedef struct ovl_html_inputs {
-  const ovl_job *job;
+  const ovl_job *job;                /* NULL: only the extra section (a diff of saved reports) */
   const ovl_analysis_ctx *ctx;       /* the job's options: how the timeline re-reads a trace */
   const ovl_whatif_result *whatif;   /* NULL: no replay (whatif_error says why) */
   const char *whatif_error;
   const char *title;                 /* shown in the header, e.g. the traces named */
-  ovl_step_work_reader read_step;    /* NULL: ovl_step_work_read (a job analysed over MPI reads it
+  ovl_step_work_reader read_step;    /* NULL: ovl_step_work_read_many (a job analysed over MPI reads it
                                      ** where the trace is: mpi/mpi_job.h) */
+  const ovl_html_extra *extra;       /* NULL: none */
+  const char *heading;               /* NULL: "ovl report" */
 } ovl_html_inputs;
 
 /* Writes the page. Fails only when the worst step's trace cannot be re-read. */

@@ -16,11 +16,13 @@ void ovl_whatif_text(FILE *out, const ovl_whatif_result *w, double first_cap_byt
           w->ranks, w->ranks == 1 ? "" : "s", w->skipped_first_step ? " (a differing first step left out)" : "",
           w->approximated ? "an approximation (no grad_ready marks: an even rate over the backward compute)"
                           : "the grad_ready marks");
-  fprintf(out, "cost: alpha %s (%s), beta %.3f GB/s (%s)", ns_text(w->alpha_ns, a), w->alpha_given ? "given" : "fitted",
-          w->beta / 1e9, w->beta_given ? "given" : "fitted");
+  fprintf(out, "cost: alpha %s (%s), beta %.3f GB/s (%s)", ns_text(w->alpha_ns, a),
+          w->alpha_given ? "given" : w->alpha_assumed ? "assumed" : "fitted", w->beta / 1e9,
+          w->beta_given ? "given" : w->alpha_assumed ? "effective bandwidth" : "fitted");
   if (!w->alpha_given || !w->beta_given) {
     fprintf(out, " on %zu %s collectives", w->fit.fit.samples, ovl_op_name(w->fit.op));
-    if (w->fit.comm != OVL_NONE) fprintf(out, " of comm %lld", (long long)w->fit.comm);
+    if (w->fit.comm != OVL_NONE && w->fit.name) fprintf(out, " of %s (comm %lld)", w->fit.name, (long long)w->fit.comm);
+    else if (w->fit.comm != OVL_NONE) fprintf(out, " of comm %lld", (long long)w->fit.comm);
     else fprintf(out, " known by their kernels (no communicator)");
     if (w->fit.fit.separable) fprintf(out, ", r2 %.2f", w->fit.fit.r2);
   }
@@ -30,6 +32,13 @@ void ovl_whatif_text(FILE *out, const ovl_whatif_result *w, double first_cap_byt
   fprintf(out, "model check: the trace's own buckets replay to %s per step (the trace shows %s); candidates are "
                "compared with that replay\n",
           ns_text(w->model_step_ns, a), ns_text(w->current_step_ns, b));
+  if (w->alpha_assumed) {
+    char lo[32], hi[32];
+    fprintf(out, "caveat: the gradient collectives are all about one size (%s to %s), which tells the bandwidth but "
+                 "not the latency alpha: alpha is taken as 0, so smaller buckets look cheaper than they are; give "
+                 "--alpha (the time of a small all-reduce on this network) for a firm answer\n",
+            ovl_format_bytes(w->fit.fit.min_bytes, lo, sizeof lo), ovl_format_bytes(w->fit.fit.max_bytes, hi, sizeof hi));
+  }
   if (w->fit_weak)
     fprintf(out, "caveat: the fitted cost explains %s of the %zu collectives' time (r2 %.2f): the predictions are "
                  "rough; give --alpha and --beta measured elsewhere (nccl-tests) to rely on them\n",
@@ -93,13 +102,14 @@ void ovl_whatif_json(FILE *out, const ovl_whatif_result *w, double first_cap_byt
   ovl_json_double(&j, "first_bucket_mb", first_cap_bytes / MIB);
   ovl_json_double(&j, "alpha_ns", w->alpha_ns);
   ovl_json_double(&j, "beta_bytes_per_s", w->beta);
-  ovl_json_string(&j, "alpha_source", w->alpha_given ? "given" : "fitted");
+  ovl_json_string(&j, "alpha_source", w->alpha_given ? "given" : w->alpha_assumed ? "assumed" : "fitted");
   ovl_json_string(&j, "beta_source", w->beta_given ? "given" : "fitted");
   ovl_json_string(&j, "readiness", w->approximated ? "approximated" : "marks");
   if (!w->alpha_given || !w->beta_given) ovl_json_double(&j, "fit_r2", w->fit.fit.r2);
   else ovl_json_null(&j, "fit_r2");
-  if (w->fit_weak) ovl_json_string(&j, "caveat", w->fit.fit.r2 <= 0 ? "the fitted cost explains none of the time"
-                                                                      : "the fitted cost explains little of the time");
+  if (w->alpha_assumed) ovl_json_string(&j, "caveat", "alpha unknown (the collectives are all about one size): taken as 0");
+  else if (w->fit_weak) ovl_json_string(&j, "caveat", w->fit.fit.r2 <= 0 ? "the fitted cost explains none of the time"
+                                                                           : "the fitted cost explains little of the time");
   else ovl_json_null(&j, "caveat");
   ovl_json_int(&j, "ranks", (int64_t)w->ranks);
   ovl_json_int(&j, "steps", (int64_t)w->steps);

@@ -1,6 +1,8 @@
 /* A strategy's schedule -> one ovl trace per rank: see sim_strategy.h. */
 #include "sim_strategy.h"
 
+#include "base/safe_output.h"
+
 #include "sim_trace.h"
 #include "store/trace_writer.h"
 
@@ -24,7 +26,10 @@ static int position_in(const ovl_pm_group *g, int rank) {
 static int write_rank(const char *path, const ovl_pm_job *job, int r, int steps, const char *cmdline, ovl_err *err) {
   const ovl_pm_rank *rk = &job->ranks[r];
   ovl_trace_writer *w = NULL;
-  int rc = ovl_tw_open(&w, path, err);
+  ovl_safe_out out;  /* a trace appears complete or not at all */
+  int rc = ovl_safe_out_begin(&out, path, err);
+  if (rc) return rc;
+  rc = ovl_tw_open_created(&w, out.temp, err);
   if (!rc) rc = ovl_tw_meta_int(w, "rank", r, err);
   if (!rc) rc = ovl_tw_meta_int(w, "world_size", job->nranks, err);
   if (!rc) rc = ovl_tw_meta(w, "hostname", "simulator", err);
@@ -63,9 +68,11 @@ static int write_rank(const char *path, const ovl_pm_job *job, int r, int steps,
     }
     host = end;
   }
-  if (!w) return rc;
-  int crc = ovl_tw_close(w, rc ? NULL : err);
-  return rc ? rc : crc;
+  int crc = w ? ovl_tw_close(w, rc ? NULL : err) : OVL_OK;
+  if (!rc) rc = crc;
+  if (rc) ovl_safe_out_abort(&out);
+  else rc = ovl_safe_out_commit(&out, err);
+  return rc;
 }
 
 int ovl_sim_emit_strategy(const char *dir, const ovl_pm_job *job, int steps, const char *cmdline, ovl_err *err) {

@@ -248,8 +248,8 @@ int main(int argc, char **argv) {
   o = run_report("/dev/zero", 60);
   CHECK(acceptable("/dev/zero", &o) && o.status == 1);
 
-  /* A FIFO with a writer: read, or refused with one line; never a hang (the hang of today is
-  ** shown, not counted, until issue 18's work on FIFO inputs is merged). */
+  /* A FIFO with a writer: copied once into $TMPDIR and read from there (load/input_spool.h),
+  ** or refused with one line; never a hang. */
   const char *fifo = path_in_dir("fifo.json");
   if (mkfifo(fifo, 0600) != 0) return 2;
   pid_t writer = fork();

@@ -3,9 +3,10 @@
 ** time (values of the wrong type, NULLs, negative or huge timestamps, end < start, duplicate
 ** and dangling ids, missing and extra tables, a newer schema, truncation at many offsets,
 ** flipped bytes in every page), and every verb reads it: report (text and JSON), export
-** (Chrome JSON and Perfetto), fit, whatif and import. Each must either fail cleanly (exit 1,
-** one line "ovl: ...") or succeed with a sane result: no crash, no hang (60 s), no NaN or
-** infinity, no negative duration, no efficiency outside 0..1 (JSON) or 0..100% (text).
+** (Chrome JSON and Perfetto), fit, whatif, import, stats (JSON) and diff (the undamaged trace
+** against it). Each must either fail cleanly (exit 1, one line "ovl: ...") or succeed with a
+** sane result: no crash, no hang (60 s), no NaN or infinity, no negative duration, no
+** efficiency outside 0..1 (JSON) or 0..100% (report text).
 **
 ** usage: test_mutated_db OVL
 */
@@ -215,9 +216,9 @@ static const char *check_text(const char *out, int percentages_bounded, int time
 
 /* --- one verb on one mutant --------------------------------------------------------------- */
 
-typedef enum { V_REPORT, V_JSON, V_CHROME, V_PERFETTO, V_FIT, V_WHATIF, V_IMPORT, V_COUNT } verb;
+typedef enum { V_REPORT, V_JSON, V_CHROME, V_PERFETTO, V_FIT, V_WHATIF, V_IMPORT, V_STATS, V_DIFF, V_COUNT } verb;
 static const char *const verb_names[V_COUNT] = {"report", "report --json", "export --chrome", "export --perfetto",
-                                                "fit", "whatif", "import"};
+                                                "fit", "whatif", "import", "stats --json", "diff"};
 
 static void remove_outputs(void) {
   char cmd[4200];
@@ -252,6 +253,8 @@ static const char *run_verb(verb v, char *why, size_t cap) {
     case V_PERFETTO: snprintf(cmd, sizeof cmd, "'%s' export --perfetto '%s/t.pftrace' '%s'", ovl, outdir, mutant); break;
     case V_FIT: snprintf(cmd, sizeof cmd, "'%s' fit '%s'", ovl, mutant); break;
     case V_WHATIF: snprintf(cmd, sizeof cmd, "'%s' whatif --bucket-mb 25,100 --alpha 50us --beta 12GB/s '%s'", ovl, mutant); break;
+    case V_STATS: snprintf(cmd, sizeof cmd, "'%s' stats --json -o '%s' '%s'", ovl, json, mutant); break;
+    case V_DIFF: snprintf(cmd, sizeof cmd, "'%s' diff --all '%s' '%s'", ovl, base, mutant); break;
     default: snprintf(cmd, sizeof cmd, "'%s' import -o '%s/i.sqlite' '%s'", ovl, outdir, mutant); break;
   }
   cmd_result r = run_cmd(cmd);
@@ -266,9 +269,9 @@ static const char *run_verb(verb v, char *why, size_t cap) {
   } else if (r.status != 0) {
     snprintf(why, cap, "exit %d (%s): %.600s", r.status, r.status < 0 ? "crash or hang" : "not 0 or 1", r.err);
     bad = why;
-  } else if (v == V_JSON) {
+  } else if (v == V_JSON || v == V_STATS) {
     bad = check_report_json(json, why, cap);
-  } else if (v == V_REPORT || v == V_FIT || v == V_WHATIF) {
+  } else if (v == V_REPORT || v == V_FIT || v == V_WHATIF || v == V_DIFF) {
     bad = check_text(r.out, v == V_REPORT, v == V_WHATIF, why, cap);
   }
   cmd_free(&r);

@@ -28,7 +28,13 @@ run "$d/out" "$d/err" import "$d/bad.json" -o "$d/prev.sqlite"
 check "failed import: exit 1" [ "$rc" = 1 ]
 check "failed import: the previous output is unchanged" [ "$(sum "$d/prev.sqlite")" = "$before" ]
 check "failed import: no temporary file left" [ -z "$(ls -A "$d" | grep -e '\.ovl-' -e '-wal$' -e '-shm$' -e '-journal$')" ]
+# The previous output is a trace: replaced only with --force (issue 33: never replace a trace
+# unasked; the filed reproducer replaced it without).
 run "$d/out" "$d/err" import -q "$DATA/k-valid.json" -o "$d/prev.sqlite"
+check "a good import onto a trace without --force: exit 1" [ "$rc" = 1 ]
+check "a good import onto a trace without --force: the reason is named" grep -q "^ovl: $d/prev.sqlite: exists and is a trace" "$d/err"
+check "a good import onto a trace without --force: unchanged" [ "$(sum "$d/prev.sqlite")" = "$before" ]
+run "$d/out" "$d/err" import -q --force "$DATA/k-valid.json" -o "$d/prev.sqlite"
 check "a good import replaces the previous output: exit 0" [ "$rc" = 0 ]
 check "a good import replaces the previous output" [ "$(sum "$d/prev.sqlite")" != "$before" ]
 finish
