@@ -20,8 +20,10 @@ case "$mode" in
   *) echo "bootstrap.sh: unknown mode '$mode' (demo or test)" >&2; exit 1 ;;
 esac
 
-# Debian packages the build and tests need.
+# Debian packages the build and tests need. Open MPI: `mpirun ... ovl report --mpi` analyses a
+# job with one process per node (docs/mpi.md); a build without it works, minus --mpi.
 packages="build-essential cmake pkg-config libsqlite3-dev sqlite3 protobuf-c-compiler libprotobuf-c-dev protobuf-compiler zlib1g-dev"
+packages="$packages openmpi-bin libopenmpi-dev"
 # The tests also open the HTML report in a real browser (headless); python3 runs the checkers;
 # the fuzz step builds with clang (libFuzzer ships with clang's runtime libraries).
 if [ "$mode" = test ]; then packages="$packages python3 chromium clang"; fi

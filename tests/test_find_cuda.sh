@@ -10,14 +10,7 @@
 set -u
 src=$1
 work=${TMPDIR:-/tmp}/find-cuda.$$
-fails=0
-check() {  # check DESCRIPTION COMMAND...
-  what=$1; shift
-  if "$@"; then echo "ok: $what"; else echo "FAIL: $what"; fails=$((fails + 1)); fi
-}
-# cmake wraps long messages: lines are joined and runs of spaces squeezed before searching
-has() { tr -s '\n ' '  ' < "$1" | grep -q -- "$2"; }
-lacks() { ! has "$1" "$2"; }
+. "$(dirname "$0")/check.sh"
 
 # fake_toolkit ROOT: headers, nvcc, versioned libraries; NCCL unless $2 = no-nccl
 fake_toolkit() {

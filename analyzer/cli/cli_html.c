@@ -4,6 +4,7 @@
 #include "cli_job.h"
 
 #include "../analyze/whatif.h"
+#include "../mpi/mpi_job.h"
 #include "../report/report_html.h"
 
 #include <errno.h>
@@ -22,7 +23,7 @@ int ovl_cli_write_html(ovl_cli_job *j, const char *path, const char *title, doub
 int ovl_cli_write_html_with(ovl_cli_job *j, const char *path, const char *title, double alpha_ns, double beta,
                             const ovl_html_extra *extra, const char *heading) {
   if (!j) {  /* the extra section alone */
-    ovl_html_inputs in = {NULL, NULL, NULL, NULL, title, extra, heading};
+    ovl_html_inputs in = {.title = title, .extra = extra, .heading = heading};
     return ovl_cli_write_file(path, emit_page, &in);
   }
   double caps[64];
@@ -37,7 +38,9 @@ int ovl_cli_write_html_with(ovl_cli_job *j, const char *path, const char *title,
   ovl_err werr;
   ovl_err_clear(&werr);
   int have_whatif = ovl_whatif_run(j->job.ranks, j->job.nranks, &wopt, &w, &werr) == OVL_OK;
-  ovl_html_inputs in = {&j->job, &j->ctx, have_whatif ? &w : NULL, werr.msg, title, extra, heading};
+  ovl_html_inputs in = {.job = &j->job, .ctx = &j->ctx, .whatif = have_whatif ? &w : NULL, .whatif_error = werr.msg,
+                        .title = title, .read_step = ovl_mpi_active() ? ovl_mpi_step_work_read_many : NULL, .extra = extra,
+                        .heading = heading};
   int status = ovl_cli_write_file(path, emit_page, &in);
   if (have_whatif) ovl_whatif_result_free(&w);
   return status;

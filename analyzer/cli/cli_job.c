@@ -2,6 +2,7 @@
 #include "cli_job.h"
 
 #include "cli.h"
+#include "cli_mpi.h"
 #include "output_plan.h"
 
 #include "base/safe_output.h"
@@ -34,12 +35,15 @@ int ovl_cli_job_option(int c, const char *arg, ovl_cli_job_opts *o) {
     case OVL_OPT_STEP_PATTERN: o->analysis.step_pattern = arg; return 1;
     case OVL_OPT_HTA_COMPAT: o->analysis.import.hta_compat = 1; return 1;
     case OVL_OPT_DIM: o->analysis.dim_overrides = arg; return 1;
+    case OVL_OPT_MPI: ovl_cli_mpi_request(0); return 1;
+    case OVL_OPT_MPI_LOCAL: ovl_cli_mpi_request(1); return 1;
     default: return 0;
   }
 }
 
 int ovl_cli_job_run(const ovl_analysis_options *opt, const char *const *outputs, size_t noutputs, char *const *args,
                     size_t nargs, ovl_cli_job *out) {
+  if (ovl_cli_mpi_requested()) return ovl_cli_mpi_job_run(opt, outputs, noutputs, args, nargs, out);
   int status = ovl_cli_plan_outputs(outputs, noutputs, args, nargs);
   if (status) return status;
   ovl_err err;

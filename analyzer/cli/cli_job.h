@@ -11,16 +11,19 @@
 #include <stdio.h>
 
 /* The options every analysing verb takes: --json, --compact, -o/--output FILE, --force,
-** --comm-pattern RE, --step-pattern RE, --hta-compat, --dim COMM=DIM,... Put OVL_CLI_JOB_LONGOPTS in the verb's
-** option table and hand each option to ovl_cli_job_option first. */
+** --comm-pattern RE, --step-pattern RE, --hta-compat, --dim COMM=DIM,..., --mpi, --mpi-local
+** (cli_mpi.h). Put OVL_CLI_JOB_LONGOPTS in the verb's option table and hand each option to
+** ovl_cli_job_option first. */
 enum { OVL_OPT_JSON = 200, OVL_OPT_COMPACT, OVL_OPT_COMM_PATTERN, OVL_OPT_STEP_PATTERN, OVL_OPT_HTA_COMPAT, OVL_OPT_DIM,
        OVL_OPT_FORCE };
+enum { OVL_OPT_MPI = 220, OVL_OPT_MPI_LOCAL };
 #define OVL_CLI_JOB_LONGOPTS                                                                            \
   {"json", no_argument, NULL, OVL_OPT_JSON}, {"compact", no_argument, NULL, OVL_OPT_COMPACT},          \
       {"output", required_argument, NULL, 'o'}, {"comm-pattern", required_argument, NULL, OVL_OPT_COMM_PATTERN}, \
       {"step-pattern", required_argument, NULL, OVL_OPT_STEP_PATTERN},                                 \
       {"hta-compat", no_argument, NULL, OVL_OPT_HTA_COMPAT}, {"dim", required_argument, NULL, OVL_OPT_DIM}, \
-      {"force", no_argument, NULL, OVL_OPT_FORCE}
+      {"force", no_argument, NULL, OVL_OPT_FORCE}, {"mpi", no_argument, NULL, OVL_OPT_MPI},                  \
+      {"mpi-local", no_argument, NULL, OVL_OPT_MPI_LOCAL}
 
 typedef struct ovl_cli_job_opts {
   const char *verb;            /* for messages; NULL: "ovl" */
@@ -43,7 +46,8 @@ typedef struct ovl_cli_job {
 /* Plans the command's outputs[0..noutputs) (output_plan.h; NULL entries are standard output)
 ** before reading anything, then analyses args[0..nargs) with opt (kernel launch dimensions are
 ** always read: the diagnosis compares kernels by name and grid). Prints warnings; on failure
-** prints the error and returns the exit status (nothing to free), else 0. */
+** prints the error and returns the exit status (nothing to free), else 0. With --mpi, on a
+** process that is not the root: OVL_CLI_MPI_FOLLOWER (cli_mpi.h), which the verb returns. */
 int ovl_cli_job_run(const ovl_analysis_options *opt, const char *const *outputs, size_t noutputs, char *const *args,
                     size_t nargs, ovl_cli_job *out);
 void ovl_cli_job_free(ovl_cli_job *j);

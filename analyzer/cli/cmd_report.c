@@ -2,6 +2,7 @@
 #include "cli.h"
 #include "cli_gate.h"
 #include "cli_job.h"
+#include "cli_mpi.h"
 
 #include "../report/report_json.h"
 #include "../report/report_text.h"
@@ -49,6 +50,7 @@ static const char help[] =
     "                       first): METRIC OP VALUE, e.g. 'efficiency<0.8', 'exposed>5ms',\n"
     "                       'findings>0'; metrics step_time, compute, comm, exposed (per step,\n"
     "                       median), efficiency, findings, recoverable (docs/diff.md)\n"
+    OVL_CLI_MPI_HELP
     "  -h, --help           this help\n"
     "\n"
     "Steps come from NVTX ranges named 'step' (domain 'ovl', or 'ovl:step'), ProfilerStep#N or\n"

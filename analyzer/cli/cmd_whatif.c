@@ -1,6 +1,7 @@
 /* `ovl whatif`: replay the trace's backward with other bucket sizes. */
 #include "cli.h"
 #include "cli_job.h"
+#include "cli_mpi.h"
 
 #include "../analyze/whatif.h"
 #include "base/units.h"
@@ -42,6 +43,7 @@ static const char help[] =
     "  --hta-compat           Kineto traces: what Holistic Trace Analysis analyses (docs/import.md)\n"
     "  --dim COMM=DIM,...     give process group COMM (a comm id, or the name the traces give it)\n"
     "                         the parallelism dimension DIM: dp (also fsdp), tp, pp or ep\n"
+    OVL_CLI_MPI_HELP
     "  -h, --help             this help\n"
     "\n"
     "Files written are named on standard error. Exit status: 0 ok, 1 bad input or usage, 2\n"

@@ -1,5 +1,6 @@
 /* `ovl`: dispatches to the verb named by the first argument. */
 #include "cli.h"
+#include "cli_mpi.h"
 
 #include "../load/trace_import.h"
 #include "base/temp_files.h"
@@ -67,7 +68,7 @@ int main(int argc, char **argv) {
   }
   for (size_t i = 0; i < ovl_nverbs; i++) {
     if (strcmp(verb, ovl_verbs[i].name) != 0) continue;
-    int status = ovl_verbs[i].run(argc - 1, argv + 1);
+    int status = ovl_cli_mpi_end(ovl_verbs[i].run(argc - 1, argv + 1));  /* under mpirun: the root's status */
     /* A diagnostic for tests and the curious: how many foreign traces (processes) were
     ** imported; a command imports each input once. */
     if (getenv("OVL_DEBUG_IMPORTS")) fprintf(stderr, "ovl: debug: %lu import(s)\n", ovl_import_count());

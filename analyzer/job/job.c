@@ -68,20 +68,9 @@ static int warn_parts(ovl_job *job) {
   return add_warning(job, line);
 }
 
-/* One file's analysis, done by any worker; merged into the job in file order. */
-typedef struct file_result {
-  ovl_rank_result *ranks;
-  size_t nranks;
-  ovl_trace_source src;    /* kept open for the job (its conversions stay until the job ends) */
-  ovl_host_only *no_gpu;   /* processes of the file without GPU work */
-  size_t nno_gpu;
-  int opened, done, rc;
-  ovl_err err;
-} file_result;
-
 /* A process whose trace has no GPU work is kept aside (host_only.h) instead of failing the
 ** job: returns 1 when that is what the failure was (fr->rc cleared). */
-static int keep_without_gpu(const char *ovl_path, const char *user_path, file_result *fr) {
+static int keep_without_gpu(const char *ovl_path, const char *user_path, ovl_measured_file *fr) {
   ovl_host_only h;
   int is = 0;
   ovl_err err = {0};
@@ -100,7 +89,7 @@ static int keep_without_gpu(const char *ovl_path, const char *user_path, file_re
 /* The analysis of an opened source: every traced process it holds (an Nsight Systems export
 ** may hold several, one ovl trace each), its ranks named after the file the user gave and
 ** pointing at their process's ovl trace. */
-static void analyse_source(const ovl_analysis_ctx *ctx, file_result *fr) {
+static void analyse_source(const ovl_analysis_ctx *ctx, ovl_measured_file *fr) {
   ovl_trace_source *src = &fr->src;
   fr->opened = 1;
   for (size_t p = 0; !fr->rc && p < src->n_ovl_paths; p++) {
@@ -131,8 +120,7 @@ static void analyse_source(const ovl_analysis_ctx *ctx, file_result *fr) {
   }
 }
 
-/* Analyses one file into *fr (analyse_source). */
-static void analyse_one(const ovl_analysis_ctx *ctx, const char *path, file_result *fr) {
+void ovl_measure_file(const ovl_analysis_ctx *ctx, const char *path, ovl_measured_file *fr) {
   ovl_progress_file(path);  /* progress names the user's file, never a conversion */
   fr->rc = ovl_trace_source_open_with(path, &ctx->opt.import, &fr->src, &fr->err);
   if (!fr->rc) analyse_source(ctx, fr);
@@ -144,8 +132,9 @@ static void analyse_one(const ovl_analysis_ctx *ctx, const char *path, file_resu
 ** stage). Progress is reported in completion order. */
 typedef struct pool {
   const ovl_analysis_ctx *ctx;
-  const ovl_file_list *files;
-  file_result *results;
+  char *const *paths;
+  size_t npaths;
+  ovl_measured_file *results;
   size_t next, done;
   int failed;              /* stop handing out files after the first failure */
   pthread_mutex_t lock;
@@ -158,29 +147,31 @@ static void *worker(void *arg) {
   for (;;) {
     pthread_mutex_lock(&p->lock);
     size_t i = p->next;
-    int stop = p->failed || i >= p->files->len;
+    int stop = p->failed || i >= p->npaths;
     if (!stop) p->next++;
     pthread_mutex_unlock(&p->lock);
     if (stop) break;
-    analyse_one(p->ctx, p->files->paths[i], &p->results[i]);
+    ovl_measure_file(p->ctx, p->paths[i], &p->results[i]);
     pthread_mutex_lock(&p->lock);
     p->results[i].done = 1;
     if (p->results[i].rc) p->failed = 1;
-    else if (p->progress) p->progress(p->progress_ctx, ++p->done, p->files->len, p->files->paths[i]);
+    else if (p->progress) p->progress(p->progress_ctx, ++p->done, p->npaths, p->paths[i]);
     pthread_mutex_unlock(&p->lock);
   }
   return NULL;
 }
 
-static size_t worker_count(size_t files) {
+static size_t worker_count(size_t files, size_t max_workers) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   size_t n = cpus > 0 ? (size_t)cpus : 1;
+  if (max_workers && n > max_workers) n = max_workers;
   if (n > OVL_JOB_MAX_WORKERS) n = OVL_JOB_MAX_WORKERS;
   return n < files ? n : (files ? files : 1);
 }
 
-/* Moves the files' ranks into the job in file order; the first failure (in file order) wins. */
-static int merge_results(ovl_job *job, file_result *results, size_t n, ovl_err *err) {
+/* Moves the files' ranks into the job in file order; the first failure (in file order) wins.
+** Every file is left empty. */
+static int merge_results(ovl_job *job, ovl_measured_file *results, size_t n, ovl_err *err) {
   int rc = OVL_OK;
   size_t total = 0;
   for (size_t i = 0; i < n; i++) {
@@ -208,7 +199,7 @@ static int merge_results(ovl_job *job, file_result *results, size_t n, ovl_err *
     err->code = rc = OVL_EUSER;
   }
   for (size_t i = 0; i < n; i++) {
-    file_result *fr = &results[i];
+    ovl_measured_file *fr = &results[i];
     if (!rc && fr->nranks) {
       memcpy(job->ranks + job->nranks, fr->ranks, fr->nranks * sizeof *fr->ranks);
       job->nranks += fr->nranks;
@@ -225,37 +216,30 @@ static int merge_results(ovl_job *job, file_result *results, size_t n, ovl_err *
     if (!rc && fr->opened) job->sources[job->nsources++] = fr->src;
     else if (fr->opened) ovl_trace_source_close(&fr->src);
     free(fr->ranks);
+    memset(fr, 0, sizeof *fr);  /* all moved into the job or freed */
   }
   return rc;
 }
 
-int ovl_measure_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs, ovl_job_progress_fn progress,
-                    void *progress_ctx, ovl_job *job, ovl_err *err) {
+void ovl_measure_files(const ovl_analysis_ctx *ctx, char *const *paths, size_t n, size_t max_workers,
+                       ovl_job_progress_fn progress, void *progress_ctx, ovl_measured_file *out) {
+  pool p = {ctx, paths, n, out, 0, 0, 0, PTHREAD_MUTEX_INITIALIZER, progress, progress_ctx};
+  size_t nworkers = worker_count(n, max_workers);
+  pthread_t threads[OVL_JOB_MAX_WORKERS];
+  size_t started = 0;
+  for (size_t i = 1; i < nworkers; i++)
+    if (pthread_create(&threads[started], NULL, worker, &p) == 0) started++;
+  worker(&p);  /* the calling thread works too */
+  for (size_t i = 0; i < started; i++) pthread_join(threads[i], NULL);
+  pthread_mutex_destroy(&p.lock);
+}
+
+int ovl_job_assemble(const ovl_analysis_ctx *ctx, ovl_measured_file *files, size_t n, const char *skipped_warning,
+                     ovl_job *job, ovl_err *err) {
   memset(job, 0, sizeof *job);
   job->cross.most_waited_for = SIZE_MAX;
-  ovl_file_list files = {0};
-  int rc = ovl_expand_trace_args(args, nargs, &files, err);
-  file_result *results = NULL;
-  if (!rc && !(results = calloc(files.len ? files.len : 1, sizeof *results))) rc = ovl_oom(err, "results");
-  if (!rc) {
-    pool p = {ctx, &files, results, 0, 0, 0, PTHREAD_MUTEX_INITIALIZER, progress, progress_ctx};
-    size_t nworkers = worker_count(files.len);
-    pthread_t threads[OVL_JOB_MAX_WORKERS];
-    size_t started = 0;
-    for (size_t i = 1; i < nworkers; i++)
-      if (pthread_create(&threads[started], NULL, worker, &p) == 0) started++;
-    worker(&p);  /* the calling thread works too */
-    for (size_t i = 0; i < started; i++) pthread_join(threads[i], NULL);
-    pthread_mutex_destroy(&p.lock);
-    rc = merge_results(job, results, files.len, err);
-  }
-  free(results);
-  if (!rc && (files.nskipped || files.nnot_traces)) {
-    char line[2048];
-    ovl_file_list_skipped_text(&files, line, sizeof line);
-    if (add_warning(job, line)) rc = ovl_oom(err, "warnings");
-  }
-  ovl_file_list_free(&files);
+  int rc = merge_results(job, files, n, err);
+  if (!rc && skipped_warning && skipped_warning[0] && add_warning(job, skipped_warning)) rc = ovl_oom(err, "warnings");
   if (rc) {
     ovl_job_free(job);
     return rc;
@@ -268,6 +252,33 @@ int ovl_measure_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs
   if (!rc) rc = ovl_job_dims_finish(job, err);
   if (rc) ovl_job_free(job);
   return rc;
+}
+
+int ovl_measure_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs, ovl_job_progress_fn progress,
+                    void *progress_ctx, ovl_job *job, ovl_err *err) {
+  memset(job, 0, sizeof *job);
+  ovl_file_list files = {0};
+  int rc = ovl_expand_trace_args(args, nargs, &files, err);
+  ovl_measured_file *results = NULL;
+  if (!rc && !(results = calloc(files.len ? files.len : 1, sizeof *results))) rc = ovl_oom(err, "results");
+  char skipped[2048] = "";
+  if (!rc) {
+    ovl_measure_files(ctx, files.paths, files.len, 0, progress, progress_ctx, results);
+    if (files.nskipped || files.nnot_traces) ovl_file_list_skipped_text(&files, skipped, sizeof skipped);
+    rc = ovl_job_assemble(ctx, results, files.len, skipped, job, err);
+  }
+  free(results);
+  ovl_file_list_free(&files);
+  return rc;
+}
+
+void ovl_measured_file_free(ovl_measured_file *f) {
+  for (size_t k = 0; k < f->nranks; k++) ovl_rank_result_free(&f->ranks[k]);
+  free(f->ranks);
+  for (size_t k = 0; k < f->nno_gpu; k++) ovl_host_only_free(&f->no_gpu[k]);
+  free(f->no_gpu);
+  if (f->opened) ovl_trace_source_close(&f->src);
+  memset(f, 0, sizeof *f);
 }
 
 void ovl_job_free(ovl_job *job) {

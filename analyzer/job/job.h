@@ -73,6 +73,35 @@ typedef struct ovl_job {
 ** analysed it, one call at a time; may be NULL. */
 typedef void (*ovl_job_progress_fn)(void *ctx, size_t done, size_t total, const char *path);
 
+/* One TRACE file measured: its ranks (each named after the file, its ovl_path the process's
+** ovl trace), its source (kept open: its conversions live until the job ends), its processes
+** without GPU work, or why it failed (rc, err). done: it was measured (a pool stops handing
+** out files after a failure). */
+typedef struct ovl_measured_file {
+  ovl_rank_result *ranks;
+  size_t nranks;
+  ovl_trace_source src;
+  ovl_host_only *no_gpu;
+  size_t nno_gpu;
+  int opened, done, rc;
+  ovl_err err;
+} ovl_measured_file;
+
+/* Measures the file at path into *out (zeroed by the caller): every traced process it holds. */
+void ovl_measure_file(const ovl_analysis_ctx *ctx, const char *path, ovl_measured_file *out);
+/* Measures paths[0..n) into out[0..n) (zeroed by the caller) with up to max_workers threads (0:
+** one per CPU), at most OVL_JOB_MAX_WORKERS; after the first failure no file is started. */
+void ovl_measure_files(const ovl_analysis_ctx *ctx, char *const *paths, size_t n, size_t max_workers,
+                       ovl_job_progress_fn progress, void *progress_ctx, ovl_measured_file *out);
+/* The job of measured files, in file order: their ranks, sources and warnings move into it
+** (every file is left empty), skipped_warning (NULL or "": none) is added after the files'
+** warnings, then the ranks are sorted and related (partition, dimensions, cross-rank, pipeline
+** stages). The first failed file (in file order) fails the job. On failure nothing is kept
+** (job zeroed) and *err says why. */
+int ovl_job_assemble(const ovl_analysis_ctx *ctx, ovl_measured_file *files, size_t n, const char *skipped_warning,
+                     ovl_job *job, ovl_err *err);
+void ovl_measured_file_free(ovl_measured_file *f);
+
 /* Expands the TRACE arguments (files and directories), resolves each format, measures every
 ** trace, sorts the ranks and runs the job stages (dimensions, cross-rank, pipeline stages). A
 ** trace without GPU work goes to no_gpu; when no trace has GPU work the job fails, the error

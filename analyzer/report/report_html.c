@@ -267,7 +267,8 @@ static size_t pick_ranks(const ovl_job *job, size_t worst_ri, exposed_key *keys)
 }
 
 /* The picked steps of one rank (most exposed first, then shown in step order), read in one pass. */
-static int read_rank(const ovl_analysis_ctx *ctx, const ovl_rank_result *r, picked *p, ovl_err *err) {
+static int read_rank(const ovl_analysis_ctx *ctx, ovl_step_work_reader read_step, const ovl_rank_result *r, picked *p,
+                     ovl_err *err) {
   exposed_key *keys = malloc((r->nsteps ? r->nsteps : 1) * sizeof *keys);
   if (!keys) return ovl_oom(err, "timeline");
   for (size_t s = 0; s < r->nsteps; s++) keys[s] = (exposed_key){r->steps[s].totals.exposed, s};
@@ -282,7 +283,7 @@ static int read_rank(const ovl_analysis_ctx *ctx, const ovl_rank_result *r, pick
     steps[k] = &r->steps[p->si[k]];
     merge[k] = (steps[k]->end - steps[k]->start) / (3 * OVL_HTML_WIDTH);  /* a third of a pixel */
   }
-  return ovl_step_work_read_many(ctx, r, steps, merge, p->nsteps, p->work, err);
+  return read_step(ctx, r, steps, merge, p->nsteps, p->work, err);
 }
 
 static void timelines_free(timelines *tl) {
@@ -292,8 +293,8 @@ static void timelines_free(timelines *tl) {
   memset(tl, 0, sizeof *tl);
 }
 
-static int timelines_read(const ovl_analysis_ctx *ctx, const ovl_job *job, size_t worst_ri, timelines *tl,
-                          ovl_err *err) {
+static int timelines_read(const ovl_analysis_ctx *ctx, ovl_step_work_reader read_step, const ovl_job *job,
+                          size_t worst_ri, timelines *tl, ovl_err *err) {
   memset(tl, 0, sizeof *tl);
   exposed_key *keys = malloc((job->nranks ? job->nranks : 1) * sizeof *keys);
   tl->ranks = calloc(TIMELINE_RANKS, sizeof *tl->ranks);
@@ -307,7 +308,7 @@ static int timelines_read(const ovl_analysis_ctx *ctx, const ovl_job *job, size_
   int rc = OVL_OK;
   for (size_t i = 0; !rc && i < n; i++) {
     tl->ranks[i].ri = keys[i].index;
-    rc = read_rank(ctx, &job->ranks[keys[i].index], &tl->ranks[i], err);
+    rc = read_rank(ctx, read_step, &job->ranks[keys[i].index], &tl->ranks[i], err);
     tl->n = i + 1;
   }
   free(keys);
@@ -373,7 +374,7 @@ int ovl_report_html(FILE *out, const ovl_html_inputs *in, ovl_err *err) {
   timelines tl;
   memset(&tl, 0, sizeof tl);
   if (job) {
-    int rc = timelines_read(in->ctx, job, ri, &tl, err);
+    int rc = timelines_read(in->ctx, in->read_step ? in->read_step : ovl_step_work_read_many, job, ri, &tl, err);
     if (rc) return rc;
   }
   const char *heading = in->heading ? in->heading : "ovl report";

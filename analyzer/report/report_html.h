@@ -19,6 +19,13 @@
 /* The bucket caps (MiB, as `ovl whatif --bucket-mb`) the valley is drawn from: 1 MiB to 2 GiB. */
 #define OVL_HTML_VALLEY_CAPS "1,1.5,2,3,4,6,8,12,16,25,32,48,64,96,128,192,256,384,512,768,1024,1536,2048"
 
+#include "html_step_work.h"
+
+/* How the timelines' step work is read (ovl_step_work_read_many's contract). */
+typedef int (*ovl_step_work_reader)(const ovl_analysis_ctx *ctx, const ovl_rank_result *r,
+                                    const ovl_step_result *const *steps, const int64_t *merge_ns, size_t n,
+                                    ovl_step_work *out, ovl_err *err);
+
 /* A section written before the report's own (the comparison of `ovl diff --html`). */
 typedef struct ovl_html_extra {
   const char *id, *nav, *title;      /* section id, its link text, its heading */
@@ -32,6 +39,8 @@ typedef struct ovl_html_inputs {
   const ovl_whatif_result *whatif;   /* NULL: no replay (whatif_error says why) */
   const char *whatif_error;
   const char *title;                 /* shown in the header, e.g. the traces named */
+  ovl_step_work_reader read_step;    /* NULL: ovl_step_work_read_many (a job analysed over MPI reads it
+                                     ** where the trace is: mpi/mpi_job.h) */
   const ovl_html_extra *extra;       /* NULL: none */
   const char *heading;               /* NULL: "ovl report" */
 } ovl_html_inputs;

@@ -34,9 +34,10 @@ ln -sfn "$root" "$canon/src"
 ln -sfn "$kit" "$canon/build"
 
 echo "prepare: Release build for sm_${CUDA_ARCH:-90} in build-gpu (paths recorded as $canon)"
-# Every binary looks for the carried libraries beside itself, one and two folders up.
+# Every binary looks for the carried libraries beside itself, one and two folders up. No MPI:
+# the kit runs on one GPU machine, which need not have this machine's MPI libraries.
 rpath='$ORIGIN/kit-lib;$ORIGIN/../kit-lib;$ORIGIN/../../kit-lib'
-cmake -S "$canon/src" -B "$canon/build" -DCMAKE_BUILD_TYPE=Release -DOVL_WITH_CUDA=ON \
+cmake -S "$canon/src" -B "$canon/build" -DCMAKE_BUILD_TYPE=Release -DOVL_WITH_CUDA=ON -DOVL_MPI=OFF \
   -DCMAKE_CUDA_ARCHITECTURES="${CUDA_ARCH:-90}" -DOVL_WERROR="${OVL_WERROR:-OFF}" \
   -DCMAKE_BUILD_RPATH="$rpath" >"$kit/configure.log" 2>&1 || { cat "$kit/configure.log" >&2; exit 1; }
 cmake --build "$canon/build" -j "$jobs"

@@ -1,0 +1,124 @@
+/*
+** The job measured by every process of an MPI job and assembled on the root: see mpi_job.h.
+** Each process measures its files (threads: its node's CPUs shared among the node's
+** processes), packs them (job/rank_pack.h) with their index in the job's file order and sends
+** them to the root in one MPI_Gatherv; the root unpacks every file into its place and assembles
+** the job exactly as one process does (ovl_job_assemble), then diagnoses it.
+*/
+#include "mpi_internal.h"
+
+#include "diagnose/diagnose.h"
+#include "job/rank_pack.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *ovl_mpi_missing(void) { return NULL; }
+
+/* Threads per process: the node's CPUs among its processes, at least one. */
+static size_t workers_per_process(void) {
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  size_t n = cpus > 0 ? (size_t)cpus : 1, procs = ovl_mpi_s.node_procs > 0 ? (size_t)ovl_mpi_s.node_procs : 1;
+  return n / procs ? n / procs : 1;
+}
+
+/* Packs this process's measured files (each after its index); they keep only their sources. */
+static int pack_mine(const ovl_mpi_plan *plan, ovl_measured_file *files, ovl_bytes *out, ovl_err *err) {
+  ovl_put_u64(out, plan->n);
+  for (size_t i = 0; i < plan->n; i++) {
+    ovl_put_u64(out, plan->index[i]);
+    ovl_measured_file_pack(&files[i], out);
+    for (size_t k = 0; k < files[i].nranks; k++) ovl_rank_result_free(&files[i].ranks[k]);
+    free(files[i].ranks);
+    files[i].ranks = NULL;
+    files[i].nranks = 0;
+    for (size_t k = 0; k < files[i].nno_gpu; k++) ovl_host_only_free(&files[i].no_gpu[k]);
+    free(files[i].no_gpu);
+    files[i].no_gpu = NULL;
+    files[i].nno_gpu = 0;
+  }
+  return out->oom ? ovl_oom(err, "results") : OVL_OK;
+}
+
+static int note_owner(const ovl_measured_file *f, int process, ovl_err *err) {
+  ovl_mpi_owner *grown = realloc(ovl_mpi_s.owners, (ovl_mpi_s.nowners + f->nranks) * sizeof *grown);
+  if (!grown && f->nranks) return ovl_oom(err, "results received");
+  if (grown) ovl_mpi_s.owners = grown;
+  for (size_t k = 0; k < f->nranks; k++) ovl_mpi_s.owners[ovl_mpi_s.nowners++] = (ovl_mpi_owner){f->ranks[k].ovl_path, process};
+  return OVL_OK;
+}
+
+/* The root: every other process's files, unpacked into their places in files[]. */
+static int unpack_all(ovl_bytes *all, ovl_measured_file *files, size_t nfiles, ovl_err *err) {
+  int rc = OVL_OK;
+  for (int p = 1; p < ovl_mpi_s.size; p++) {
+    ovl_bytes_reader in = {all[p].data, all[p].data + all[p].len, 0};
+    size_t n = rc ? 0 : ovl_get_count(&in, 2);
+    for (size_t i = 0; !rc && i < n; i++) {
+      uint64_t at = ovl_get_u64(&in);
+      if (in.bad || at >= nfiles || files[at].done || files[at].opened) {
+        rc = ovl_fail(err, OVL_EINTERNAL, "results received: malformed (a fault of ovl: please report it)");
+        break;
+      }
+      rc = ovl_measured_file_unpack(&in, &files[at], err);
+      if (!rc) rc = note_owner(&files[at], p, err);
+    }
+    if (!rc && (in.bad || in.p != in.end))
+      rc = ovl_fail(err, OVL_EINTERNAL, "results received: malformed (a fault of ovl: please report it)");
+    ovl_bytes_free(&all[p]);  /* what was unpacked is not kept twice */
+  }
+  return rc;
+}
+
+/* The root: its own files, measured in place, join the others' and the job is assembled. */
+static int assemble(const ovl_analysis_ctx *ctx, const ovl_mpi_plan *plan, ovl_measured_file *mine, ovl_bytes *all,
+                    ovl_job *job, ovl_err *err) {
+  ovl_measured_file *files = calloc(plan->nfiles ? plan->nfiles : 1, sizeof *files);
+  int rc = files ? OVL_OK : ovl_oom(err, "results");
+  for (size_t i = 0; !rc && i < plan->n; i++) {
+    files[plan->index[i]] = mine[i];
+    memset(&mine[i], 0, sizeof mine[i]);
+  }
+  if (!rc) rc = unpack_all(all, files, plan->nfiles, err);
+  if (!rc) rc = ovl_job_assemble(ctx, files, plan->nfiles, plan->skipped, job, err);
+  if (!rc) {
+    rc = ovl_diagnose_job(job, err);
+    if (rc) ovl_job_free(job);
+  }
+  for (size_t i = 0; files && i < plan->nfiles; i++) ovl_measured_file_free(&files[i]);
+  free(files);
+  return rc;
+}
+
+int ovl_mpi_analyze_job(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs, int local,
+                        ovl_job_progress_fn progress, void *progress_ctx, ovl_job *job, int *is_root, ovl_err *err) {
+  memset(job, 0, sizeof *job);
+  int rc = ovl_mpi_begin(is_root, err);
+  if (rc) return rc;
+  ovl_mpi_s.ctx = ctx;
+  ovl_mpi_plan plan;
+  if ((rc = ovl_mpi_plan_files(args, nargs, local, &plan, err)) != OVL_OK) return rc;
+
+  ovl_measured_file *mine = calloc(plan.n ? plan.n : 1, sizeof *mine);
+  rc = mine ? OVL_OK : ovl_oom(err, "results");
+  if (!rc)
+    ovl_measure_files(ctx, plan.paths, plan.n, workers_per_process(), *is_root ? progress : NULL, progress_ctx, mine);
+  ovl_bytes packed = {0}, *all = NULL;
+  if (!rc && !*is_root) rc = pack_mine(&plan, mine, &packed, err);
+  if ((rc = ovl_mpi_agree(rc, err)) == OVL_OK) rc = ovl_mpi_gather_bytes(&packed, &all, err);
+  ovl_bytes_free(&packed);
+  if (!rc && *is_root) rc = assemble(ctx, &plan, mine, all, job, err);
+  for (int p = 0; all && p < ovl_mpi_s.size; p++) ovl_bytes_free(&all[p]);
+  free(all);
+  if (*is_root || rc) {
+    for (size_t i = 0; mine && i < plan.n; i++) ovl_measured_file_free(&mine[i]);
+    free(mine);
+  } else {
+    ovl_mpi_s.mine = mine;  /* their sources stay open for the root's requests */
+    ovl_mpi_s.nmine = plan.n;
+  }
+  ovl_mpi_plan_free(&plan);
+  /* Every process learns whether the job was assembled (the root's failure is everyone's). */
+  return ovl_mpi_agree(rc, err);
+}
