@@ -358,6 +358,18 @@ static void plugin(void) {
             calls);
   sqlite3_close(late);
   sqlite3_close(injected);
+  /* The report names the remedy for the late trace's unlinked calls, and only for it. */
+  char args[4200];
+  snprintf(args, sizeof args, "report '%s'", data("plugin/plugin-late-cupti.sqlite"));
+  cmd_result r = ovl_run(args);
+  CHECK_I64(r.status, 0);
+  CHECK(strstr(r.out, "launched no GPU work") != NULL && strstr(r.out, "CUDA_INJECTION64_PATH") != NULL);
+  cmd_free(&r);
+  snprintf(args, sizeof args, "report '%s'", data("plugin/plugin-injected.sqlite"));
+  r = ovl_run(args);
+  CHECK_I64(r.status, 0);
+  CHECK(strstr(r.out, "CUDA_INJECTION64_PATH") == NULL);
+  cmd_free(&r);
 }
 
 int main(int argc, char **argv) {

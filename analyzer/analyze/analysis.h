@@ -210,6 +210,8 @@ typedef struct ovl_rank_result {
   char *hostname;
   int64_t rank, world_size, pid, device;
   int job;                 /* which of the job's parts (job/job.h: traces of one job) it belongs to; 0 until known */
+  int cupti_late;          /* meta.cupti says CUPTI was attached late (from NCCL's profiler plugin): the trace
+                           ** has no launching API calls, so collectives cannot be linked to their kernels */
   ovl_totals totals;
   ovl_step_method step_detection;
   ovl_step_projection step_projection;

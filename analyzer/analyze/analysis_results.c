@@ -346,6 +346,8 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
   res->pid = ovl_trace_meta_int(r->t, "pid", OVL_NONE);
   res->device = d->device;
   res->realtime_offset = ovl_trace_meta_int(r->t, "realtime_offset_ns", OVL_NONE);
+  const char *cupti = ovl_trace_meta(r->t, "cupti");
+  res->cupti_late = cupti && strncmp(cupti, "attached (late", 14) == 0;
   res->colls_numbered = (long)ovl_trace_meta_int(r->t, "import_seq_numbered", 0);
   res->clock_offset = 0;
   ovl_channel_facts_init(&res->channel_facts);

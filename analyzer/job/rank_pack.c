@@ -253,6 +253,7 @@ void ovl_rank_pack(const ovl_rank_result *r, ovl_bytes *b) {
                          r->bad.api, r->bad.strings, r->first_step_differs, r->colls_before_window,
                          r->bad.channels};
   for (size_t i = 0; i < sizeof counts / sizeof counts[0]; i++) put_int(b, counts[i]);
+  put_int(b, r->cupti_late);
   ovl_put_u64(b, r->nstreams);
   for (size_t i = 0; i < r->nstreams; i++) {
     const ovl_stream_stat *st = &r->streams[i];
@@ -585,6 +586,7 @@ static void get_rank(rank_in *ri) {
     if (counts[i]) *counts[i] = (long)v;
     else r->first_step_differs = (int)v;
   }
+  r->cupti_late = (int)get_int(in);
   size_t nstreams = ovl_get_count(in, 6);
   if (nstreams && (r->streams = alloc_items(ri, nstreams, sizeof *r->streams)) != NULL) {
     for (size_t i = 0; i < nstreams && !in->bad; i++, r->nstreams++) {

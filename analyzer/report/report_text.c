@@ -186,6 +186,9 @@ static void print_rank_header(FILE *out, const ovl_rank_result *r, size_t nparts
   if (r->colls_without_gpu_work || r->colls_outside_steps)
     fprintf(out, "  %ld collective calls launched no GPU work; %ld ran outside every step\n", r->colls_without_gpu_work,
             r->colls_outside_steps);
+  if (r->colls_without_gpu_work && r->cupti_late)
+    fprintf(out, "  (CUPTI was attached late, from NCCL's profiler plugin, so no launching call was recorded to link "
+                 "collectives to their kernels: also set CUDA_INJECTION64_PATH=libovl.so, docs/capture.md)\n");
   if (r->colls_before_window)
     fprintf(out, "  %ld collective%s at the start of step 0 ran GPU work launched before the profiler window opened "
                  "(no launching call in the trace): not counted in step 0's buckets or findings\n",
