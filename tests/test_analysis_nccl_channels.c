@@ -87,10 +87,10 @@ static void test_without_cupti(void) {
   if (ca && cc) {
     CHECK_I64(ca->gpu_start, t0);  /* placed with gpu_timer_offsets, not the written columns */
     CHECK_I64(ca->gpu_end, t0 + 100 * US);
-    CHECK_I64(ca->channels.n, 4);
-    CHECK(ca->channels.timed);
-    CHECK_I64(ca->channels.spread, 300);
-    CHECK_I64(cc->channels.spread, 40 * US + 100);  /* channel 1's late end - channel 0's end */
+    CHECK_I64(ovl_coll_extra_of(ca)->channels.n, 4);
+    CHECK(ovl_coll_extra_of(ca)->channels.timed);
+    CHECK_I64(ovl_coll_extra_of(ca)->channels.spread, 300);
+    CHECK_I64(ovl_coll_extra_of(cc)->channels.spread, 40 * US + 100);  /* channel 1's late end - channel 0's end */
     CHECK_I64(cc->gpu_end, t0 + 300 * US + 40 * US - 200);
     CHECK_I64(cc->exposed, 90 * US - 200);
   }
@@ -141,11 +141,11 @@ static void test_with_cupti(void) {
   CHECK(c0 && c2);
   if (c0 && c2) {
     CHECK_I64(c0->gpu_start, t0);
-    CHECK(!c0->channels.timed);
-    CHECK_I64(c0->channels.outside, 0);
-    CHECK(c0->channels.agree);
-    CHECK_I64(c2->channels.outside, MS - 2 * US);  /* ends 1 ms - 2 us after its kernel */
-    CHECK(!c2->channels.agree);
+    CHECK(!ovl_coll_extra_of(c0)->channels.timed);
+    CHECK_I64(ovl_coll_extra_of(c0)->channels.outside, 0);
+    CHECK(ovl_coll_extra_of(c0)->channels.agree);
+    CHECK_I64(ovl_coll_extra_of(c2)->channels.outside, MS - 2 * US);  /* ends 1 ms - 2 us after its kernel */
+    CHECK(!ovl_coll_extra_of(c2)->channels.agree);
   }
   CHECK_I64(r->channel_facts.collectives, 3);
   CHECK_I64(r->channel_facts.timed, 0);

@@ -75,6 +75,19 @@ typedef struct ovl_coll_diag {
   int ready_order;         /* gradient collectives: position in readiness order, else -1 */
 } ovl_coll_diag;
 
+/* What few collectives have (only NCCL's profiler plugin times channels and names the algorithm
+** and protocol; a device-to-host copy right after a collective is rare), kept out of ovl_coll_result so the many do not pay for it. */
+typedef struct ovl_coll_extra {
+  ovl_coll_channels channels;              /* NCCL's timing of its kernel channels (nccl_channels.h) */
+  int64_t d2h_start, d2h_end, d2h_bytes;   /* a device-to-host copy right after it; OVL_NONE if none */
+  char algorithm[16], protocol[8];         /* NCCL's own account (its profiler plugin); "" when unknown */
+} ovl_coll_extra;
+
+/* No channel timing (channels.n = 0, its times OVL_NONE), no copy after it, no algorithm or protocol. */
+extern const ovl_coll_extra ovl_coll_extra_none;
+/* 1 when x holds nothing beyond ovl_coll_extra_none. */
+int ovl_coll_extra_is_none(const ovl_coll_extra *x);
+
 /* A collective across ranks (job_cross_rank.c), for a call matched on every rank. */
 typedef struct ovl_coll_cross {
   int64_t wait_ns;         /* GPU time spent waiting for the last peer to arrive */
@@ -96,9 +109,6 @@ typedef struct ovl_coll_result {
   char dtype[16], redop[16];
   int64_t device, stream;
   long bucket;             /* from the `bucket <k>` NVTX range; -1 when unknown */
-  int bytes_from_marks;    /* 1: the trace gave no size (a collective known by its kernel only,
-                           ** such as an emulated one) and bytes is the sum of its bucket's
-                           ** grad_ready marks since the bucket's previous launch */
   int64_t host_launch, host_end;  /* OVL_NONE when unknown */
   int64_t gpu_start, gpu_end;
   int64_t exposed;         /* ns of its GPU interval with no compute running */
@@ -107,7 +117,6 @@ typedef struct ovl_coll_result {
   int64_t queueing;        /* gpu_start - host_launch; OVL_NONE when the launch is unknown */
   int64_t compute_before;  /* end of the last compute kernel that started before it; OVL_NONE if none */
   int64_t compute_after;   /* start of the first compute kernel at or after its end; OVL_NONE if none */
-  int64_t d2h_start, d2h_end, d2h_bytes;  /* a device-to-host copy right after it; OVL_NONE if none */
   int64_t correlation;     /* of its first GPU work */
   double algbw_gbps, busbw_gbps;
   long step;               /* -1 when outside every step */
@@ -117,9 +126,22 @@ typedef struct ovl_coll_result {
   ovl_coll_diag diag;      /* {OVL_ROLE_OTHER, -1} until the gradient phase is measured */
   ovl_coll_cross *cross;   /* NULL unless matched on every rank of its job */
   ovl_coll_dim pdim;       /* parallelism dimension and role (job_dims.c); zero until then */
-  char algorithm[16], protocol[8];  /* NCCL's own account (its profiler plugin); "" when unknown */
-  ovl_coll_channels channels;       /* NCCL's timing of its kernel channels (nccl_channels.h) */
+  int bytes_from_marks;    /* 1: the trace gave no size (a collective known by its kernel only,
+                           ** such as an emulated one) and bytes is the sum of its bucket's
+                           ** grad_ready marks since the bucket's previous launch */
+  /* what few collectives have, kept apart (owned by the collective: ovl_rank_result_free frees
+  ** it); NULL when it would equal ovl_coll_extra_none. Read it through ovl_coll_extra_of. */
+  ovl_coll_extra *extra;
 } ovl_coll_result;
+
+/* Gives c a copy of x (c's previous one freed), or none (c->extra NULL) when x is none. -1: no
+** memory (c->extra NULL). */
+int ovl_coll_extra_set(ovl_coll_result *c, const ovl_coll_extra *x);
+
+/* A collective's extra facts, or ovl_coll_extra_none (never NULL). */
+static inline const ovl_coll_extra *ovl_coll_extra_of(const ovl_coll_result *c) {
+  return c->extra ? c->extra : &ovl_coll_extra_none;
+}
 
 /* A `grad_ready` mark (host time). */
 typedef struct ovl_grad_mark {

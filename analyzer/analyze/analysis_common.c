@@ -6,6 +6,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+const ovl_coll_extra ovl_coll_extra_none = {
+    .channels = {.n = 0, .start = OVL_NONE, .end = OVL_NONE, .spread = OVL_NONE, .outside = OVL_NONE},
+    .d2h_start = OVL_NONE,
+    .d2h_end = OVL_NONE,
+    .d2h_bytes = OVL_NONE};
+
+int ovl_coll_extra_is_none(const ovl_coll_extra *x) {
+  const ovl_coll_extra *z = &ovl_coll_extra_none;
+  const ovl_coll_channels *a = &x->channels, *b = &z->channels;
+  return a->n == b->n && a->start == b->start && a->end == b->end && a->spread == b->spread &&
+         a->outside == b->outside && a->timed == b->timed && a->agree == b->agree && x->d2h_start == z->d2h_start &&
+         x->d2h_end == z->d2h_end && x->d2h_bytes == z->d2h_bytes && !x->algorithm[0] && !x->protocol[0];
+}
+
+int ovl_coll_extra_set(ovl_coll_result *c, const ovl_coll_extra *x) {
+  free(c->extra);
+  c->extra = NULL;
+  if (ovl_coll_extra_is_none(x)) return 0;
+  if (!(c->extra = malloc(sizeof *c->extra))) return -1;
+  *c->extra = *x;
+  return 0;
+}
+
+static void free_coll_extras(ovl_coll_result *colls, size_t n) {
+  for (size_t i = 0; colls && i < n; i++) free(colls[i].extra);
+}
+
 double ovl_overlap_efficiency(const ovl_totals *t) {
   if (t->comm <= 0) return NAN;
   return 1.0 - (double)t->exposed / (double)t->comm;
@@ -96,10 +123,12 @@ void ovl_free_findings(ovl_finding *list, size_t n) {
 void ovl_rank_result_free(ovl_rank_result *r) {
   if (!r) return;
   for (size_t s = 0; s < r->nsteps; s++) {
+    free_coll_extras(r->steps[s].colls, r->steps[s].ncolls);
     free(r->steps[s].colls);
     ovl_free_findings(r->steps[s].findings, r->steps[s].nfindings);
   }
   free(r->steps);
+  free_coll_extras(r->unstepped, r->nunstepped);
   free(r->unstepped);
   free(r->coll_cross);
   free(r->coll_pieces);

@@ -84,7 +84,8 @@ static long range_value(const ovl_host_range *ranges, size_t n, int64_t host_sta
   return -1;
 }
 
-static void fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out) {
+/* -1: no memory (out's extra not kept). */
+static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out) {
   const ovl_coll_rec *rec = &r->recs[c];
   const ovl_coll_track *t = &r->track[c];
   memset(out, 0, sizeof *out);
@@ -120,18 +121,20 @@ static void fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *ou
                       : OVL_NONE;
   out->compute_before = t->compute_before;
   out->compute_after = t->compute_after;
-  out->d2h_start = t->d2h_start;
-  out->d2h_end = t->d2h_end;
-  out->d2h_bytes = t->d2h_bytes;
   out->diag = (ovl_coll_diag){OVL_ROLE_OTHER, -1};
   out->step = step;
   out->exposed_pieces = NULL;
   out->cross = NULL;
-  memcpy(out->algorithm, rec->algorithm, sizeof out->algorithm);
-  memcpy(out->protocol, rec->protocol, sizeof out->protocol);
   int timed = 0;
   const ovl_channel_span *span = c < r->nrows ? ovl_work_stream_channels(&r->ws, c, &timed) : NULL;
-  ovl_coll_channels_measure(&out->channels, span, timed, t->gpu_start, t->gpu_end);
+  ovl_coll_extra extra = ovl_coll_extra_none;
+  ovl_coll_channels_measure(&extra.channels, span, timed, t->gpu_start, t->gpu_end);
+  extra.d2h_start = t->d2h_start;
+  extra.d2h_end = t->d2h_end;
+  extra.d2h_bytes = t->d2h_bytes;
+  memcpy(extra.algorithm, rec->algorithm, sizeof extra.algorithm);
+  memcpy(extra.protocol, rec->protocol, sizeof extra.protocol);
+  int failed = ovl_coll_extra_set(out, &extra);
   int64_t dur = t->gpu_end - t->gpu_start;
   if (rec->bytes != OVL_NONE && rec->bytes >= 0 && dur > 0) {
     out->algbw_gbps = ovl_algbw_bytes(out->op, rec->bytes, rec->nranks) / (double)dur;  /* bytes/ns = GB/s */
@@ -139,6 +142,7 @@ static void fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *ou
   } else {
     out->algbw_gbps = out->busbw_gbps = NAN;
   }
+  return failed ? -1 : 0;
 }
 
 static int cmp_firing(const void *pa, const void *pb) {
@@ -420,19 +424,30 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     res->steps[s].colls = calloc(res->steps[s].ncolls ? res->steps[s].ncolls : 1, sizeof *res->steps[s].colls);
     if (!res->steps[s].colls) rc = ovl_oom(err, "results");
   }
+  /* One device: its collectives' exposed pieces are the run's own array, handed over instead of
+  ** copied (at this point the copy was the peak's largest part after the collectives). */
+  int own_pieces = r->ndevs == 1;
   size_t npieces = (size_t)res->colls_outside_steps;
   for (size_t s = 0; s < res->nsteps; s++) npieces += res->steps[s].ncolls;
-  if (!rc && !(res->coll_pieces = malloc((npieces ? npieces : 1) * sizeof *res->coll_pieces)))
+  if (!rc && own_pieces) {
+    res->coll_pieces = r->cstate.pieces;
+    r->cstate.pieces = NULL;
+  } else if (!rc && !(res->coll_pieces = malloc((npieces ? npieces : 1) * sizeof *res->coll_pieces))) {
     rc = ovl_oom(err, "results");
+  }
   size_t next_piece = 0;
   for (size_t c = 0; !rc && c < r->ncolls; c++) {
     long s = window_of[c];
     if (r->track[c].device != d->device || r->track[c].gpu_start == OVL_NONE) continue;
     ovl_coll_result *out = s >= 0 ? &res->steps[s].colls[fill[s]++] : &res->unstepped[res->nunstepped++];
-    fill_coll(r, c, s >= 0 ? s : -1, out);
-    ovl_channel_facts_add(&res->channel_facts, &out->channels, out->id);
-    res->coll_pieces[next_piece] = r->cstate.pieces[c];
-    out->exposed_pieces = &res->coll_pieces[next_piece++];
+    if (fill_coll(r, c, s >= 0 ? s : -1, out)) rc = ovl_oom(err, "results");
+    ovl_channel_facts_add(&res->channel_facts, &ovl_coll_extra_of(out)->channels, out->id);
+    if (own_pieces) {
+      out->exposed_pieces = &res->coll_pieces[c];
+    } else {
+      res->coll_pieces[next_piece] = r->cstate.pieces[c];
+      out->exposed_pieces = &res->coll_pieces[next_piece++];
+    }
   }
   for (size_t s = 0; !rc && s < res->nsteps; s++) {
     ovl_step_result *st = &res->steps[s];

@@ -333,7 +333,9 @@ static void reset_pass(ovl_run *r) {
   r->ndevs = 0;
   r->ncolls = r->nrows + r->npresynth;
   r->next_synth = r->nrows;
-  for (size_t i = 0; i < r->ncolls; i++) reset_track(r, i);
+  /* the collectives' state is reset for the next pass, unless the results took its pieces (the
+  ** run is then being freed: analysis_results.c) */
+  for (size_t i = 0; r->cstate.pieces && i < r->ncolls; i++) reset_track(r, i);
 }
 
 /* Opens, closes or starts step windows as work of the device begins. step_hint: the

@@ -360,12 +360,13 @@ static int find_unused(step_view *v) {
   if (last_grad < 0) return OVL_OK;  /* the map follows the gradient buckets */
   for (size_t i = 0; i < st->ncolls; i++) {
     const ovl_coll_result *c = &st->colls[i];
+    const ovl_coll_extra *x = ovl_coll_extra_of(c);
     /* A map known by its kernel alone has no size; the copy of its result to the host has. */
-    int64_t bytes = c->bytes != OVL_NONE ? c->bytes : c->d2h_start != OVL_NONE ? c->d2h_bytes : OVL_NONE;
+    int64_t bytes = c->bytes != OVL_NONE ? c->bytes : x->d2h_start != OVL_NONE ? x->d2h_bytes : OVL_NONE;
     if (c->diag.role != OVL_ROLE_UNUSED_MAP || c->order < last_grad || bytes == OVL_NONE || bytes < 0 ||
         bytes > OVL_UNUSED_MAP_MAX_BYTES)
       continue;
-    double copy = c->d2h_start != OVL_NONE ? (double)(c->d2h_end - c->d2h_start) : 0;
+    double copy = x->d2h_start != OVL_NONE ? (double)(x->d2h_end - x->d2h_start) : 0;
     double recoverable = (double)c->exposed + copy;
     if (!significant(v, recoverable, 0)) continue;
     char t1[32], t2[32], t3[32], t4[32];

@@ -10,7 +10,7 @@
 
 #if UINTPTR_MAX == UINT64_MAX
 /* Every field of these is carried: a new field must be added to the codec (and then here). */
-_Static_assert(sizeof(ovl_coll_result) == 392, "ovl_coll_result changed: carry the new field in rank_pack.c");
+_Static_assert(sizeof(ovl_coll_result) == 296, "ovl_coll_result changed: carry the new field in rank_pack.c");
 _Static_assert(sizeof(ovl_step_result) == 272, "ovl_step_result changed: carry the new field in rank_pack.c");
 _Static_assert(sizeof(ovl_rank_result) == 816, "ovl_rank_result changed: carry the new field in rank_pack.c");
 _Static_assert(sizeof(ovl_grad_mark) == 56, "ovl_grad_mark changed: carry the new field in rank_pack.c");
@@ -131,9 +131,10 @@ static void put_coll(ovl_bytes *b, const ovl_rank_result *r, const ovl_coll_resu
   put_int(b, c->queueing);
   ovl_put_opt_near(b, c->compute_before, c->gpu_start);
   ovl_put_opt_near(b, c->compute_after, c->gpu_end);
-  ovl_put_opt_near(b, c->d2h_start, c->gpu_end);
-  ovl_put_opt_near(b, c->d2h_end, c->d2h_start);
-  put_int(b, c->d2h_bytes);
+  const ovl_coll_extra *x = ovl_coll_extra_of(c);
+  ovl_put_opt_near(b, x->d2h_start, c->gpu_end);
+  ovl_put_opt_near(b, x->d2h_end, x->d2h_start);
+  put_int(b, x->d2h_bytes);
   ovl_put_opt_near(b, c->correlation, q->correlation);
   ovl_put_f64(b, c->algbw_gbps);
   ovl_put_f64(b, c->busbw_gbps);
@@ -144,9 +145,9 @@ static void put_coll(ovl_bytes *b, const ovl_rank_result *r, const ovl_coll_resu
   assert(!c->cross || (c->cross >= r->coll_cross && c->cross < r->coll_cross + r->ncoll_cross));
   ovl_put_u64(b, c->cross ? (uint64_t)(c->cross - r->coll_cross) + 1 : 0);
   ovl_put_raw(b, &c->pdim, sizeof c->pdim);
-  put_text(b, c->algorithm, sizeof c->algorithm, p->algorithm);
-  put_text(b, c->protocol, sizeof c->protocol, p->protocol);
-  put_channels(b, &c->channels, c->gpu_start);
+  put_text(b, x->algorithm, sizeof x->algorithm, p->algorithm);
+  put_text(b, x->protocol, sizeof x->protocol, p->protocol);
+  put_channels(b, &x->channels, c->gpu_start);
   p->prev = *c;
 }
 
@@ -442,9 +443,10 @@ static void get_coll(rank_in *ri, ovl_coll_result *c, coll_pred *p) {
   c->queueing = get_int(in);
   c->compute_before = ovl_get_opt_near(in, c->gpu_start);
   c->compute_after = ovl_get_opt_near(in, c->gpu_end);
-  c->d2h_start = ovl_get_opt_near(in, c->gpu_end);
-  c->d2h_end = ovl_get_opt_near(in, c->d2h_start);
-  c->d2h_bytes = get_int(in);
+  ovl_coll_extra x = ovl_coll_extra_none;
+  x.d2h_start = ovl_get_opt_near(in, c->gpu_end);
+  x.d2h_end = ovl_get_opt_near(in, x.d2h_start);
+  x.d2h_bytes = get_int(in);
   c->correlation = ovl_get_opt_near(in, q->correlation);
   c->algbw_gbps = ovl_get_f64(in);
   c->busbw_gbps = ovl_get_f64(in);
@@ -457,9 +459,11 @@ static void get_coll(rank_in *ri, ovl_coll_result *c, coll_pred *p) {
   if (cross > ri->r->ncoll_cross) in->bad = 1;
   else if (cross) c->cross = &ri->r->coll_cross[cross - 1];
   ovl_get_raw(in, &c->pdim, sizeof c->pdim);
-  get_text(in, c->algorithm, sizeof c->algorithm, p->algorithm);
-  get_text(in, c->protocol, sizeof c->protocol, p->protocol);
-  get_channels(in, &c->channels, c->gpu_start);
+  get_text(in, x.algorithm, sizeof x.algorithm, p->algorithm);
+  get_text(in, x.protocol, sizeof x.protocol, p->protocol);
+  get_channels(in, &x.channels, c->gpu_start);
+  c->extra = NULL;
+  if (ovl_coll_extra_set(c, &x)) ri->oom = 1;
   p->prev = *c;
 }
 

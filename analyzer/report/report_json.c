@@ -66,13 +66,15 @@ static void findings_array(ovl_json *j, const ovl_finding *f, size_t n, int64_t 
 
 /* NCCL's own account of a collective (its profiler plugin), when the trace has it. */
 static void nccl_account(ovl_json *j, const ovl_coll_result *c) {
-  if (c->algorithm[0]) ovl_json_string(j, "algorithm", c->algorithm);
-  if (c->protocol[0]) ovl_json_string(j, "protocol", c->protocol);
-  if (c->channels.n <= 0) return;
-  ovl_json_int(j, "channels", c->channels.n);
-  ovl_json_int(j, "channel_spread_ns", c->channels.spread);
-  ovl_json_string(j, "gpu_time_from", c->channels.timed ? "nccl_channels" : "gpu_work");
-  opt_int(j, "channels_outside_gpu_work_ns", c->channels.outside);
+  const ovl_coll_extra *x = ovl_coll_extra_of(c);
+  if (x->algorithm[0]) ovl_json_string(j, "algorithm", x->algorithm);
+  if (x->protocol[0]) ovl_json_string(j, "protocol", x->protocol);
+  const ovl_coll_channels *ch = &x->channels;
+  if (ch->n <= 0) return;
+  ovl_json_int(j, "channels", ch->n);
+  ovl_json_int(j, "channel_spread_ns", ch->spread);
+  ovl_json_string(j, "gpu_time_from", ch->timed ? "nccl_channels" : "gpu_work");
+  opt_int(j, "channels_outside_gpu_work_ns", ch->outside);
 }
 
 /* Over the rank's collectives with NCCL's channel timing; null when none had any. */
