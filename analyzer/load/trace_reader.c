@@ -17,6 +17,7 @@
 
 #include <assert.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 #include <errno.h>
 #include <stdio.h>
@@ -34,6 +35,7 @@ struct ovl_trace {
   size_t nstrings;
   int64_t string_limit;
   ovl_bad_rows bad;
+  int counted;               /* in open_traces */
 };
 
 /* ---------------------------------------------------------------------------------- */
@@ -193,6 +195,9 @@ static int load_strings(ovl_trace *t, ovl_err *err) {
   return rc;
 }
 
+/* Traces open in this process: the analyses that may be reading at once (a job's workers). */
+static atomic_int open_traces;
+
 /* Big tables' rows are pushed out of SQLite through functions of ours (see push_function). */
 static int push_function(sqlite3 *db, const char *name, int nargs, void *ctx,
                          void (*fn)(sqlite3_context *, int, sqlite3_value **));
@@ -210,7 +215,9 @@ int ovl_trace_open(const char *path, ovl_trace **out, ovl_err *err) {
     rc = t->db ? ovl_fail(err, OVL_EUSER, "%s: cannot open: %s", path, sqlite3_errmsg(t->db))
                : ovl_oom(err, "SQLite connection");
   if (!rc) {
-    /* A bounded page cache: memory must not grow with the size of the trace. */
+    /* A bounded page cache: memory must not grow with the size of the trace. No mmap_size:
+    ** mapped pages would count in the resident size as the file is read, and on the
+    ** development VM a page fault costs more than the pread it saves (bench/results/report-3m.md). */
     sqlite3_exec(t->db, "PRAGMA cache_size=-4096; PRAGMA query_only=1;", NULL, NULL, NULL);
     if (push_function(t->db, "ovl_push_api", -1, NULL, push_api) != SQLITE_OK)
       rc = ovl_fail(err, OVL_EINTERNAL, "%s: cannot read api rows: %s", path, sqlite3_errmsg(t->db));
@@ -222,12 +229,15 @@ int ovl_trace_open(const char *path, ovl_trace **out, ovl_err *err) {
     ovl_trace_close(t);
     return rc;
   }
+  atomic_fetch_add(&open_traces, 1);
+  t->counted = 1;
   *out = t;
   return OVL_OK;
 }
 
 void ovl_trace_close(ovl_trace *t) {
   if (!t) return;
+  if (t->counted) atomic_fetch_sub(&open_traces, 1);
   sqlite3_close(t->db);
   for (size_t i = 0; i < t->nmeta; i++) {
     free(t->meta_keys[i]);
@@ -472,16 +482,17 @@ int ovl_trace_read_channels(ovl_trace *t, ovl_channel_span **out, size_t *n, ovl
 /* Streams                                                                             */
 /* ---------------------------------------------------------------------------------- */
 
-/* Whether tables are decoded on reader threads (trace_reader.h). A reader thread pays only
-** when a core is free for it: on a busy machine the hand-offs cost more CPU than the overlap
-** saves. */
+
+/* Whether tables are decoded on reader threads (trace_reader.h): when every open trace can
+** have two cores, one for its reader and one for the analysis. Not by the load average: it
+** lags by a minute and counts this process's own earlier work. */
 static int reader_threads_wanted(void) {
   const char *env = getenv("OVL_READER_THREADS");
   if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) return env[0] == '1';
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  double load = 0;
-  if (cpus < OVL_READER_THREAD_MIN_CPUS) return 0;
-  return getloadavg(&load, 1) == 1 && load <= (double)cpus - 1.0;
+  long readers = atomic_load(&open_traces);
+  if (readers < 1) readers = 1;
+  return cpus >= OVL_READER_THREAD_MIN_CPUS && cpus >= 2 * readers;
 }
 
 int ovl_trace_scan_nvtx(ovl_trace *t, ovl_nvtx_fn fn, void *ctx, ovl_err *err) {
