@@ -484,8 +484,9 @@ int ovl_trace_read_channels(ovl_trace *t, ovl_channel_span **out, size_t *n, ovl
 
 
 /* Whether tables are decoded on reader threads (trace_reader.h): when every open trace can
-** have two cores, one for its reader and one for the analysis. Not by the load average: it
-** lags by a minute and counts this process's own earlier work. */
+** have two cores, one for its reader and one for the analysis, and there are enough cores that
+** one is likely free. Not by the load average: it lags by a minute and counts this process's
+** own earlier work. */
 static int reader_threads_wanted(void) {
   const char *env = getenv("OVL_READER_THREADS");
   if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) return env[0] == '1';

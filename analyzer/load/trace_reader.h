@@ -128,10 +128,12 @@ int ovl_trace_scan_api_split(ovl_trace *t, int launches_only, size_t nparts, ovl
 
 /* GPU work, kernels and memops merged, in non-decreasing start order. Each table is decoded
 ** on a reader thread of its own where that pays: by default when the process has two online
-** CPUs for every trace it holds open (at least OVL_READER_THREAD_MIN_CPUS: a reader and the
-** analysis per trace; a job analyses several at once); the environment variable
-** OVL_READER_THREADS=1 or 0 forces threads on or off. Results are the same either way. */
-#define OVL_READER_THREAD_MIN_CPUS 2
+** CPUs for every trace it holds open (a reader and the analysis per trace; a job analyses
+** several at once) and at least OVL_READER_THREAD_MIN_CPUS (on 2 CPUs, shared, the threads
+** cost 7-30 % more CPU and won or lost wall time with the load: bench/results/report-3m.md);
+** the environment variable OVL_READER_THREADS=1 or 0 forces threads on or off. Results are
+** the same either way. */
+#define OVL_READER_THREAD_MIN_CPUS 4
 int ovl_work_open(ovl_trace *t, const ovl_work_options *opt, ovl_work_cursor **out, ovl_err *err);
 /* Sets *has_row to 1 and fills *w, or sets it to 0 at the end. May fail with OVL_EUNSORTED
 ** (*has_row 0: the row out of order is not handed out). */
