@@ -1,30 +1,76 @@
 #!/bin/bash
-# Analyzer speed and memory on a large single-rank trace, side by side with the plain
-# sqlite3 scan of the same rows (target: ovl report <= 10 s for 10M kernels and <= 3x the
-# sqlite3 time; memory flat in the number of kernels).
+# Analyzer speed against the floor: `ovl report` on a large single-rank trace beside the plain
+# sqlite3 scan of the same rows (count(*) and sum(end - start) of kernels, api and collectives),
+# and beside a previous build's ovl when one is given; runs alternated, medians reported
+# (target, issue 35: ovl report <= 2x the scan on 3 M kernels). This build runs three ways:
+# as it decides (reader threads where a core is free), threads forced off, threads forced on.
+# Then memory against trace length: the same number of collectives, 10x the kernels.
 #
-# usage: bench/bench_report.sh [BUILD_DIR] [KERNELS]     (defaults: build, 10000000)
-# Traces are cached in $OVL_BENCH_DIR (default /tmp/ovl-bench).
+# usage: bench/bench_report.sh [BUILD_DIR] [KERNELS] [BASE_OVL] [RUNS]
+#        defaults: build, 3000000 (a collective every 50 kernels: 60 k), no base, 5 runs
+# Traces are cached in $OVL_BENCH_DIR (default /tmp/ovl-bench). Needs /usr/bin/time and sqlite3.
 set -euo pipefail
 build=${1:-build}
-kernels=${2:-10000000}
+kernels=${2:-3000000}
+base=${3:-}
+runs=${4:-5}
 dir=${OVL_BENCH_DIR:-/tmp/ovl-bench}
 mkdir -p "$dir"
 gen="$build/bench/ovl_bench_gen_trace"
 ovl="$build/ovl"
 [ -x "$gen" ] && [ -x "$ovl" ] || { echo "build first: $gen, $ovl missing" >&2; exit 1; }
+[ -z "$base" ] || [ -x "$base" ] || { echo "$base: not an executable" >&2; exit 1; }
 command -v sqlite3 >/dev/null || { echo "needs the sqlite3 command-line tool" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (Debian: apt-get install time)" >&2; exit 1; }
 
 . "$(dirname "$0")/bench_lib.sh"
 
 big=$(ovl_bench_trace "$kernels" 50)
-echo "trace: $big ($kernels kernels, api rows for every launch, 100 NVTX steps)"
-read -r _ t_sql rss_sql < <(ovl_bench_run sqlite3 sqlite3 "$big" "SELECT start,end,stream FROM kernels ORDER BY start")
-read -r _ t_ovl rss_ovl < <(ovl_bench_run ovl "$ovl" report "$big")
-printf '%-40s %8.2f s  %8s KiB\n' "sqlite3 SELECT start,end,stream ORDER BY start" "$t_sql" "$rss_sql"
-printf '%-40s %8.2f s  %8s KiB\n' "ovl report" "$t_ovl" "$rss_ovl"
-awk -v o="$t_ovl" -v s="$t_sql" -v k="$kernels" \
-  'BEGIN { printf "ratio ovl/sqlite3: %.2f   (%.0f kernels/s)\n", o / s, k / o }' 
+scan_sql="SELECT count(*), sum(end - start) FROM kernels; SELECT count(*), sum(end - start) FROM api;
+SELECT count(*), sum(host_end - host_start) FROM collectives;"
+echo "trace: $big ($kernels kernels, an api row per launch, a collective every 50 kernels, 100 NVTX steps," \
+  "$(du -m "$big" | cut -f1) MB)"
+echo "machine: $(nproc) CPUs; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# measure LABEL CMD...: appends "wall cpu peak_kib" of one run to $dir/runs.LABEL.
+measure() {
+  local label=$1; shift
+  /usr/bin/time -f '%e %U %S %M' -o "$dir/time" "$@" >/dev/null 2>&1
+  awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$dir/time" >>"$dir/runs.$label"
+}
+labels=(scan)
+[ -n "$base" ] && labels+=(base)
+labels+=(ovl ovl-threads-0 ovl-threads-1)
+for l in "${labels[@]}"; do : >"$dir/runs.$l"; done
+for ((i = 0; i < runs; i++)); do  # alternated: each round runs every variant once
+  measure scan sqlite3 "$big" "$scan_sql"
+  [ -n "$base" ] && measure base "$base" report "$big"
+  measure ovl "$ovl" report "$big"
+  OVL_READER_THREADS=0 measure ovl-threads-0 "$ovl" report "$big"
+  OVL_READER_THREADS=1 measure ovl-threads-1 "$ovl" report "$big"
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+# median FILE COLUMN
+median() { sort -n -k"$2" "$1" | awk -v c="$2" '{ v[NR] = $c } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+scan_wall=$(median "$dir/runs.scan" 1)
+scan_cpu=$(median "$dir/runs.scan" 2)
+printf '%-34s %9s %9s %11s %9s %9s\n' "median of $runs runs" "wall s" "CPU s" "peak KiB" "wall/scan" "CPU/scan"
+for l in "${labels[@]}"; do
+  w=$(median "$dir/runs.$l" 1) c=$(median "$dir/runs.$l" 2) m=$(median "$dir/runs.$l" 3)
+  case $l in
+    scan) name="sqlite3 scan (the floor)" ;;
+    base) name="ovl report, base ($base)" ;;
+    ovl) name="ovl report (as it decides)" ;;
+    *) name="ovl report, OVL_READER_THREADS=${l##*-}" ;;
+  esac
+  awk -v n="$name" -v w="$w" -v c="$c" -v m="$m" -v sw="$scan_wall" -v sc="$scan_cpu" \
+    'BEGIN { printf "%-34s %9.2f %9.2f %11d %9.2f %9.2f\n", n, w, c, m, w / sw, c / sc }'
+done
+if [ -n "$base" ]; then
+  awk -v b="$(median "$dir/runs.base" 1)" -v o="$(median "$dir/runs.ovl" 1)" \
+    'BEGIN { printf "ovl report: %.2fx faster than the base (wall)\n", b / o }'
+fi
 
 # Memory against trace length: same number of collectives (per-step output), 10x the kernels.
 small_n=$((kernels / 10))

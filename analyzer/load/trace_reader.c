@@ -17,11 +17,13 @@
 
 #include <assert.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct ovl_trace {
   sqlite3 *db;
@@ -33,6 +35,7 @@ struct ovl_trace {
   size_t nstrings;
   int64_t string_limit;
   ovl_bad_rows bad;
+  int counted;               /* in open_traces */
 };
 
 /* ---------------------------------------------------------------------------------- */
@@ -192,6 +195,14 @@ static int load_strings(ovl_trace *t, ovl_err *err) {
   return rc;
 }
 
+/* Traces open in this process: the analyses that may be reading at once (a job's workers). */
+static atomic_int open_traces;
+
+/* Big tables' rows are pushed out of SQLite through functions of ours (see push_function). */
+static int push_function(sqlite3 *db, const char *name, int nargs, void *ctx,
+                         void (*fn)(sqlite3_context *, int, sqlite3_value **));
+static void push_api(sqlite3_context *sctx, int argc, sqlite3_value **argv);
+
 int ovl_trace_open(const char *path, ovl_trace **out, ovl_err *err) {
   *out = NULL;
   ovl_trace *t = calloc(1, sizeof *t);
@@ -204,9 +215,13 @@ int ovl_trace_open(const char *path, ovl_trace **out, ovl_err *err) {
     rc = t->db ? ovl_fail(err, OVL_EUSER, "%s: cannot open: %s", path, sqlite3_errmsg(t->db))
                : ovl_oom(err, "SQLite connection");
   if (!rc) {
-    /* A bounded page cache: memory must not grow with the size of the trace. */
-    sqlite3_exec(t->db, "PRAGMA cache_size=-4096;", NULL, NULL, NULL);
-    rc = validate_tables(t, err);
+    /* A bounded page cache: memory must not grow with the size of the trace. No mmap_size:
+    ** mapped pages would count in the resident size as the file is read, and on the
+    ** development VM a page fault costs more than the pread it saves (bench/results/report-3m.md). */
+    sqlite3_exec(t->db, "PRAGMA cache_size=-4096; PRAGMA query_only=1;", NULL, NULL, NULL);
+    if (push_function(t->db, "ovl_push_api", -1, NULL, push_api) != SQLITE_OK)
+      rc = ovl_fail(err, OVL_EINTERNAL, "%s: cannot read api rows: %s", path, sqlite3_errmsg(t->db));
+    if (!rc) rc = validate_tables(t, err);
   }
   if (!rc) rc = load_meta(t, err);
   if (!rc) rc = load_strings(t, err);
@@ -214,12 +229,15 @@ int ovl_trace_open(const char *path, ovl_trace **out, ovl_err *err) {
     ovl_trace_close(t);
     return rc;
   }
+  atomic_fetch_add(&open_traces, 1);
+  t->counted = 1;
   *out = t;
   return OVL_OK;
 }
 
 void ovl_trace_close(ovl_trace *t) {
   if (!t) return;
+  if (t->counted) atomic_fetch_sub(&open_traces, 1);
   sqlite3_close(t->db);
   for (size_t i = 0; i < t->nmeta; i++) {
     free(t->meta_keys[i]);
@@ -298,24 +316,37 @@ const ovl_bad_rows *ovl_trace_bad_rows(const ovl_trace *t) { return &t->bad; }
 ** the work tables are decoded on reader threads. */
 static _Thread_local int row_malformed;
 
-static int64_t col_int(sqlite3_stmt *st, int i) {
-  int type = sqlite3_column_type(st, i);
-  if (type == SQLITE_NULL) return OVL_NONE;
-  if (type != SQLITE_INTEGER) {
-    row_malformed = 1;
-    return OVL_NONE;
-  }
-  return sqlite3_column_int64(st, i);
+static int64_t val_int(sqlite3_value *v) {
+  int type = sqlite3_value_type(v);
+  if (type == SQLITE_INTEGER) return sqlite3_value_int64(v);
+  if (type != SQLITE_NULL) row_malformed = 1;
+  return OVL_NONE;
 }
+
+/* One call into the statement per column: the value's type and integer come from it. */
+static int64_t col_int(sqlite3_stmt *st, int i) { return val_int(sqlite3_column_value(st, i)); }
 
 /* An optional time: NULL, or a sane one. */
 static int opt_time_ok(int64_t t) { return t == OVL_NONE || ovl_time_ok(t); }
 /* An optional size or count: NULL, or within [0, limit]. */
 static int opt_size_ok(int64_t v, int64_t limit) { return v == OVL_NONE || (v >= 0 && v <= limit); }
 
-static void col_text(sqlite3_stmt *st, int i, char *buf, size_t len) {
-  const char *s = (const char *)sqlite3_column_text(st, i);
+static void val_text(sqlite3_value *v, char *buf, size_t len) {
+  const char *s = (const char *)sqlite3_value_text(v);
   ovl_text_clean_into(s ? s : "", buf, len);
+}
+
+static void col_text(sqlite3_stmt *st, int i, char *buf, size_t len) { val_text(sqlite3_column_value(st, i), buf, len); }
+
+/* Big tables are read with their rows pushed out of SQLite: `SELECT 1 FROM t WHERE
+** <function>(columns)` calls a function of ours with each row's values, in table order, and
+** sqlite3_step returns only when that function says stop (true). This costs what SQLite's own
+** aggregates cost per row (count(*), sum()), where a row per step costs a return to the caller
+** and a call per column. Only for scans in table order: SQLite evaluates WHERE before an
+** ORDER BY sorts. Direct-only: a view or trigger of the file cannot call it. */
+static int push_function(sqlite3 *db, const char *name, int nargs, void *ctx,
+                         void (*fn)(sqlite3_context *, int, sqlite3_value **)) {
+  return sqlite3_create_function_v2(db, name, nargs, SQLITE_UTF8 | SQLITE_DIRECTONLY, ctx, fn, NULL, NULL, NULL);
 }
 
 /* Whether a table of the trace has an (optional) column. */
@@ -451,6 +482,20 @@ int ovl_trace_read_channels(ovl_trace *t, ovl_channel_span **out, size_t *n, ovl
 /* Streams                                                                             */
 /* ---------------------------------------------------------------------------------- */
 
+
+/* Whether tables are decoded on reader threads (trace_reader.h): when every open trace can
+** have two cores, one for its reader and one for the analysis, and there are enough cores that
+** one is likely free. Not by the load average: it lags by a minute and counts this process's
+** own earlier work. */
+static int reader_threads_wanted(void) {
+  const char *env = getenv("OVL_READER_THREADS");
+  if (env && (strcmp(env, "0") == 0 || strcmp(env, "1") == 0)) return env[0] == '1';
+  long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  long readers = atomic_load(&open_traces);
+  if (readers < 1) readers = 1;
+  return cpus >= OVL_READER_THREAD_MIN_CPUS && cpus >= 2 * readers;
+}
+
 int ovl_trace_scan_nvtx(ovl_trace *t, ovl_nvtx_fn fn, void *ctx, ovl_err *err) {
   if (!ovl_trace_has_table(t, "nvtx")) return OVL_OK;
   sqlite3_stmt *st = NULL;
@@ -483,40 +528,87 @@ int ovl_trace_scan_nvtx(ovl_trace *t, ovl_nvtx_fn fn, void *ctx, ovl_err *err) {
   return rc;
 }
 
-/* Scans api rows with rowid in [lo, hi] on connection db. */
+/* One scan of api rows: what the pushed rows go to. */
+typedef struct api_scan {
+  int launches_only;
+  ovl_api_fn fn;
+  void *ctx;
+  long bad;
+  int rc;                  /* fn's first non-zero return: ends the scan */
+} api_scan;
+
+#define API_SCAN_POINTER "ovl_api_scan"
+
+/* ovl_push_api(scan, start, correlation) or (scan, start, end, tid, correlation, name): a row
+** to the scan's callback. True (stop) once the callback fails. */
+static void push_api(sqlite3_context *sctx, int argc, sqlite3_value **argv) {
+  api_scan *a = sqlite3_value_pointer(argv[0], API_SCAN_POINTER);
+  if (!a || (argc != (a->launches_only ? 3 : 6))) {
+    sqlite3_result_error(sctx, "ovl_push_api: not an api scan", -1);
+    return;
+  }
+  row_malformed = 0;
+  ovl_api_row r = {val_int(argv[1]), OVL_NONE, OVL_NONE, OVL_NONE, OVL_NONE};
+  if (a->launches_only) {
+    r.correlation = val_int(argv[2]);
+  } else {
+    r.end = val_int(argv[2]);
+    r.tid = val_int(argv[3]);
+    r.correlation = val_int(argv[4]);
+    r.name = val_int(argv[5]);
+  }
+  if (row_malformed || r.start == OVL_NONE || r.correlation == OVL_NONE || !ovl_time_ok(r.start) ||
+      (!a->launches_only && (r.end == OVL_NONE || !ovl_interval_ok(r.start, r.end))))
+    a->bad++;
+  else
+    a->rc = a->fn(a->ctx, &r);
+  sqlite3_result_int(sctx, a->rc != 0);
+}
+
+/* Scans api rows with rowid in [lo, hi] (the whole table for [INT64_MIN, INT64_MAX]: no
+** rowid test per row) on connection db (ovl_push_api registered on it), counting invalid ones
+** in *bad. */
 static int scan_api_range(ovl_trace *t, sqlite3 *db, int launches_only, int64_t lo, int64_t hi, ovl_api_fn fn,
                           void *ctx, long *bad, ovl_err *err) {
   sqlite3_stmt *st = NULL;
-  const char *sql = launches_only ? "SELECT start, correlation FROM api WHERE rowid BETWEEN ?1 AND ?2"
-                                  : "SELECT start, correlation, end, tid, name FROM api WHERE rowid BETWEEN ?1 AND ?2";
+  /* The columns in the order stored (start, end, tid, correlation, name). */
+  static const char *const sqls[2][2] = {
+    {"SELECT 1 FROM api WHERE rowid BETWEEN ?1 AND ?2 AND ovl_push_api(?3, start, end, tid, correlation, name)",
+     "SELECT 1 FROM api WHERE rowid BETWEEN ?1 AND ?2 AND ovl_push_api(?3, start, correlation)"},
+    {"SELECT 1 FROM api WHERE ovl_push_api(?3, start, end, tid, correlation, name)",
+     "SELECT 1 FROM api WHERE ovl_push_api(?3, start, correlation)"}};
+  const char *sql = sqls[lo == INT64_MIN && hi == INT64_MAX][launches_only != 0];
   if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
     return ovl_fail(err, OVL_EUSER, "%s: cannot read the trace: %s", t->path, sqlite3_errmsg(db));
+  api_scan scan = {launches_only, fn, ctx, 0, OVL_OK};
   sqlite3_bind_int64(st, 1, lo);
   sqlite3_bind_int64(st, 2, hi);
-  int rc = OVL_OK, src;
-  while (!rc && (src = sqlite3_step(st)) == SQLITE_ROW) {
-    row_malformed = 0;
-    ovl_api_row r = {col_int(st, 0), OVL_NONE, OVL_NONE, col_int(st, 1), OVL_NONE};
-    if (!launches_only) {
-      r.end = col_int(st, 2);
-      r.tid = col_int(st, 3);
-      r.name = col_int(st, 4);
-    }
-    if (row_malformed || r.start == OVL_NONE || r.correlation == OVL_NONE || !ovl_time_ok(r.start) ||
-        (!launches_only && (r.end == OVL_NONE || !ovl_interval_ok(r.start, r.end)))) {
-      (*bad)++;
-      continue;
-    }
-    rc = fn(ctx, &r);
-  }
+  sqlite3_bind_pointer(st, 3, &scan, API_SCAN_POINTER, NULL);
+  int src = sqlite3_step(st);  /* one step: a row only when the callback stopped the scan */
+  int rc = scan.rc;
   if (!rc && src != SQLITE_DONE)
-    rc = ovl_fail(err, OVL_EUSER, "%s: corrupt or truncated trace database (%s)", t->path, sqlite3_errmsg(db));
+    rc = src == SQLITE_NOMEM ? ovl_oom(err, "SQLite")
+                             : ovl_fail(err, OVL_EUSER, "%s: corrupt or truncated trace database (%s)", t->path,
+                                        sqlite3_errmsg(db));
   sqlite3_finalize(st);
+  *bad += scan.bad;
   return rc;
 }
 
 int ovl_trace_scan_api(ovl_trace *t, int launches_only, ovl_api_fn fn, void *ctx, ovl_err *err) {
   return ovl_trace_scan_api_split(t, launches_only, 1, fn, &ctx, err);
+}
+
+/* The single integer a bound query returns into *out; *out is left alone when it is NULL
+** (an empty table). */
+static int rowid_bound(ovl_trace *t, const char *sql, int64_t *out, ovl_err *err) {
+  sqlite3_stmt *st = NULL;
+  int rc = prepare(t, sql, &st, err);
+  int src = rc ? SQLITE_DONE : sqlite3_step(st);
+  if (src == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER) *out = sqlite3_column_int64(st, 0);
+  if (!rc && src != SQLITE_ROW && src != SQLITE_DONE) rc = db_error(t, err, src);
+  sqlite3_finalize(st);
+  return rc;
 }
 
 typedef struct api_part {
@@ -535,6 +627,8 @@ static void *api_part_main(void *arg) {
   sqlite3 *db = NULL;
   if (sqlite3_open_v2(p->t->path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
     p->rc = ovl_fail(&p->err, OVL_EUSER, "%s: cannot open: %s", p->t->path, db ? sqlite3_errmsg(db) : "out of memory");
+  else if (push_function(db, "ovl_push_api", -1, NULL, push_api) != SQLITE_OK)
+    p->rc = ovl_fail(&p->err, OVL_EINTERNAL, "%s: cannot read api rows: %s", p->t->path, sqlite3_errmsg(db));
   else
     p->rc = scan_api_range(p->t, db, p->launches_only, p->lo, p->hi, p->fn, p->ctx, &p->bad, &p->err);
   sqlite3_close(db);
@@ -545,16 +639,18 @@ int ovl_trace_scan_api_split(ovl_trace *t, int launches_only, size_t nparts, ovl
                              ovl_err *err) {
   t->bad.api = 0;
   if (!ovl_trace_has_table(t, "api")) return OVL_OK;
-  int64_t lo = 0, hi = -1;
-  sqlite3_stmt *st = NULL;
-  int rc = prepare(t, "SELECT min(rowid), max(rowid) FROM api", &st, err);
-  if (!rc && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
-    lo = sqlite3_column_int64(st, 0);
-    hi = sqlite3_column_int64(st, 1);
+  if (nparts <= 1 || !reader_threads_wanted()) {  /* one scan, all rows to the first part */
+    long bad = 0;
+    int rc = scan_api_range(t, t->db, launches_only, INT64_MIN, INT64_MAX, fn, ctxs[0], &bad, err);
+    t->bad.api = bad;
+    return rc;
   }
-  sqlite3_finalize(st);
+  /* Two lookups, each a descent of the table's b-tree: SQLite answers a lone min() or max()
+  ** of the rowid from one end, but scans the whole table for both in one query. */
+  int64_t lo = 0, hi = -1;
+  int rc = rowid_bound(t, "SELECT min(rowid) FROM api", &lo, err);
+  if (!rc) rc = rowid_bound(t, "SELECT max(rowid) FROM api", &hi, err);
   if (rc || hi < lo) return rc;
-  if (nparts < 1) nparts = 1;
   api_part *parts = calloc(nparts, sizeof *parts);
   pthread_t *threads = calloc(nparts, sizeof *threads);
   int *started = calloc(nparts, sizeof *started);
@@ -591,11 +687,11 @@ int ovl_trace_scan_api_split(ovl_trace *t, int launches_only, size_t nparts, ovl
   return rc;
 }
 
-/* One table's rows, restored to start order. Rows that arrive in order (nearly all)
-** queue in a FIFO ring; rows that arrive earlier than the ring's tail go to a min-heap.
-** The next row is the smaller of the ring's head and the heap's top, so in-order input
-** costs O(1) per row. Together they hold at most `window` rows. */
-/* Rows travel from the reader thread to the cursor in batches. */
+/* ---------------------------------------------------------------------------------- */
+/* GPU work                                                                            */
+/* ---------------------------------------------------------------------------------- */
+
+/* Rows travel from a reader thread to the cursor in batches. */
 #define BATCH_ROWS 2048
 #define QUEUE_BATCHES 8
 
@@ -604,10 +700,12 @@ typedef struct row_batch {
   ovl_work rows[BATCH_ROWS];
 } row_batch;
 
-/* A reader thread decodes a table's rows with its own connection while the caller works:
-** SQLite decoding and the analysis then run on two cores. Batches cycle between a free
-** list and a full list; both are bounded, so memory is fixed. */
+/* A table's rows, decoded on the caller's thread or, when threaded, by a reader thread with
+** its own connection while the caller works: SQLite decoding and the analysis then run on two
+** cores. Batches cycle between a free list and a full list; both are bounded, so memory is
+** fixed. */
 typedef struct row_reader {
+  int threaded;
   pthread_t thread;
   int started;
   pthread_mutex_t lock;
@@ -625,22 +723,28 @@ typedef struct row_reader {
   sqlite3_stmt *st;
   const char *path;
   int is_memop, launch_dims;
+  int ncols;               /* columns the statement reads (6 to 12) */
+  int pushed;              /* rows come through ovl_push_work (table order), not one per step */
+  row_batch *target;       /* batch being filled */
   row_batch *current;      /* batch being consumed */
   size_t current_pos;
 } row_reader;
 
+/* One table's rows, restored to start order. Rows that arrive in order (nearly all) queue in
+** a FIFO ring; rows that arrive earlier than the ring's tail go to a min-heap. The next row is
+** the smaller of the ring's head and the heap's top, so in-order input costs O(1) per row.
+** Together they hold at most `window` rows: a row leaves only when `window` rows (or all that
+** are left) are held, so a row up to `window - 1` places late still comes out in order. */
 typedef struct work_source {
   row_reader reader;
-  int is_memop, launch_dims, exhausted;
+  int is_memop, exhausted;
   long *bad;               /* counter in ovl_trace.bad */
   size_t window;           /* rows held at most (>= 1) */
-  ovl_work *ring;          /* circular FIFO of ring_cap slots, grown on demand */
+  ovl_work *ring;          /* circular FIFO of ring_cap slots (a power of two), grown on demand */
   size_t ring_head, ring_len, ring_cap;
   ovl_work *heap;          /* min-heap on start, heap_cap slots, grown on demand */
   size_t heap_len, heap_cap;
   int64_t last_start;      /* start of the row emitted last */
-  int has_head;            /* head holds the next row to emit */
-  ovl_work head;
 } work_source;
 
 struct ovl_work_cursor {
@@ -649,34 +753,32 @@ struct ovl_work_cursor {
   int nsrc;
 };
 
-/* Doubles a buffer of ovl_work, up to `limit` slots; returns 0 or -1. */
-static int grow(ovl_work **buf, size_t *cap, size_t limit) {
-  size_t ncap = *cap ? *cap * 2 : 256;
-  if (ncap > limit) ncap = limit;
-  ovl_work *p = realloc(*buf, ncap * sizeof *p);
-  if (!p) return -1;
-  *buf = p;
-  *cap = ncap;
-  return 0;
-}
-
-static int ring_push(work_source *s, const ovl_work *w) {
+/* The ring's slot for the next row, grown (doubled, in order) when full; NULL when out of
+** memory. */
+static ovl_work *ring_tail_slot(work_source *s) {
   if (s->ring_len == s->ring_cap) {
-    ovl_work *ring = malloc((s->ring_cap ? s->ring_cap * 2 : 256) * sizeof *ring);
-    if (!ring) return -1;
-    for (size_t i = 0; i < s->ring_len; i++) ring[i] = s->ring[(s->ring_head + i) % s->ring_cap];
+    size_t ncap = s->ring_cap ? s->ring_cap * 2 : 256;
+    ovl_work *ring = malloc(ncap * sizeof *ring);
+    if (!ring) return NULL;
+    for (size_t i = 0; i < s->ring_len; i++) ring[i] = s->ring[(s->ring_head + i) & (s->ring_cap - 1)];
     free(s->ring);
     s->ring = ring;
     s->ring_head = 0;
-    s->ring_cap = s->ring_cap ? s->ring_cap * 2 : 256;
+    s->ring_cap = ncap;
   }
-  s->ring[(s->ring_head + s->ring_len) % s->ring_cap] = *w;
-  s->ring_len++;
-  return 0;
+  assert((s->ring_cap & (s->ring_cap - 1)) == 0);
+  return &s->ring[(s->ring_head + s->ring_len) & (s->ring_cap - 1)];
 }
 
 static int heap_push(work_source *s, const ovl_work *w) {
-  if (s->heap_len == s->heap_cap && grow(&s->heap, &s->heap_cap, s->window)) return -1;
+  if (s->heap_len == s->heap_cap) {
+    size_t ncap = s->heap_cap ? s->heap_cap * 2 : 256;
+    if (ncap > s->window) ncap = s->window;
+    ovl_work *p = realloc(s->heap, ncap * sizeof *p);
+    if (!p) return -1;
+    s->heap = p;
+    s->heap_cap = ncap;
+  }
   size_t i = s->heap_len++;
   while (i > 0) {
     size_t parent = (i - 1) / 2;
@@ -703,10 +805,59 @@ static void heap_pop(work_source *s, ovl_work *out) {
   if (n) s->heap[i] = last;
 }
 
-/* Decodes the next valid row of the reader's statement into *w: 1, 0 at the end, or
-** -status with rd->err set. Runs on the reader thread. */
-static int decode_row(row_reader *rd, ovl_work *w) {
-  for (;;) {
+/* Decodes one row's values (the reader's columns, in its statement's order) into *w: 1 when
+** the row is valid, else 0. */
+static int decode_values(const row_reader *rd, sqlite3_value **v, ovl_work *w) {
+  row_malformed = 0;
+  w->start = val_int(v[0]);
+  w->end = val_int(v[1]);
+  w->device = val_int(v[2]);
+  w->stream = val_int(v[3]);
+  w->correlation = val_int(v[4]);
+  w->is_memop = rd->is_memop;
+  if (rd->is_memop) {
+    w->name = OVL_NONE;
+    val_text(v[5], w->memkind, sizeof w->memkind);
+    w->bytes = val_int(v[6]);
+  } else {
+    w->name = val_int(v[5]);
+    w->memkind[0] = 0;
+    w->bytes = OVL_NONE;
+  }
+  for (int i = 0; i < 3; i++) {
+    w->grid[i] = rd->launch_dims ? val_int(v[6 + i]) : OVL_NONE;
+    w->block[i] = rd->launch_dims ? val_int(v[9 + i]) : OVL_NONE;
+  }
+  if (row_malformed || w->start == OVL_NONE || w->end == OVL_NONE || w->device == OVL_NONE ||
+      !ovl_interval_ok(w->start, w->end) || (rd->is_memop && !opt_size_ok(w->bytes, OVL_BYTES_LIMIT)))
+    return 0;
+  if (w->stream == OVL_NONE) w->stream = -1;
+  return 1;
+}
+
+/* A row into the batch being filled, or counted as bad. */
+static void take_row(row_reader *rd, sqlite3_value **v) {
+  row_batch *b = rd->target;
+  assert(b && b->n < BATCH_ROWS);
+  if (decode_values(rd, v, &b->rows[b->n])) b->n++;
+  else rd->bad++;
+}
+
+/* ovl_push_work(columns...): a row of the reader's table; true (stop) when the batch is full. */
+static void push_work(sqlite3_context *sctx, int argc, sqlite3_value **argv) {
+  row_reader *rd = sqlite3_user_data(sctx);
+  assert(argc == rd->ncols);
+  (void)argc;
+  take_row(rd, argv);
+  sqlite3_result_int(sctx, rd->target->n == BATCH_ROWS);
+}
+
+/* Fills b with the next valid rows: 1 while the table may have more, 0 at its end (b may hold
+** rows either way), or -status with rd->err set. Runs on the reader thread when there is one. */
+static int fill_batch(row_reader *rd, row_batch *b) {
+  b->n = 0;
+  rd->target = b;
+  while (b->n < BATCH_ROWS) {
     int src = sqlite3_step(rd->st);
     if (src == SQLITE_DONE) return 0;
     if (src != SQLITE_ROW) {
@@ -714,34 +865,13 @@ static int decode_row(row_reader *rd, ovl_work *w) {
       return -ovl_fail(&rd->err, OVL_EUSER, "%s: corrupt or truncated trace database (%s)", rd->path,
                        sqlite3_errmsg(rd->db));
     }
-    row_malformed = 0;
-    w->start = col_int(rd->st, 0);
-    w->end = col_int(rd->st, 1);
-    w->device = col_int(rd->st, 2);
-    w->stream = col_int(rd->st, 3);
-    w->correlation = col_int(rd->st, 4);
-    w->is_memop = rd->is_memop;
-    if (rd->is_memop) {
-      w->name = OVL_NONE;
-      col_text(rd->st, 5, w->memkind, sizeof w->memkind);
-      w->bytes = col_int(rd->st, 6);
-    } else {
-      w->name = col_int(rd->st, 5);
-      w->memkind[0] = 0;
-      w->bytes = OVL_NONE;
-    }
-    for (int i = 0; i < 3; i++) {
-      w->grid[i] = rd->launch_dims ? col_int(rd->st, 6 + i) : OVL_NONE;
-      w->block[i] = rd->launch_dims ? col_int(rd->st, 9 + i) : OVL_NONE;
-    }
-    if (row_malformed || w->start == OVL_NONE || w->end == OVL_NONE || w->device == OVL_NONE ||
-        !ovl_interval_ok(w->start, w->end) || (rd->is_memop && !opt_size_ok(w->bytes, OVL_BYTES_LIMIT))) {
-      rd->bad++;
-      continue;
-    }
-    if (w->stream == OVL_NONE) w->stream = -1;
-    return 1;
+    if (rd->pushed) continue;  /* a row: the batch is full (push_work stopped the step) */
+    sqlite3_value *v[12];
+    assert(rd->ncols <= 12);
+    for (int i = 0; i < rd->ncols; i++) v[i] = sqlite3_column_value(rd->st, i);
+    take_row(rd, v);
   }
+  return 1;
 }
 
 static void *reader_main(void *arg) {
@@ -756,9 +886,7 @@ static void *reader_main(void *arg) {
     }
     row_batch *b = rd->free_list[--rd->free_len];
     pthread_mutex_unlock(&rd->lock);
-    b->n = 0;
-    int r = 1;
-    while (b->n < BATCH_ROWS && (r = decode_row(rd, &b->rows[b->n])) > 0) b->n++;
+    int r = fill_batch(rd, b);
     if (r < 0) status = -r;
     pthread_mutex_lock(&rd->lock);
     if (b->n > 0) rd->full[(rd->full_head + rd->full_len++) % QUEUE_BATCHES] = b;
@@ -775,13 +903,33 @@ static void *reader_main(void *arg) {
   return NULL;
 }
 
-/* Next decoded row for the cursor: 1, 0 at the end, or -status with *err set. */
-static int read_row(ovl_trace *t, work_source *s, ovl_work *w, ovl_err *err) {
-  (void)t;
-  row_reader *rd = &s->reader;
+/* The next batch on the caller's thread (no reader thread): 1 with rows in rd->current, 0 at
+** the end, or -status with *err set. */
+static int next_batch_here(row_reader *rd, ovl_err *err) {
+  while (!rd->done) {
+    int r = fill_batch(rd, rd->batches[0]);
+    if (r < 0) {
+      *err = rd->err;
+      return r;
+    }
+    rd->done = r == 0;
+    rd->current = rd->batches[0];
+    rd->current_pos = 0;
+    if (rd->current->n > 0) return 1;
+  }
+  return 0;
+}
+
+/* The next decoded row into *w: 1, 0 at the end, or -status with *err set. */
+static int read_row(row_reader *rd, ovl_work *w, ovl_err *err) {
   if (rd->current && rd->current_pos < rd->current->n) {
     *w = rd->current->rows[rd->current_pos++];
     return 1;
+  }
+  if (!rd->threaded) {
+    int r = next_batch_here(rd, err);
+    if (r > 0) *w = rd->current->rows[rd->current_pos++];
+    return r;
   }
   pthread_mutex_lock(&rd->lock);
   if (rd->current) {
@@ -808,31 +956,43 @@ static int read_row(ovl_trace *t, work_source *s, ovl_work *w, ovl_err *err) {
   return r;
 }
 
-/* Starts the reader thread on its own read-only connection running `sql`. */
-static int reader_start(row_reader *rd, const char *path, const char *sql, int is_memop, int launch_dims,
-                        ovl_err *err) {
+/* Opens the reader's own read-only connection on the ncols columns `cols` of `table` (in start
+** order by SQLite when `sorted`, else in table order, pushed), and starts its thread when
+** threaded. */
+static int reader_start(row_reader *rd, const char *path, const char *table, const char *cols, int ncols,
+                        int sorted, int is_memop, int launch_dims, int threaded, ovl_err *err) {
+  assert(ncols >= 6 && ncols <= 12);
   rd->path = path;
   rd->is_memop = is_memop;
   rd->launch_dims = launch_dims;
-  if (pthread_mutex_init(&rd->lock, NULL) || pthread_cond_init(&rd->changed, NULL))
-    return ovl_fail(err, OVL_EINTERNAL, "cannot create a reader lock");
-  for (int i = 0; i < QUEUE_BATCHES; i++) {
-    if (!(rd->batches[i] = malloc(sizeof *rd->batches[i]))) return ovl_oom(err, "row batches");
-    rd->free_list[rd->free_len++] = rd->batches[i];
-  }
+  rd->threaded = threaded;
+  rd->ncols = ncols;
+  rd->pushed = !sorted;
   if (sqlite3_open_v2(path, &rd->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
     return ovl_fail(err, OVL_EUSER, "%s: cannot open: %s", path, rd->db ? sqlite3_errmsg(rd->db) : "out of memory");
-  sqlite3_exec(rd->db, "PRAGMA cache_size=-2048;", NULL, NULL, NULL);
+  sqlite3_exec(rd->db, "PRAGMA cache_size=-2048; PRAGMA query_only=1;", NULL, NULL, NULL);
+  if (push_function(rd->db, "ovl_push_work", ncols, rd, push_work) != SQLITE_OK)
+    return ovl_fail(err, OVL_EINTERNAL, "%s: cannot read %s: %s", path, table, sqlite3_errmsg(rd->db));
+  char sql[320];
+  if (sorted) snprintf(sql, sizeof sql, "SELECT %s FROM %s ORDER BY start", cols, table);
+  else snprintf(sql, sizeof sql, "SELECT 1 FROM %s WHERE ovl_push_work(%s)", table, cols);
   if (sqlite3_prepare_v2(rd->db, sql, -1, &rd->st, NULL) != SQLITE_OK)
     return ovl_fail(err, OVL_EUSER, "%s: cannot read the trace: %s", path, sqlite3_errmsg(rd->db));
+  int nbatches = threaded ? QUEUE_BATCHES : 1;
+  for (int i = 0; i < nbatches; i++)
+    if (!(rd->batches[i] = malloc(sizeof *rd->batches[i]))) return ovl_oom(err, "row batches");
+  if (!threaded) return OVL_OK;
+  if (pthread_mutex_init(&rd->lock, NULL) || pthread_cond_init(&rd->changed, NULL))
+    return ovl_fail(err, OVL_EINTERNAL, "cannot create a reader lock");
+  for (int i = 0; i < QUEUE_BATCHES; i++) rd->free_list[rd->free_len++] = rd->batches[i];
   if (pthread_create(&rd->thread, NULL, reader_main, rd) != 0)
     return ovl_fail(err, OVL_EINTERNAL, "cannot start a reader thread");
   rd->started = 1;
   return OVL_OK;
 }
 
-/* Stops and joins the reader thread; returns the rows it skipped as invalid. */
-static long reader_stop(row_reader *rd) {
+/* Stops and joins the reader thread, if any, and closes the connection. */
+static void reader_stop(row_reader *rd) {
   if (rd->started) {
     pthread_mutex_lock(&rd->lock);
     rd->stop = 1;
@@ -849,40 +1009,45 @@ static long reader_stop(row_reader *rd) {
   rd->db = NULL;
   for (int i = 0; i < QUEUE_BATCHES; i++) free(rd->batches[i]);
   memset(rd->batches, 0, sizeof rd->batches);
-  return rd->bad;
 }
 
-/* Makes s->head the next row in start order (or clears has_head at the end). */
-static int advance(ovl_trace *t, work_source *s, ovl_err *err) {
+/* Reads rows until the source holds `window` of them (or the table ends). */
+static int fill(ovl_trace *t, work_source *s, ovl_err *err) {
+  (void)t;
   while (!s->exhausted && s->ring_len + s->heap_len < s->window) {
-    ovl_work w;
-    int r = read_row(t, s, &w, err);
+    ovl_work *w = ring_tail_slot(s);  /* decoded in place: no copy for an in-order row */
+    if (!w) return ovl_oom(err, "reorder window");
+    int r = read_row(&s->reader, w, err);
     if (r < 0) return -r;
     if (r == 0) {
       s->exhausted = 1;
       *s->bad = s->reader.bad;
       break;
     }
-    int in_order = s->ring_len == 0 || w.start >= s->ring[(s->ring_head + s->ring_len - 1) % s->ring_cap].start;
-    if (in_order ? ring_push(s, &w) : heap_push(s, &w)) return ovl_oom(err, "reorder window");
+    const ovl_work *tail = s->ring_len ? &s->ring[(s->ring_head + s->ring_len - 1) & (s->ring_cap - 1)] : NULL;
+    if (!tail || w->start >= tail->start) s->ring_len++;
+    else if (heap_push(s, w)) return ovl_oom(err, "reorder window");
   }
-  if (s->ring_len == 0 && s->heap_len == 0) {
-    s->has_head = 0;
-    return OVL_OK;
-  }
+  return OVL_OK;
+}
+
+/* 1 and the start of the source's next row in *start, or 0 when it has none left. */
+static int peek_start(const work_source *s, int64_t *start) {
+  if (s->ring_len == 0 && s->heap_len == 0) return 0;
+  *start = s->ring_len ? s->ring[s->ring_head].start : INT64_MAX;
+  if (s->heap_len && (s->ring_len == 0 || s->heap[0].start < *start)) *start = s->heap[0].start;
+  return 1;
+}
+
+/* Moves the source's next row into *w (it has one: peek_start said so). */
+static void take(work_source *s, ovl_work *w) {
   if (s->heap_len > 0 && (s->ring_len == 0 || s->heap[0].start < s->ring[s->ring_head].start)) {
-    heap_pop(s, &s->head);
+    heap_pop(s, w);
   } else {
-    s->head = s->ring[s->ring_head];
-    s->ring_head = (s->ring_head + 1) % s->ring_cap;
+    *w = s->ring[s->ring_head];
+    s->ring_head = (s->ring_head + 1) & (s->ring_cap - 1);
     s->ring_len--;
   }
-  if (s->head.start < s->last_start)
-    return ovl_fail(err, OVL_EUNSORTED, "%s: %s rows are further out of start order than the reorder window",
-                    t->path, s->is_memop ? "memops" : "kernels");
-  s->last_start = s->head.start;
-  s->has_head = 1;
-  return OVL_OK;
 }
 
 /* 1 when the kernels table has column `col` (an optional column of the schema). */
@@ -895,31 +1060,44 @@ static int has_kernel_column(ovl_trace *t, const char *col) {
   return has;
 }
 
-static int open_source(ovl_trace *t, work_source *s, int is_memop, const ovl_work_options *opt, ovl_err *err) {
+static int open_source(ovl_trace *t, work_source *s, int is_memop, const ovl_work_options *opt, int threaded,
+                       ovl_err *err) {
   int has_grid = 0, has_block = 0;
   if (!is_memop && opt->launch_dims) {
     has_grid = has_kernel_column(t, "grid_x") && has_kernel_column(t, "grid_y") && has_kernel_column(t, "grid_z");
     has_block = has_kernel_column(t, "block_x") && has_kernel_column(t, "block_y") && has_kernel_column(t, "block_z");
   }
   int has_dims = has_grid || has_block;
-  char sql[320];
-  const char *order = opt->reorder_window ? "" : " ORDER BY start";
-  if (is_memop)
-    snprintf(sql, sizeof sql, "SELECT start, end, device, stream, correlation, kind, bytes FROM memops%s", order);
-  else if (has_dims)
-    snprintf(sql, sizeof sql, "SELECT start, end, device, stream, correlation, name, %s, %s FROM kernels%s",
+  /* Only the columns used, in the order the schema stores them: SQLite decodes a record's
+  ** header once per row and each column as it goes. */
+  char cols[160];
+  int ncols = 6;
+  if (is_memop) {
+    snprintf(cols, sizeof cols, "start, end, device, stream, correlation, kind, bytes");
+    ncols = 7;
+  } else if (has_dims) {
+    snprintf(cols, sizeof cols, "start, end, device, stream, correlation, name, %s, %s",
              has_grid ? "grid_x, grid_y, grid_z" : "NULL, NULL, NULL",
-             has_block ? "block_x, block_y, block_z" : "NULL, NULL, NULL", order);
-  else
-    snprintf(sql, sizeof sql, "SELECT start, end, device, stream, correlation, name FROM kernels%s", order);
+             has_block ? "block_x, block_y, block_z" : "NULL, NULL, NULL");
+    ncols = 12;
+  } else {
+    snprintf(cols, sizeof cols, "start, end, device, stream, correlation, name");
+  }
   s->is_memop = is_memop;
-  s->launch_dims = has_dims;
   s->bad = is_memop ? &t->bad.memops : &t->bad.kernels;
   *s->bad = 0;
   s->window = opt->reorder_window ? opt->reorder_window : 1;
   s->last_start = INT64_MIN;
-  int rc = reader_start(&s->reader, t->path, sql, is_memop, has_dims, err);
-  if (!rc) rc = advance(t, s, err);
+  /* The ring at its working size at once (up to 64 Ki rows; it grows past that if it must):
+  ** growing it by doubling would touch and copy twice the memory. Pages never used cost
+  ** nothing. */
+  size_t cap = 256;
+  while (cap < s->window && cap < ((size_t)1 << 16)) cap *= 2;
+  if (!(s->ring = malloc(cap * sizeof *s->ring))) return ovl_oom(err, "reorder window");
+  s->ring_cap = cap;
+  int rc = reader_start(&s->reader, t->path, is_memop ? "memops" : "kernels", cols, ncols, opt->reorder_window == 0,
+                        is_memop, has_dims, threaded, err);
+  if (!rc) rc = fill(t, s, err);
   return rc;
 }
 
@@ -928,8 +1106,9 @@ int ovl_work_open(ovl_trace *t, const ovl_work_options *opt, ovl_work_cursor **o
   ovl_work_cursor *c = calloc(1, sizeof *c);
   if (!c) return ovl_oom(err, "work cursor");
   c->t = t;
-  int rc = open_source(t, &c->src[c->nsrc++], 0, opt, err);
-  if (!rc && ovl_trace_has_table(t, "memops")) rc = open_source(t, &c->src[c->nsrc++], 1, opt, err);
+  int threaded = reader_threads_wanted();
+  int rc = open_source(t, &c->src[c->nsrc++], 0, opt, threaded, err);
+  if (!rc && ovl_trace_has_table(t, "memops")) rc = open_source(t, &c->src[c->nsrc++], 1, opt, threaded, err);
   if (rc) {
     ovl_work_close(c);
     return rc;
@@ -940,14 +1119,21 @@ int ovl_work_open(ovl_trace *t, const ovl_work_options *opt, ovl_work_cursor **o
 
 int ovl_work_next(ovl_work_cursor *c, ovl_work *w, int *has_row, ovl_err *err) {
   work_source *best = NULL;
-  for (int i = 0; i < c->nsrc; i++) {
-    work_source *s = &c->src[i];
-    if (s->has_head && (!best || s->head.start < best->head.start)) best = s;
-  }
-  *has_row = best != NULL;
+  int64_t best_start = 0, start;
+  for (int i = 0; i < c->nsrc; i++)  /* ties: kernels first */
+    if (peek_start(&c->src[i], &start) && (!best || start < best_start)) {
+      best = &c->src[i];
+      best_start = start;
+    }
+  *has_row = 0;
   if (!best) return OVL_OK;
-  *w = best->head;
-  return advance(c->t, best, err);
+  if (best_start < best->last_start)
+    return ovl_fail(err, OVL_EUNSORTED, "%s: %s rows are further out of start order than the reorder window",
+                    c->t->path, best->is_memop ? "memops" : "kernels");
+  take(best, w);
+  best->last_start = w->start;
+  *has_row = 1;
+  return fill(c->t, best, err);
 }
 
 void ovl_work_close(ovl_work_cursor *c) {

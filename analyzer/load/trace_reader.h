@@ -120,13 +120,23 @@ typedef int (*ovl_api_fn)(void *ctx, const ovl_api_row *row);
 int ovl_trace_scan_api(ovl_trace *t, int launches_only, ovl_api_fn fn, void *ctx, ovl_err *err);
 /* The same scan split into nparts rowid ranges read concurrently, each on its own thread
 ** and connection; part i calls fn with ctxs[i]. Rows reach each part in table order, but
-** parts interleave: use it for order-independent work. */
+** parts interleave: use it for order-independent work. Where reader threads do not pay
+** (see OVL_READER_THREADS below), one scan hands every row to ctxs[0]. fn runs inside the
+** scan's SQLite step (rows are pushed out of SQLite, docs/architecture.md). */
 int ovl_trace_scan_api_split(ovl_trace *t, int launches_only, size_t nparts, ovl_api_fn fn, void **ctxs,
                              ovl_err *err);
 
-/* GPU work, kernels and memops merged, in non-decreasing start order. */
+/* GPU work, kernels and memops merged, in non-decreasing start order. Each table is decoded
+** on a reader thread of its own where that pays: by default when the process has two online
+** CPUs for every trace it holds open (a reader and the analysis per trace; a job analyses
+** several at once) and at least OVL_READER_THREAD_MIN_CPUS (on 2 CPUs, shared, the threads
+** cost 7-30 % more CPU and won or lost wall time with the load: bench/results/report-3m.md);
+** the environment variable OVL_READER_THREADS=1 or 0 forces threads on or off. Results are
+** the same either way. */
+#define OVL_READER_THREAD_MIN_CPUS 4
 int ovl_work_open(ovl_trace *t, const ovl_work_options *opt, ovl_work_cursor **out, ovl_err *err);
-/* Sets *has_row to 1 and fills *w, or sets it to 0 at the end. May fail with OVL_EUNSORTED. */
+/* Sets *has_row to 1 and fills *w, or sets it to 0 at the end. May fail with OVL_EUNSORTED
+** (*has_row 0: the row out of order is not handed out). */
 int ovl_work_next(ovl_work_cursor *c, ovl_work *w, int *has_row, ovl_err *err);
 void ovl_work_close(ovl_work_cursor *c);
 
