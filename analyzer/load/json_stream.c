@@ -556,6 +556,72 @@ int ovl_json_next(ovl_json *j, ovl_json_token *tok, ovl_err *err) {
   return next_token(j, tok, err);
 }
 
+/* 0x80 in each byte of x that is zero, exactly (no borrow between bytes, unlike the
+** find_string_end test, so every set bit counts, not only the lowest). */
+static inline uint64_t zero_bytes(uint64_t x) {
+  const uint64_t low7 = 0x7f7f7f7f7f7f7f7fULL;
+  return ~(((x & low7) + low7) | x | low7);
+}
+
+/* The word-at-a-time skipper: eight bytes give one mask of quotes, backslashes and brackets,
+** whose bits are walked in order, inside or outside a string. Returns 1 when the container at
+** `depth` closed (*p just past it), else 0 with *p at the first byte the byte-wise loops must
+** take (the chunk's last bytes, a string's opening quote when an escape or the chunk end came
+** inside it, or a bracket they must judge). */
+static int skip_words(ovl_json *j, const char **pp, size_t *dp, size_t depth) {
+  const uint64_t ones = 0x0101010101010101ULL;
+  const char *p = *pp, *e = j->end, *str = NULL;  /* str: the open string's quote, or NULL */
+  size_t d = *dp;
+  int closed = 0;
+  for (; e - p >= 8; p += 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    uint64_t quotes = zero_bytes(w ^ (ones * '"')), slashes = zero_bytes(w ^ (ones * '\\'));
+    uint64_t folded = w | (ones * 0x20);
+    uint64_t brackets = zero_bytes(folded ^ (ones * '{')) | zero_bytes(folded ^ (ones * '}'));
+    uint64_t seen = 0;
+    for (;;) {
+      uint64_t m = (str ? quotes | slashes : quotes | brackets) & ~seen;
+      if (!m) break;
+      int bit = __builtin_ctzll(m);
+      seen = bit == 63 ? ~0ULL : (2ULL << bit) - 1;
+      const char *at = p + (bit >> 3);
+      char c = *at;
+      if (str) {
+        if (c != '"') goto careful;  /* an escape: read_string checks it */
+        str = NULL;
+      } else if (c == '"') {
+        str = at;
+      } else if (c == '{' || c == '[') {
+        if (d >= j->max_depth || d / 8 >= j->stack_bytes) {
+          p = at;
+          goto out;
+        }
+        unsigned char bit8 = (unsigned char)(1u << (d % 8));
+        if (c == '{') j->stack[d / 8] |= bit8;
+        else j->stack[d / 8] &= (unsigned char)~bit8;
+        d++;
+      } else {
+        if (((j->stack[(d - 1) / 8] >> ((d - 1) % 8)) & 1) != (c == '}')) {
+          p = at;
+          goto out;
+        }
+        if (--d < depth) {
+          p = at + 1;
+          closed = 1;
+          goto out;
+        }
+      }
+    }
+  }
+careful:
+  if (str) p = str;
+out:
+  *pp = p;
+  *dp = d;
+  return closed;
+}
+
 /* Skips bytes until fewer than `depth` containers are open: strings are jumped over and
 ** brackets matched, nothing else is decoded (the fast path for everything ovl ignores). */
 static int skip_to_depth(ovl_json *j, size_t depth, ovl_err *err) {
@@ -564,6 +630,11 @@ static int skip_to_depth(ovl_json *j, size_t depth, ovl_err *err) {
   while (!rc && j->depth >= depth) {
     const char *p = j->p, *e = j->end;
     size_t d = j->depth;
+    if (skip_words(j, &p, &d, depth)) {
+      j->p = p;
+      j->depth = d;
+      break;
+    }
     /* Inline, within the chunk: strings without escapes, brackets while the stack has room and
     ** they match. Everything else (escapes, chunk ends, errors, a deeper stack) goes the careful
     ** way below, from the byte where this loop stopped. */
