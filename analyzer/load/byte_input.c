@@ -21,11 +21,14 @@
 /* zlib's own input buffer: large reads keep the per-call overhead out of the profile. */
 #define GZ_BUFFER_BYTES (1u << 20)
 #define READ_AHEAD_AFTER (1u << 20)
+/* ovl_input_borrow's buffer where no read-ahead ring lends one: a size the caches hold. */
+#define BORROW_BYTES (256u * 1024u)
 
 struct ovl_byte_input {
   gzFile gz;         /* gzip input; the read-ahead thread's while ahead runs */
   int fd;            /* plain input, or -1 */
   ovl_read_ahead *ahead;
+  char *own;         /* ovl_input_borrow's buffer, allocated at its first use */
   char *path;
   int is_gzip;
   uint64_t offset;   /* uncompressed bytes delivered */
@@ -145,15 +148,36 @@ static int plain_read(ovl_byte_input *in, char *buf, size_t cap, size_t *got, do
   return OVL_OK;
 }
 
+/* Past the first bytes the input is read in full: inflate ahead on a thread. Without one (it
+** could not start) reading goes on on the caller's, as fast as one core allows. */
+static void maybe_read_ahead(ovl_byte_input *in) {
+  if (in->is_gzip && !in->ahead && in->offset >= READ_AHEAD_AFTER &&
+      ovl_read_ahead_start(gz_fill, in, &in->ahead, NULL) != OVL_OK)
+    in->ahead = NULL;
+}
+
+int ovl_input_borrow(ovl_byte_input *in, char **data, size_t *got, ovl_err *err) {
+  *data = NULL;
+  *got = 0;
+  maybe_read_ahead(in);
+  if (!in->ahead) {
+    if (!in->own && !(in->own = malloc(BORROW_BYTES))) return ovl_oom(err, "input buffer");
+    *data = in->own;
+    return ovl_input_read(in, in->own, BORROW_BYTES, got, err);
+  }
+  double fraction = -1;
+  int rc = ovl_read_ahead_borrow(in->ahead, data, got, &fraction, err);
+  if (rc) return rc;
+  in->offset += (uint64_t)*got;
+  if (fraction >= 0) ovl_progress("reading", fraction);
+  return OVL_OK;
+}
+
 int ovl_input_read(ovl_byte_input *in, char *buf, size_t cap, size_t *got, ovl_err *err) {
   *got = 0;
   double fraction = -1;
   int rc;
-  /* Past the first bytes the input is read in full: inflate ahead on a thread. Without one
-  ** (it could not start) reading goes on here, as fast as one core allows. */
-  if (in->is_gzip && !in->ahead && in->offset >= READ_AHEAD_AFTER &&
-      ovl_read_ahead_start(gz_fill, in, &in->ahead, NULL) != OVL_OK)
-    in->ahead = NULL;
+  maybe_read_ahead(in);
   if (in->ahead) rc = ovl_read_ahead_read(in->ahead, buf, cap, got, &fraction, err);
   else if (in->is_gzip) rc = gz_fill(in, buf, cap, got, &fraction, err);
   else rc = plain_read(in, buf, cap, got, &fraction, err);
@@ -180,6 +204,7 @@ void ovl_input_close(ovl_byte_input *in) {
   ovl_read_ahead_stop(in->ahead);  /* first: the thread uses gz */
   if (in->gz) gzclose(in->gz);
   if (in->fd >= 0) close(in->fd);
+  free(in->own);
   free(in->path);
   free(in);
 }

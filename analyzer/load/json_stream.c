@@ -2,8 +2,10 @@
 ** Streaming JSON tokenizer: see json_stream.h.
 **
 ** The grammar is a small state machine (what may come next) plus a bit stack of the open
-** containers (1 = object, 0 = array). Bytes come from the input in CHUNK_BYTES pieces;
-** every scanner re-checks the chunk end and refills, so tokens may straddle chunks.
+** containers (1 = object, 0 = array). Bytes are borrowed from the input a chunk at a time
+** (ovl_input_borrow: its buffer, or the read-ahead ring, without a copy); every scanner
+** re-checks the chunk end and refills, so tokens may straddle chunks. A chunk is ours until
+** the next refill: strings are terminated in place there (read_string).
 */
 #include "json_stream.h"
 
@@ -12,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHUNK_BYTES (256u * 1024u)
 
 typedef enum parse_state {
   S_VALUE,         /* a value (document start, after ':' or after ',' in an array) */
@@ -49,14 +50,15 @@ int ovl_json_open(ovl_byte_input *in, const ovl_json_limits *limits, ovl_json **
   j->max_depth = limits && limits->max_depth ? limits->max_depth : OVL_JSON_DEFAULT_DEPTH;
   j->max_string = limits && limits->max_string ? limits->max_string : OVL_JSON_DEFAULT_STRING;
   if (j->max_string < OVL_JSON_MAX_NUMBER) j->max_string = OVL_JSON_MAX_NUMBER;
-  j->buf = malloc(CHUNK_BYTES);
   j->text = malloc(j->max_string + 1);
   j->stack_bytes = 64;
   j->stack = calloc(j->stack_bytes, 1);
-  if (!j->buf || !j->text || !j->stack) {
+  if (!j->text || !j->stack) {
     ovl_json_close(j);
     return ovl_oom(err, "JSON reader");
   }
+  static char nothing[1];  /* no chunk yet: p, end and buf still point somewhere */
+  j->buf = nothing;
   j->p = j->end = j->buf;
   j->text[0] = 0;
   j->cur = j->text;
@@ -68,7 +70,6 @@ int ovl_json_open(ovl_byte_input *in, const ovl_json_limits *limits, ovl_json **
 
 void ovl_json_close(ovl_json *j) {
   if (!j) return;
-  free(j->buf);
   free(j->text);
   free(j->stack);
   free(j);
@@ -113,12 +114,15 @@ static int refill(ovl_json *j, int *more, ovl_err *err) {
   j->buf_offset += (uint64_t)(j->end - j->buf);
   j->p = j->end = j->buf;
   size_t got = 0;
-  int rc = ovl_input_read(j->in, j->buf, CHUNK_BYTES, &got, err);
+  char *data = NULL;
+  int rc = ovl_input_borrow(j->in, &data, &got, err);
   if (rc) return rc;
   if (got == 0) {
     j->at_eof = 1;
     return OVL_OK;
   }
+  j->buf = data;
+  j->p = data;
   j->end = j->buf + got;
   /* A UTF-8 byte order mark before the document (editors on Windows write one) is not JSON
   ** but means nothing: skip it. Offsets still count it. */
@@ -504,6 +508,20 @@ static int close_container(ovl_json *j, int is_object, ovl_json_token *tok) {
 
 /* The tokenizer proper; inlined into the public entry point and the skipping loop. */
 static inline int next_token(ovl_json *j, ovl_json_token *tok, ovl_err *err) {
+  /* The separators between nearly all tokens, `": "` and `", "`, taken without a trip through
+  ** the loop below (which takes anything else, including these where the chunk ends). */
+  const char *p = j->p;
+  if (j->end - p >= 2) {
+    if (j->state == S_COLON && *p == ':') {
+      p += 1 + (p[1] == ' ');
+      j->p = p;
+      j->state = S_VALUE;
+    } else if (j->state == S_AFTER_VALUE && *p == ',') {
+      p += 1 + (p[1] == ' ');
+      j->p = p;
+      j->state = top_is_object(j) ? S_KEY : S_VALUE;
+    }
+  }
   for (;;) {
     int c, rc = peek_token_start(j, &c, err);
     if (rc) return rc;

@@ -34,6 +34,7 @@ struct ovl_read_ahead {
   pthread_cond_t filled, drained;
   slot ring[RING_SLOTS];
   size_t head;       /* the slot the consumer drains */
+  int lent;          /* the head slot is lent (ovl_read_ahead_borrow) until the next call */
   int stop;          /* set by the consumer: the producer ends at its next look */
   int done;          /* the consumer saw the end or an error: nothing more to read */
 };
@@ -86,10 +87,23 @@ int ovl_read_ahead_start(ovl_read_ahead_fill fill, void *ctx, ovl_read_ahead **o
   return OVL_OK;
 }
 
-int ovl_read_ahead_read(ovl_read_ahead *ra, char *buf, size_t cap, size_t *got, double *fraction, ovl_err *err) {
-  *got = 0;
-  *fraction = -1;
-  if (ra->done) return OVL_OK;
+/* Hands the head slot back to the producer and moves on to the next one. */
+static void release_head(ovl_read_ahead *ra) {
+  slot *s = &ra->ring[ra->head];
+  pthread_mutex_lock(&ra->lock);
+  s->full = 0;
+  pthread_cond_signal(&ra->drained);
+  pthread_mutex_unlock(&ra->lock);
+  ra->head = (ra->head + 1) % RING_SLOTS;
+  ra->lent = 0;
+}
+
+/* The head slot once it is FULL and has bytes left; NULL at the end or on fill's error
+** (*rc says which). */
+static slot *next_full(ovl_read_ahead *ra, int *rc, ovl_err *err) {
+  *rc = OVL_OK;
+  if (ra->lent) release_head(ra);
+  if (ra->done) return NULL;
   slot *s = &ra->ring[ra->head];
   pthread_mutex_lock(&ra->lock);
   while (!s->full) pthread_cond_wait(&ra->filled, &ra->lock);
@@ -97,25 +111,44 @@ int ovl_read_ahead_read(ovl_read_ahead *ra, char *buf, size_t cap, size_t *got, 
   if (s->rc) {
     ra->done = 1;
     if (err) *err = s->err;
-    return s->rc;
+    *rc = s->rc;
+    return NULL;
   }
   if (s->len == 0) {
     ra->done = 1;
-    return OVL_OK;
+    return NULL;
   }
   assert(s->pos < s->len);
+  return s;
+}
+
+int ovl_read_ahead_read(ovl_read_ahead *ra, char *buf, size_t cap, size_t *got, double *fraction, ovl_err *err) {
+  *got = 0;
+  *fraction = -1;
+  int rc;
+  slot *s = next_full(ra, &rc, err);
+  if (!s) return rc;
   size_t n = s->len - s->pos < cap ? s->len - s->pos : cap;
   memcpy(buf, s->data + s->pos, n);
   s->pos += n;
   *got = n;
   *fraction = s->fraction;
-  if (s->pos == s->len) {  /* drained: back to the producer */
-    pthread_mutex_lock(&ra->lock);
-    s->full = 0;
-    pthread_cond_signal(&ra->drained);
-    pthread_mutex_unlock(&ra->lock);
-    ra->head = (ra->head + 1) % RING_SLOTS;
-  }
+  if (s->pos == s->len) release_head(ra);  /* drained: back to the producer */
+  return OVL_OK;
+}
+
+int ovl_read_ahead_borrow(ovl_read_ahead *ra, char **data, size_t *got, double *fraction, ovl_err *err) {
+  *data = NULL;
+  *got = 0;
+  *fraction = -1;
+  int rc;
+  slot *s = next_full(ra, &rc, err);
+  if (!s) return rc;
+  *data = s->data + s->pos;
+  *got = s->len - s->pos;
+  *fraction = s->fraction;
+  s->pos = s->len;
+  ra->lent = 1;  /* handed back at the next call */
   return OVL_OK;
 }
 

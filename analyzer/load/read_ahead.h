@@ -30,6 +30,9 @@ typedef struct ovl_read_ahead ovl_read_ahead;
 int ovl_read_ahead_start(ovl_read_ahead_fill fill, void *ctx, ovl_read_ahead **out, ovl_err *err);
 /* The next bytes, up to cap: *got = 0 at the end. *fraction as fill gave it for these bytes. */
 int ovl_read_ahead_read(ovl_read_ahead *ra, char *buf, size_t cap, size_t *got, double *fraction, ovl_err *err);
+/* The next bytes in place: *data points into the ring, writable, valid until the next call of
+** either read function (which hands the slot back to the producer). No copy. */
+int ovl_read_ahead_borrow(ovl_read_ahead *ra, char **data, size_t *got, double *fraction, ovl_err *err);
 /* Stops the producer, joins it and frees everything. NULL is a no-op. */
 void ovl_read_ahead_stop(ovl_read_ahead *ra);
 
