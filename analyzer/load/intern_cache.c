@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert((OVL_INTERN_CACHE_SLOTS & (OVL_INTERN_CACHE_SLOTS - 1)) == 0, "slots: a power of two");
+
 /* Eight bytes at a time, multiply and fold: enough to spread names that share long prefixes
 ** (C++ templates) over the slots, at a fraction of a byte-wise hash's cost. */
 static uint64_t hash_text(const char *s, size_t n) {

@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 typedef enum parse_state {
   S_VALUE,         /* a value (document start, after ':' or after ',' in an array) */
   S_VALUE_OR_END,  /* after '[' */

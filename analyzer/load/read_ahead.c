@@ -11,6 +11,7 @@
 
 #include <assert.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,7 +76,13 @@ int ovl_read_ahead_start(ovl_read_ahead_fill fill, void *ctx, ovl_read_ahead **o
   int locks = pthread_mutex_init(&ra->lock, NULL) == 0;
   int conds = locks && pthread_cond_init(&ra->filled, NULL) == 0;
   int conds2 = conds && pthread_cond_init(&ra->drained, NULL) == 0;
-  if (!conds2 || pthread_create(&ra->thread, NULL, produce, ra) != 0) {
+  /* The producer is born with every signal blocked: they go to the threads that handle them. */
+  sigset_t all, old;
+  sigfillset(&all);
+  int masked = conds2 && pthread_sigmask(SIG_SETMASK, &all, &old) == 0;
+  int started = conds2 && pthread_create(&ra->thread, NULL, produce, ra) == 0;
+  if (masked) pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (!started) {
     if (conds2) pthread_cond_destroy(&ra->drained);
     if (conds) pthread_cond_destroy(&ra->filled);
     if (locks) pthread_mutex_destroy(&ra->lock);
