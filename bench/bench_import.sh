@@ -1,7 +1,8 @@
 #!/bin/bash
 # Kineto import speed, this build beside a baseline binary in the same run (issue 35: >= 800 MB/s
 # of uncompressed JSON; a .json.gz costs about max(inflate alone, parse alone) since the
-# inflating runs on its own thread), and zlib's inflate alone on the same .gz.
+# inflating runs on its own thread), beside the import's parts alone: parsing without writing
+# rows, and zlib's inflate alone on the same .gz.
 #
 # usage: bench/bench_import.sh [BUILD_DIR] [SIZE_MB] [BEFORE_OVL] [RUNS]
 #   SIZE_MB     the synthetic trace (bench/gen_kineto.py; default 256)
@@ -22,7 +23,7 @@ ovl="$build/ovl"
 mkdir -p "$dir"
 [ -x "$ovl" ] || { echo "build first: $ovl missing" >&2; exit 1; }
 [ -z "$before" ] || [ -x "$before" ] || { echo "baseline binary not executable: $before" >&2; exit 1; }
-command -v python3 >/dev/null || { echo "needs python3 (the generator and zlib's inflate alone)" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "needs python3 (the trace generator)" >&2; exit 1; }
 [ -x /usr/bin/time ] || { echo "needs /usr/bin/time (GNU time)" >&2; exit 1; }
 
 # measure CMD...: prints "<wall s> <CPU s (user + sys)> <peak RSS KiB>" of CMD, output discarded.
@@ -40,22 +41,11 @@ json_bytes() {  # uncompressed size of a .json or .json.gz
   case "$1" in *.gz) gzip -dc "$1" | wc -c ;; *) wc -c <"$1" ;; esac
 }
 
-# zlib's inflate alone (the library ovl links), 1 MiB at a time, output discarded; prints its
-# own seconds (Python's start-up excluded).
-inflate_py='import sys, time, zlib
-t = time.perf_counter()
-d = zlib.decompressobj(47)
-with open(sys.argv[1], "rb") as f:
-    while True:
-        b = f.read(1 << 20)
-        if not b:
-            break
-        while b:
-            d.decompress(b, 1 << 20)
-            b = d.unconsumed_tail
-            if d.eof:
-                b, d = d.unused_data + b, zlib.decompressobj(47)
-print("%.3f" % (time.perf_counter() - t))'
+# The import's parts alone (bench_kineto_parse.c): "inflate" reads every byte as the import
+# does (gzip: zlib on the read-ahead thread), "parse" adds the tokenizer and the event reader
+# but writes no rows. Each prints "<wall s> <CPU s> <bytes> <events>".
+parts="$build/bench/ovl_bench_kineto_parse"
+[ -x "$parts" ] || { echo "build first: $parts missing" >&2; exit 1; }
 
 syn="$dir/synthetic-${size_mb}MB.json"
 [ -f "$syn" ] || python3 "$here/gen_kineto.py" "$syn" "$size_mb"
@@ -74,7 +64,7 @@ printf '%-40s %7s | %-24s | %-24s | %s\n' "trace" "JSON MB" "before: s, MB/s (CP
   "speed-up (wall, CPU)"
 for f in "${files[@]}"; do
   bytes=$(json_bytes "$f")
-  : >"$dir/a.w"; : >"$dir/a.c"; : >"$dir/b.w"; : >"$dir/b.c"; : >"$dir/z.w"
+  : >"$dir/a.w"; : >"$dir/a.c"; : >"$dir/b.w"; : >"$dir/b.c"; : >"$dir/z.w"; : >"$dir/z.c"; : >"$dir/p.w"; : >"$dir/p.c"
   for ((i = 0; i < runs; i++)); do
     if [ -n "$before" ]; then
       rm -f "$dir/out.sqlite"
@@ -84,7 +74,9 @@ for f in "${files[@]}"; do
     rm -f "$dir/out.sqlite"
     read -r w c _ < <(measure "$ovl" import -q "$f" -o "$dir/out.sqlite")
     echo "$w" >>"$dir/a.w"; echo "$c" >>"$dir/a.c"
-    case "$f" in *.gz) python3 -c "$inflate_py" "$f" >>"$dir/z.w" ;; esac
+    read -r w c _ < <("$parts" parse "$f")
+    echo "$w" >>"$dir/p.w"; echo "$c" >>"$dir/p.c"
+    case "$f" in *.gz) read -r w c _ < <("$parts" inflate "$f"); echo "$w" >>"$dir/z.w"; echo "$c" >>"$dir/z.c" ;; esac
   done
   aw=$(median <"$dir/a.w"); ac=$(median <"$dir/a.c")
   bw=-; bc=-
@@ -96,12 +88,12 @@ for f in "${files[@]}"; do
     before = bw == "-" ? "-" : sprintf("%6.3f %5.0f (%5.0f)", bw, mb / bw, mb / bc)
     ratio = bw == "-" ? "-" : sprintf("%.2fx, %.2fx", bw / aw, bc / ac)
     printf "%-40s %7.1f | %-24s | %6.3f %5.0f (%5.0f)     | %s\n", l, mb, before, aw, mb / aw, mb / ac, ratio }'
-  if [ -s "$dir/z.w" ]; then
-    zw=$(median <"$dir/z.w")
-    awk -v l="  zlib inflate alone" -v b="$bytes" -v zw="$zw" 'BEGIN {
-      printf "%-40s %7.1f |                          | %6.3f %5.0f (wall: python3 zlib, output discarded)\n",
-        l, b / 1e6, zw, b / 1e6 / zw }'
-  fi
+  part() {  # part LABEL WALL_FILE CPU_FILE
+    awk -v l="$1" -v b="$bytes" -v w="$(median <"$2")" -v c="$(median <"$3")" 'BEGIN {
+      printf "%-40s %7.1f |                          | %6.3f %5.0f (%5.0f)     |\n", l, b / 1e6, w, b / 1e6 / w, b / 1e6 / c }'
+  }
+  part "  parse alone (no rows written)" "$dir/p.w" "$dir/p.c"
+  [ ! -s "$dir/z.w" ] || part "  zlib inflate alone" "$dir/z.w" "$dir/z.c"
 done
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
@@ -129,4 +121,4 @@ print(len(d["traceEvents"]))'
     printf "ovl alone, synthetic %.0f MB: %.2f s, %.0f MB/s, peak %.1f MB (%.2f%% of the file)\n",
       b / 1e6, wo, b / 1e6 / wo, ro / 1024, 100 * ro * 1024 / b }'
 fi
-rm -f "$dir/out.sqlite" "$dir/rss" "$dir/stderr" "$dir"/[abz].[wc]
+rm -f "$dir/out.sqlite" "$dir/rss" "$dir/stderr" "$dir"/[abzp].[wc]
