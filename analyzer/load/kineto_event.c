@@ -157,10 +157,12 @@ static int read_time(ovl_json *j, int64_t *ns, double *us, ovl_err *err) {
   int exact;
   if (us_to_ns(text, ns, &exact)) {
     *ns = OVL_NONE;
-  } else if (exact && *ns > -(INT64_C(1) << 53) && *ns < (INT64_C(1) << 53)) {
-    /* The text's value is exactly ns / 1000 and ns is exact as a double, so the correctly rounded
-    ** division is the correctly rounded reading strtod makes, without its cost. */
-    *us = (double)(*ns < 0 ? -*ns : *ns) / 1000.0;
+  } else if (exact && (*ns % 1000 == 0 || (*ns > -(INT64_C(1) << 53) && *ns < (INT64_C(1) << 53)))) {
+    /* The text's value is exactly ns / 1000: a whole number of µs converts with one correct
+    ** rounding, as does the division when ns is exact as a double; either is the correctly
+    ** rounded reading strtod makes, without its cost. */
+    int64_t a = *ns < 0 ? -*ns : *ns;
+    *us = a % 1000 == 0 ? (double)(a / 1000) : (double)a / 1000.0;
     if (text[0] == '-') *us = -*us;  /* "-0.0" reads as -0.0 */
   } else {
     *us = strtod(text, NULL);
