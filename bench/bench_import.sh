@@ -1,83 +1,124 @@
 #!/bin/bash
-# Kineto import speed and peak memory, side by side with Python's json.load of the same file
-# in the same run (targets: >= 100 MB/s of JSON; peak memory <= 25% of the uncompressed size,
-# ideally flat in the file size).
+# Kineto import speed, this build beside a baseline binary in the same run (issue 35: >= 800 MB/s
+# of uncompressed JSON; a .json.gz costs about max(inflate alone, parse alone) since the
+# inflating runs on its own thread), beside the import's parts alone: parsing without writing
+# rows, and zlib's inflate alone on the same .gz.
 #
-# usage: bench/bench_import.sh [BUILD_DIR] [SIZE_MB] [BIG_MB]
-#   SIZE_MB  synthetic trace measured against Python (default 256)
-#   BIG_MB   a second, larger trace imported by ovl alone to show memory stays flat
-#            (default 2048; 0 skips it)
-# Synthetic traces (bench/gen_kineto.py) are cached in $OVL_BENCH_DIR (default /tmp/ovl-bench);
-# the largest real trace of ../shared/traces is measured too when that folder exists.
+# usage: bench/bench_import.sh [BUILD_DIR] [SIZE_MB] [BEFORE_OVL] [RUNS]
+#   SIZE_MB     the synthetic trace (bench/gen_kineto.py; default 256)
+#   BEFORE_OVL  a baseline ovl binary (e.g. main's, built in a temp folder); "" for none
+#   RUNS        runs per measurement (default 5), before/after alternated; medians reported
+# With OVL_BENCH_PYTHON=1 it also compares with Python's json.load and imports a 2 GB trace
+# to show memory stays flat (the earlier targets: >= 100 MB/s, peak <= 25 % of the JSON).
+# Traces are cached in $OVL_BENCH_DIR (default /tmp/ovl-bench); the largest real trace of
+# ../shared/traces is measured too when that folder exists.
 set -euo pipefail
 build=${1:-build}
 size_mb=${2:-256}
-big_mb=${3:-2048}
+before=${3:-}
+runs=${4:-5}
 dir=${OVL_BENCH_DIR:-/tmp/ovl-bench}
 here=$(cd "$(dirname "$0")" && pwd)
 ovl="$build/ovl"
 mkdir -p "$dir"
 [ -x "$ovl" ] || { echo "build first: $ovl missing" >&2; exit 1; }
-command -v python3 >/dev/null || { echo "needs python3 (the baseline and the generator)" >&2; exit 1; }
-[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (GNU time) for peak memory" >&2; exit 1; }
+[ -z "$before" ] || [ -x "$before" ] || { echo "baseline binary not executable: $before" >&2; exit 1; }
+command -v python3 >/dev/null || { echo "needs python3 (the trace generator)" >&2; exit 1; }
+[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (GNU time)" >&2; exit 1; }
 
-# measure CMD...: prints "<wall s> <peak RSS KiB> <CPU s (user + sys)>" of CMD, output discarded.
-# CPU time is reported too: on a shared machine it varies less than wall time.
+# measure CMD...: prints "<wall s> <CPU s (user + sys)> <peak RSS KiB>" of CMD, output discarded.
 measure() {
   local t0 t1
   t0=$(date +%s.%N)
   /usr/bin/time -f '%M %U %S' -o "$dir/rss" "$@" >/dev/null 2>"$dir/stderr" || { cat "$dir/stderr" >&2; exit 1; }
   t1=$(date +%s.%N)
-  echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') $(tail -1 "$dir/rss" | awk '{ printf "%d %.2f", $1, $2 + $3 }')"
+  echo "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }') $(tail -1 "$dir/rss" | awk '{ printf "%.3f %d", $2 + $3, $1 }')"
 }
+
+median() { sort -n | awk '{ v[NR] = $1 } END { printf "%.3f", NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 json_bytes() {  # uncompressed size of a .json or .json.gz
   case "$1" in *.gz) gzip -dc "$1" | wc -c ;; *) wc -c <"$1" ;; esac
 }
 
-py_load='import gzip, json, sys
-p = sys.argv[1]
-with (gzip.open(p, "rb") if p.endswith(".gz") else open(p, "rb")) as f:
-    d = json.load(f)
-print(len(d["traceEvents"]))'
-
-echo "MB/s = MB of JSON per second of wall time (per second of CPU time); peak = peak RSS, % of the JSON size"
-printf '%-38s %7s | %6s %14s %8s %6s | %6s %14s %8s %6s | %s\n' "trace" "JSON MB" "ovl s" "MB/s (CPU)" "peak MB" \
-  "peak%" "py s" "MB/s (CPU)" "peak MB" "peak%" "ovl vs python: time, memory"
-compare() {  # compare LABEL FILE
-  local bytes mb t_o r_o c_o t_p r_p c_p
-  bytes=$(json_bytes "$2")
-  mb=$(awk -v b="$bytes" 'BEGIN { printf "%.1f", b / 1e6 }')
-  read -r t_o r_o c_o < <(measure "$ovl" import -q "$2" -o "$dir/out.sqlite")
-  read -r t_p r_p c_p < <(measure python3 -c "$py_load" "$2")
-  awk -v l="$1" -v mb="$mb" -v b="$bytes" -v to="$t_o" -v ro="$r_o" -v co="$c_o" -v tp="$t_p" -v rp="$r_p" \
-      -v cp="$c_p" 'BEGIN {
-    printf "%-38s %7.1f | %6.2f %6.0f (%5.0f) %8.1f %5.1f%% | %6.2f %6.0f (%5.0f) %8.1f %5.0f%% | %.1fx faster, %.0fx less\n",
-      l, mb, to, mb / to, mb / co, ro / 1024, 100 * ro * 1024 / b, tp, mb / tp, mb / cp, rp / 1024,
-      100 * rp * 1024 / b, tp / to, rp / ro }'
-}
+# The import's parts alone (bench_kineto_parse.c): "inflate" reads every byte as the import
+# does (gzip: zlib on the read-ahead thread), "parse" adds the tokenizer and the event reader
+# but writes no rows. Each prints "<wall s> <CPU s> <bytes> <events>".
+parts="$build/bench/ovl_bench_kineto_parse"
+[ -x "$parts" ] || { echo "build first: $parts missing" >&2; exit 1; }
 
 syn="$dir/synthetic-${size_mb}MB.json"
 [ -f "$syn" ] || python3 "$here/gen_kineto.py" "$syn" "$size_mb"
 [ -f "$syn.gz" ] || gzip -c "$syn" >"$syn.gz"
-compare "synthetic ${size_mb} MB (.json)" "$syn"
-compare "synthetic ${size_mb} MB (.json.gz)" "$syn.gz"
-
+files=("$syn" "$syn.gz")
 real="$here/../../shared/traces/kineto-hta/df_index_resolver__df_index_resolver.json.gz"
 [ -f "$real" ] || real="$here/../shared/traces/kineto-hta/df_index_resolver__df_index_resolver.json.gz"
 if [ -f "$real" ]; then
-  compare "real: df_index_resolver (.json.gz)" "$real"
-  gzip -dc "$real" >"$dir/df_index_resolver.json"
-  compare "real: df_index_resolver (.json)" "$dir/df_index_resolver.json"
+  [ -f "$dir/df_index_resolver.json" ] || gzip -dc "$real" >"$dir/df_index_resolver.json"
+  files+=("$dir/df_index_resolver.json" "$real")
 fi
 
-if [ "$big_mb" != 0 ]; then
-  big="$dir/synthetic-${big_mb}MB.json"
-  [ -f "$big" ] || python3 "$here/gen_kineto.py" "$big" "$big_mb"
-  bytes=$(json_bytes "$big")
-  read -r t_o r_o c_o < <(measure "$ovl" import -q "$big" -o "$dir/out.sqlite")
-  awk -v b="$bytes" -v to="$t_o" -v ro="$r_o" -v co="$c_o" 'BEGIN {
-    printf "ovl alone, synthetic %.0f MB (.json): %.2f s, %.0f MB/s (CPU: %.0f MB/s), peak %.1f MB (%.2f%% of the file)\n",
-      b / 1e6, to, b / 1e6 / to, b / 1e6 / co, ro / 1024, 100 * ro * 1024 / b }'
+echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; $runs runs each, alternated, medians"
+echo "MB/s = MB of uncompressed JSON per second of wall time (in brackets: per second of CPU time, user + sys)"
+printf '%-40s %7s | %-24s | %-24s | %s\n' "trace" "JSON MB" "before: s, MB/s (CPU)" "after: s, MB/s (CPU)" \
+  "speed-up (wall, CPU)"
+for f in "${files[@]}"; do
+  bytes=$(json_bytes "$f")
+  : >"$dir/a.w"; : >"$dir/a.c"; : >"$dir/b.w"; : >"$dir/b.c"; : >"$dir/z.w"; : >"$dir/z.c"; : >"$dir/p.w"; : >"$dir/p.c"
+  for ((i = 0; i < runs; i++)); do
+    if [ -n "$before" ]; then
+      rm -f "$dir/out.sqlite"
+      read -r w c _ < <(measure "$before" import -q "$f" -o "$dir/out.sqlite")
+      echo "$w" >>"$dir/b.w"; echo "$c" >>"$dir/b.c"
+    fi
+    rm -f "$dir/out.sqlite"
+    read -r w c _ < <(measure "$ovl" import -q "$f" -o "$dir/out.sqlite")
+    echo "$w" >>"$dir/a.w"; echo "$c" >>"$dir/a.c"
+    read -r w c _ < <("$parts" parse "$f")
+    echo "$w" >>"$dir/p.w"; echo "$c" >>"$dir/p.c"
+    case "$f" in *.gz) read -r w c _ < <("$parts" inflate "$f"); echo "$w" >>"$dir/z.w"; echo "$c" >>"$dir/z.c" ;; esac
+  done
+  aw=$(median <"$dir/a.w"); ac=$(median <"$dir/a.c")
+  bw=-; bc=-
+  [ -z "$before" ] || { bw=$(median <"$dir/b.w"); bc=$(median <"$dir/b.c"); }
+  label="${f##*/}"
+  label="${label/__df_index_resolver/}"
+  awk -v l="$label" -v b="$bytes" -v aw="$aw" -v ac="$ac" -v bw="$bw" -v bc="$bc" 'BEGIN {
+    mb = b / 1e6
+    before = bw == "-" ? "-" : sprintf("%6.3f %5.0f (%5.0f)", bw, mb / bw, mb / bc)
+    ratio = bw == "-" ? "-" : sprintf("%.2fx, %.2fx", bw / aw, bc / ac)
+    printf "%-40s %7.1f | %-24s | %6.3f %5.0f (%5.0f)     | %s\n", l, mb, before, aw, mb / aw, mb / ac, ratio }'
+  part() {  # part LABEL WALL_FILE CPU_FILE
+    awk -v l="$1" -v b="$bytes" -v w="$(median <"$2")" -v c="$(median <"$3")" 'BEGIN {
+      printf "%-40s %7.1f |                          | %6.3f %5.0f (%5.0f)     |\n", l, b / 1e6, w, b / 1e6 / w, b / 1e6 / c }'
+  }
+  part "  parse alone (no rows written)" "$dir/p.w" "$dir/p.c"
+  [ ! -s "$dir/z.w" ] || part "  zlib inflate alone" "$dir/z.w" "$dir/z.c"
+done
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+if [ "${OVL_BENCH_PYTHON:-0}" = 1 ]; then
+  py_load='import gzip, json, sys
+p = sys.argv[1]
+with (gzip.open(p, "rb") if p.endswith(".gz") else open(p, "rb")) as f:
+    d = json.load(f)
+print(len(d["traceEvents"]))'
+  echo
+  echo "against Python's json.load (wall s, peak MB):"
+  for f in "${files[@]}"; do
+    rm -f "$dir/out.sqlite"
+    read -r wo _ ro < <(measure "$ovl" import -q "$f" -o "$dir/out.sqlite")
+    read -r wp _ rp < <(measure python3 -c "$py_load" "$f")
+    awk -v l="${f##*/}" -v wo="$wo" -v ro="$ro" -v wp="$wp" -v rp="$rp" 'BEGIN {
+      printf "%-40s ovl %6.2f s %7.1f MB | python %6.2f s %7.1f MB | %.1fx faster, %.0fx less\n",
+        l, wo, ro / 1024, wp, rp / 1024, wp / wo, rp / ro }'
+  done
+  big="$dir/synthetic-2048MB.json"
+  [ -f "$big" ] || python3 "$here/gen_kineto.py" "$big" 2048
+  rm -f "$dir/out.sqlite"
+  read -r wo _ ro < <(measure "$ovl" import -q "$big" -o "$dir/out.sqlite")
+  awk -v b="$(wc -c <"$big")" -v wo="$wo" -v ro="$ro" 'BEGIN {
+    printf "ovl alone, synthetic %.0f MB: %.2f s, %.0f MB/s, peak %.1f MB (%.2f%% of the file)\n",
+      b / 1e6, wo, b / 1e6 / wo, ro / 1024, 100 * ro * 1024 / b }'
 fi
-rm -f "$dir/out.sqlite" "$dir/rss" "$dir/stderr"
+rm -f "$dir/out.sqlite" "$dir/rss" "$dir/stderr" "$dir"/[abzp].[wc]

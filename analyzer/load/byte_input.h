@@ -19,6 +19,10 @@ int ovl_input_open(const char *path, ovl_byte_input **out, ovl_err *err);
 /* Reads up to cap bytes into buf; *got = 0 means the end of the data. Fails with
 ** "<path>: truncated gzip data ..." or "<path>: corrupt gzip data (...)" or an I/O error. */
 int ovl_input_read(ovl_byte_input *in, char *buf, size_t cap, size_t *got, ovl_err *err);
+/* The next bytes without a copy: *data points into the input's own buffer (or the read-ahead
+** ring), writable by the caller, valid until the next read or borrow or the close; *got = 0
+** at the end. Same errors as ovl_input_read. */
+int ovl_input_borrow(ovl_byte_input *in, char **data, size_t *got, ovl_err *err);
 const char *ovl_input_path(const ovl_byte_input *in);
 /* 1 when the file is gzip-compressed. */
 int ovl_input_is_gzip(const ovl_byte_input *in);

@@ -2,8 +2,10 @@
 ** Streaming JSON tokenizer: see json_stream.h.
 **
 ** The grammar is a small state machine (what may come next) plus a bit stack of the open
-** containers (1 = object, 0 = array). Bytes come from the input in CHUNK_BYTES pieces;
-** every scanner re-checks the chunk end and refills, so tokens may straddle chunks.
+** containers (1 = object, 0 = array). Bytes are borrowed from the input a chunk at a time
+** (ovl_input_borrow: its buffer, or the read-ahead ring, without a copy); every scanner
+** re-checks the chunk end and refills, so tokens may straddle chunks. A chunk is ours until
+** the next refill: strings are terminated in place there (read_string).
 */
 #include "json_stream.h"
 
@@ -11,8 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define CHUNK_BYTES (256u * 1024u)
 
 typedef enum parse_state {
   S_VALUE,         /* a value (document start, after ':' or after ',' in an array) */
@@ -33,7 +33,8 @@ struct ovl_json {
   parse_state state;
   unsigned char *stack;    /* bit i: container at depth i+1 is an object */
   size_t stack_bytes, depth, max_depth;
-  char *text;              /* last key, string or number */
+  char *text;              /* storage for texts that cannot be handed out in place */
+  const char *cur;         /* the last key, string or number: text, or in buf (see read_string) */
   size_t len, max_string;
   int truncated;
   int keep;                /* 0 while skipping: strings are scanned, not copied */
@@ -48,16 +49,18 @@ int ovl_json_open(ovl_byte_input *in, const ovl_json_limits *limits, ovl_json **
   j->max_depth = limits && limits->max_depth ? limits->max_depth : OVL_JSON_DEFAULT_DEPTH;
   j->max_string = limits && limits->max_string ? limits->max_string : OVL_JSON_DEFAULT_STRING;
   if (j->max_string < OVL_JSON_MAX_NUMBER) j->max_string = OVL_JSON_MAX_NUMBER;
-  j->buf = malloc(CHUNK_BYTES);
   j->text = malloc(j->max_string + 1);
   j->stack_bytes = 64;
   j->stack = calloc(j->stack_bytes, 1);
-  if (!j->buf || !j->text || !j->stack) {
+  if (!j->text || !j->stack) {
     ovl_json_close(j);
     return ovl_oom(err, "JSON reader");
   }
+  static char nothing[1];  /* no chunk yet: p, end and buf still point somewhere */
+  j->buf = nothing;
   j->p = j->end = j->buf;
   j->text[0] = 0;
+  j->cur = j->text;
   j->state = S_VALUE;
   j->keep = 1;
   *out = j;
@@ -66,7 +69,6 @@ int ovl_json_open(ovl_byte_input *in, const ovl_json_limits *limits, ovl_json **
 
 void ovl_json_close(ovl_json *j) {
   if (!j) return;
-  free(j->buf);
   free(j->text);
   free(j->stack);
   free(j);
@@ -78,7 +80,7 @@ uint64_t ovl_json_offset(const ovl_json *j) {
 
 const char *ovl_json_text(const ovl_json *j, size_t *len) {
   if (len) *len = j->len;
-  return j->text;
+  return j->cur;
 }
 
 int ovl_json_truncated(const ovl_json *j) {
@@ -111,12 +113,15 @@ static int refill(ovl_json *j, int *more, ovl_err *err) {
   j->buf_offset += (uint64_t)(j->end - j->buf);
   j->p = j->end = j->buf;
   size_t got = 0;
-  int rc = ovl_input_read(j->in, j->buf, CHUNK_BYTES, &got, err);
+  char *data = NULL;
+  int rc = ovl_input_borrow(j->in, &data, &got, err);
   if (rc) return rc;
   if (got == 0) {
     j->at_eof = 1;
     return OVL_OK;
   }
+  j->buf = data;
+  j->p = data;
   j->end = j->buf + got;
   /* A UTF-8 byte order mark before the document (editors on Windows write one) is not JSON
   ** but means nothing: skip it. Offsets still count it. */
@@ -129,7 +134,7 @@ static int refill(ovl_json *j, int *more, ovl_err *err) {
 static int peek_token_start(ovl_json *j, int *c, ovl_err *err) {
   for (;;) {
     const char *p = j->p, *e = j->end;
-    while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
+    while (p < e && (unsigned char)*p <= ' ' && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')) p++;
     j->p = p;
     if (p < e) {
       *c = (unsigned char)*p;
@@ -269,19 +274,46 @@ static inline const char *find_string_end(const char *p, const char *e) {
   return p;
 }
 
+/* The first '"', '{', '[', '}' or ']' in [p, e), or e: as find_string_end, with brackets
+** folded onto braces by setting bit 5 ('[' | 0x20 == '{', ']' | 0x20 == '}', and no other byte
+** maps onto either). */
+static inline const char *find_structure(const char *p, const char *e) {
+  const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+  while (e - p >= 8) {
+    uint64_t w, q, o, c;
+    memcpy(&w, p, 8);
+    q = w ^ (ones * '"');
+    o = (w | (ones * 0x20)) ^ (ones * '{');
+    c = (w | (ones * 0x20)) ^ (ones * '}');
+    uint64_t hit = ((q - ones) & ~q & highs) | ((o - ones) & ~o & highs) | ((c - ones) & ~c & highs);
+    if (hit) return p + (__builtin_ctzll(hit) >> 3);
+    p += 8;
+  }
+  while (p < e && *p != '"' && *p != '{' && *p != '[' && *p != '}' && *p != ']') p++;
+  return p;
+}
+
 /* A string whose opening quote is consumed. */
 static int read_string(ovl_json *j, ovl_err *err) {
   j->len = 0;
   j->truncated = 0;
   j->high_surrogate = 0;
-  /* Nearly every string lies whole in the chunk and has no escapes: one copy. */
-  const char *first = j->p, *close = find_string_end(first, j->end);
+  /* Nearly every string lies whole in the chunk and has no escapes: it is handed out where it
+  ** lies, its closing quote (consumed, never read again) overwritten by the terminating NUL. */
+  char *first = j->buf + (j->p - j->buf), *close = first + (find_string_end(first, j->end) - first);
   if (close < j->end && *close == '"') {
-    if (j->keep) keep_bytes(j, first, (size_t)(close - first));
-    j->text[j->len] = 0;
     j->p = close + 1;
+    if (!j->keep) return OVL_OK;
+    j->len = (size_t)(close - first);
+    if (j->len > j->max_string) {
+      j->len = j->max_string;
+      j->truncated = 1;
+    }
+    first[j->len] = 0;
+    j->cur = first;
     return OVL_OK;
   }
+  j->cur = j->text;
   for (;;) {
     const char *p = j->p, *stop = find_string_end(p, j->end);
     if (stop > p) flush_surrogate(j);
@@ -303,9 +335,11 @@ static int read_string(ovl_json *j, ovl_err *err) {
   return OVL_OK;
 }
 
-static int is_number_char(int c) {
-  return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
-}
+/* The bytes a number's text may hold (the grammar is checked on the whole text after). */
+static const unsigned char number_chars[256] = {
+  ['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+  ['-'] = 1, ['+'] = 1, ['.'] = 1, ['e'] = 1, ['E'] = 1,
+};
 
 /* RFC 8259 number grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
 static int valid_number(const char *s) {
@@ -331,6 +365,7 @@ static int valid_number(const char *s) {
 static int read_word(ovl_json *j, const char *prefix, ovl_err *err) {
   j->len = 0;
   j->truncated = 0;
+  j->cur = j->text;
   keep_bytes(j, prefix, strlen(prefix));
   for (;;) {
     if (j->p == j->end) {
@@ -351,13 +386,17 @@ static int read_word(ovl_json *j, const char *prefix, ovl_err *err) {
 static int read_number(ovl_json *j, ovl_err *err) {
   j->len = 0;
   j->truncated = 0;
+  j->cur = j->text;
   for (;;) {
     const char *p = j->p, *e = j->end;
-    while (p < e && is_number_char((unsigned char)*p)) {
-      if (j->len < OVL_JSON_MAX_NUMBER) j->text[j->len++] = *p;
-      else j->truncated = 1;
-      p++;
+    while (p < e && number_chars[(unsigned char)*p]) p++;
+    size_t n = (size_t)(p - j->p), room = OVL_JSON_MAX_NUMBER - j->len;
+    if (n > room) {
+      n = room;
+      j->truncated = 1;
     }
+    memcpy(j->text + j->len, j->p, n);
+    j->len += n;
     j->p = p;
     if (p < e) break;
     int more, rc = refill(j, &more, err);
@@ -468,6 +507,20 @@ static int close_container(ovl_json *j, int is_object, ovl_json_token *tok) {
 
 /* The tokenizer proper; inlined into the public entry point and the skipping loop. */
 static inline int next_token(ovl_json *j, ovl_json_token *tok, ovl_err *err) {
+  /* The separators between nearly all tokens, `": "` and `", "`, taken without a trip through
+  ** the loop below (which takes anything else, including these where the chunk ends). */
+  const char *p = j->p;
+  if (j->end - p >= 2) {
+    if (j->state == S_COLON && *p == ':') {
+      p += 1 + (p[1] == ' ');
+      j->p = p;
+      j->state = S_VALUE;
+    } else if (j->state == S_AFTER_VALUE && *p == ',') {
+      p += 1 + (p[1] == ' ');
+      j->p = p;
+      j->state = top_is_object(j) ? S_KEY : S_VALUE;
+    }
+  }
   for (;;) {
     int c, rc = peek_token_start(j, &c, err);
     if (rc) return rc;
@@ -520,16 +573,113 @@ int ovl_json_next(ovl_json *j, ovl_json_token *tok, ovl_err *err) {
   return next_token(j, tok, err);
 }
 
+/* 0x80 in each byte of x that is zero, exactly (no borrow between bytes, unlike the
+** find_string_end test, so every set bit counts, not only the lowest). */
+static inline uint64_t zero_bytes(uint64_t x) {
+  const uint64_t low7 = 0x7f7f7f7f7f7f7f7fULL;
+  return ~(((x & low7) + low7) | x | low7);
+}
+
+/* The word-at-a-time skipper: eight bytes give one mask of quotes, backslashes and brackets,
+** whose bits are walked in order, inside or outside a string. Returns 1 when the container at
+** `depth` closed (*p just past it), else 0 with *p at the first byte the byte-wise loops must
+** take (the chunk's last bytes, a string's opening quote when an escape or the chunk end came
+** inside it, or a bracket they must judge). */
+static int skip_words(ovl_json *j, const char **pp, size_t *dp, size_t depth) {
+  const uint64_t ones = 0x0101010101010101ULL;
+  const char *p = *pp, *e = j->end, *str = NULL;  /* str: the open string's quote, or NULL */
+  size_t d = *dp;
+  int closed = 0;
+  for (; e - p >= 8; p += 8) {
+    uint64_t w;
+    memcpy(&w, p, 8);
+    uint64_t quotes = zero_bytes(w ^ (ones * '"')), slashes = zero_bytes(w ^ (ones * '\\'));
+    uint64_t folded = w | (ones * 0x20);
+    uint64_t brackets = zero_bytes(folded ^ (ones * '{')) | zero_bytes(folded ^ (ones * '}'));
+    uint64_t seen = 0;
+    for (;;) {
+      uint64_t m = (str ? quotes | slashes : quotes | brackets) & ~seen;
+      if (!m) break;
+      int bit = __builtin_ctzll(m);
+      seen = bit == 63 ? ~0ULL : (2ULL << bit) - 1;
+      const char *at = p + (bit >> 3);
+      char c = *at;
+      if (str) {
+        if (c != '"') goto careful;  /* an escape: read_string checks it */
+        str = NULL;
+      } else if (c == '"') {
+        str = at;
+      } else if (c == '{' || c == '[') {
+        if (d >= j->max_depth || d / 8 >= j->stack_bytes) {
+          p = at;
+          goto out;
+        }
+        unsigned char bit8 = (unsigned char)(1u << (d % 8));
+        if (c == '{') j->stack[d / 8] |= bit8;
+        else j->stack[d / 8] &= (unsigned char)~bit8;
+        d++;
+      } else {
+        if (((j->stack[(d - 1) / 8] >> ((d - 1) % 8)) & 1) != (c == '}')) {
+          p = at;
+          goto out;
+        }
+        if (--d < depth) {
+          p = at + 1;
+          closed = 1;
+          goto out;
+        }
+      }
+    }
+  }
+careful:
+  if (str) p = str;
+out:
+  *pp = p;
+  *dp = d;
+  return closed;
+}
+
 /* Skips bytes until fewer than `depth` containers are open: strings are jumped over and
 ** brackets matched, nothing else is decoded (the fast path for everything ovl ignores). */
 static int skip_to_depth(ovl_json *j, size_t depth, ovl_err *err) {
-  static const unsigned char stops[256] = {['"'] = 1, ['{'] = 1, ['['] = 1, ['}'] = 1, [']'] = 1};
   int rc = OVL_OK;
   j->keep = 0;
   while (!rc && j->depth >= depth) {
     const char *p = j->p, *e = j->end;
-    while (p < e && !stops[(unsigned char)*p]) p++;
+    size_t d = j->depth;
+    if (skip_words(j, &p, &d, depth)) {
+      j->p = p;
+      j->depth = d;
+      break;
+    }
+    /* Inline, within the chunk: strings without escapes, brackets while the stack has room and
+    ** they match. Everything else (escapes, chunk ends, errors, a deeper stack) goes the careful
+    ** way below, from the byte where this loop stopped. */
+    for (;;) {
+      p = find_structure(p, e);
+      if (p == e) break;
+      char c = *p;
+      if (c == '"') {
+        const char *close = find_string_end(p + 1, e);
+        if (close == e || *close != '"') break;
+        p = close + 1;
+      } else if (c == '{' || c == '[') {
+        if (d >= j->max_depth || d / 8 >= j->stack_bytes) break;
+        unsigned char bit = (unsigned char)(1u << (d % 8));
+        if (c == '{') j->stack[d / 8] |= bit;
+        else j->stack[d / 8] &= (unsigned char)~bit;
+        d++;
+        p++;
+      } else {
+        if (((j->stack[(d - 1) / 8] >> ((d - 1) % 8)) & 1) != (c == '}')) break;
+        d--;
+        p++;
+        if (d < depth) break;
+      }
+    }
     j->p = p;
+    j->depth = d;
+    if (d < depth) break;
     if (p == e) {
       int more;
       if (!(rc = refill(j, &more, err)) && !more) rc = unexpected_end(j, err);
@@ -552,6 +702,7 @@ static int skip_to_depth(ovl_json *j, size_t depth, ovl_err *err) {
   j->keep = 1;
   j->len = 0;
   j->text[0] = 0;
+  j->cur = j->text;
   return rc;
 }
 

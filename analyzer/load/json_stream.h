@@ -11,6 +11,9 @@
 **   * every token handed out is checked against the grammar; what is skipped
 **     (ovl_json_skip_*) is not decoded, only its brackets matched and its strings ended,
 **     which is what keeps skipping fast. Errors read "<file>: invalid JSON at byte N: <what>";
+**   * the input is parsed where it lies (ovl_input_borrow): a text may point into it, its
+**     closing quote overwritten by the NUL; nothing is copied per token unless it straddles
+**     two chunks or holds escapes;
 **   * accepted beyond RFC 8259, as Python's json module does: NaN, Infinity, -Infinity
 **     (as NUMBER tokens) and raw control characters inside strings.
 */

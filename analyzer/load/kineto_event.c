@@ -10,8 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ovl_kineto_us_to_ns(const char *s, int64_t *ns) {
+/* ovl_kineto_us_to_ns; *exact = 1 when the text had at most 3 decimals and no exponent, so that
+** the value is exactly *ns / 1000. */
+static int us_to_ns(const char *s, int64_t *ns, int *exact) {
   const char *p = s;
+  *exact = 0;
   int neg = *p == '-';
   if (neg) p++;
   if (!(*p >= '0' && *p <= '9')) return -1;
@@ -42,7 +45,13 @@ int ovl_kineto_us_to_ns(const char *s, int64_t *ns) {
   if (*p) return -1;
   int64_t v = us * 1000 + frac + round_up;
   *ns = neg ? -v : v;
+  *exact = digits <= 3;
   return 0;
+}
+
+int ovl_kineto_us_to_ns(const char *s, int64_t *ns) {
+  int exact;
+  return us_to_ns(s, ns, &exact);
 }
 
 int ovl_kineto_int(const char *s, int64_t *v) {
@@ -82,29 +91,36 @@ const char *ovl_kineto_accelerator(const char *cat) {
   return NULL;
 }
 
+/* cat: NUL-terminated in a buffer of at least 32 bytes, all of them initialised (the
+** comparisons read sizeof(literal) bytes, terminator included, without a call). */
+#define CAT_IS(cat, literal) (memcmp((cat), (literal), sizeof(literal)) == 0)
+
 static ovl_kineto_cat category(const char *cat) {
   switch (cat[0]) {
-    case 'k': return strcmp(cat, "kernel") == 0 ? OVL_KCAT_KERNEL : OVL_KCAT_OTHER;
-    case 'K': return strcmp(cat, "Kernel") == 0 ? OVL_KCAT_KERNEL : OVL_KCAT_OTHER;
+    case 'k': return CAT_IS(cat, "kernel") ? OVL_KCAT_KERNEL : OVL_KCAT_OTHER;
+    case 'K': return CAT_IS(cat, "Kernel") ? OVL_KCAT_KERNEL : OVL_KCAT_OTHER;
     case 'g':
-      if (strcmp(cat, "gpu_memcpy") == 0) return OVL_KCAT_MEMCPY;
-      if (strcmp(cat, "gpu_memset") == 0) return OVL_KCAT_MEMSET;
-      if (strcmp(cat, "gpu_user_annotation") == 0) return OVL_KCAT_GPU_USER_ANNOTATION;
+      if (CAT_IS(cat, "gpu_memcpy")) return OVL_KCAT_MEMCPY;
+      if (CAT_IS(cat, "gpu_memset")) return OVL_KCAT_MEMSET;
+      if (CAT_IS(cat, "gpu_user_annotation")) return OVL_KCAT_GPU_USER_ANNOTATION;
       return OVL_KCAT_OTHER;
     case 'M':
-      if (strcmp(cat, "Memcpy") == 0) return OVL_KCAT_MEMCPY;
-      if (strcmp(cat, "Memset") == 0) return OVL_KCAT_MEMSET;
+      if (CAT_IS(cat, "Memcpy")) return OVL_KCAT_MEMCPY;
+      if (CAT_IS(cat, "Memset")) return OVL_KCAT_MEMSET;
       return OVL_KCAT_OTHER;
     case 'c':
-      if (strcmp(cat, "cpu_op") == 0) return OVL_KCAT_CPU_OP;
-      if (strcmp(cat, "cuda_runtime") == 0 || strcmp(cat, "cuda_driver") == 0) return OVL_KCAT_RUNTIME;
+      if (CAT_IS(cat, "cpu_op")) return OVL_KCAT_CPU_OP;
+      if (CAT_IS(cat, "cuda_runtime") || CAT_IS(cat, "cuda_driver")) return OVL_KCAT_RUNTIME;
       return OVL_KCAT_OTHER;
-    case 'R': return strcmp(cat, "Runtime") == 0 ? OVL_KCAT_RUNTIME : OVL_KCAT_OTHER;
-    case 'O': return strcmp(cat, "Operator") == 0 ? OVL_KCAT_CPU_OP : OVL_KCAT_OTHER;
-    case 'u': return strcmp(cat, "user_annotation") == 0 ? OVL_KCAT_USER_ANNOTATION : OVL_KCAT_OTHER;
+    case 'R': return CAT_IS(cat, "Runtime") ? OVL_KCAT_RUNTIME : OVL_KCAT_OTHER;
+    case 'O': return CAT_IS(cat, "Operator") ? OVL_KCAT_CPU_OP : OVL_KCAT_OTHER;
+    case 'u': return CAT_IS(cat, "user_annotation") ? OVL_KCAT_USER_ANNOTATION : OVL_KCAT_OTHER;
     default: return OVL_KCAT_OTHER;
   }
 }
+
+/* A key whose length was checked to be the literal's: compared without a call. */
+#define KEY_IS(k, literal) (memcmp((k), (literal), sizeof(literal) - 1) == 0)
 
 /* Reads a value expected to be a scalar; containers are skipped (and *tok says so). */
 static int next_scalar(ovl_json *j, ovl_json_token *tok, ovl_err *err) {
@@ -138,8 +154,19 @@ static int read_time(ovl_json *j, int64_t *ns, double *us, ovl_err *err) {
   *us = NAN;
   if (rc || tok != OVL_JSON_NUMBER) return rc;
   const char *text = ovl_json_text(j, NULL);
-  if (ovl_kineto_us_to_ns(text, ns)) *ns = OVL_NONE;
-  else *us = strtod(text, NULL);
+  int exact;
+  if (us_to_ns(text, ns, &exact)) {
+    *ns = OVL_NONE;
+  } else if (exact && (*ns % 1000 == 0 || (*ns > -(INT64_C(1) << 53) && *ns < (INT64_C(1) << 53)))) {
+    /* The text's value is exactly ns / 1000: a whole number of µs converts with one correct
+    ** rounding, as does the division when ns is exact as a double; either is the correctly
+    ** rounded reading strtod makes, without its cost. */
+    int64_t a = *ns < 0 ? -*ns : *ns;
+    *us = a % 1000 == 0 ? (double)(a / 1000) : (double)a / 1000.0;
+    if (text[0] == '-') *us = -*us;  /* "-0.0" reads as -0.0 */
+  } else {
+    *us = strtod(text, NULL);
+  }
   return rc;
 }
 
@@ -297,58 +324,58 @@ static int read_arg(ovl_json *j, ovl_kineto_event *ev, ovl_err *err) {
   /* Dispatch on the length first: most keys are compared once at most. */
   switch (n) {
     case 3:
-      if (strcmp(k, "Seq") == 0) return read_comm_int(j, ev, &c->seq, err);
+      if (KEY_IS(k, "Seq")) return read_comm_int(j, ev, &c->seq, err);
       break;
     case 4:
-      if (strcmp(k, "grid") == 0) return read_dims(j, ev->grid, err);
+      if (KEY_IS(k, "grid")) return read_dims(j, ev->grid, err);
       break;
     case 5:
-      if (strcmp(k, "bytes") == 0) return read_int(j, &ev->bytes, err);
-      if (strcmp(k, "block") == 0) return read_dims(j, ev->block, err);
-      if (strcmp(k, "dtype") == 0) return read_comm_string(j, ev, 1, err);
+      if (KEY_IS(k, "bytes")) return read_int(j, &ev->bytes, err);
+      if (KEY_IS(k, "block")) return read_dims(j, ev->block, err);
+      if (KEY_IS(k, "dtype")) return read_comm_string(j, ev, 1, err);
       break;
     case 6:
-      if (strcmp(k, "device") == 0) return read_int(j, &ev->device, err);
-      if (strcmp(k, "stream") == 0) return read_int(j, &ev->stream, err);
+      if (KEY_IS(k, "device")) return read_int(j, &ev->device, err);
+      if (KEY_IS(k, "stream")) return read_int(j, &ev->stream, err);
       break;
     case 10:
-      if (strcmp(k, "Group size") == 0) return read_comm_int(j, ev, &c->group_size, err);
-      if (strcmp(k, "Input Dims") == 0) return read_first_numel(j, &ev->input_numel, err);
-      if (strcmp(k, "Input type") == 0) return read_first_string(j, ev->input_type, sizeof ev->input_type, err);
+      if (KEY_IS(k, "Group size")) return read_comm_int(j, ev, &c->group_size, err);
+      if (KEY_IS(k, "Input Dims")) return read_first_numel(j, &ev->input_numel, err);
+      if (KEY_IS(k, "Input type")) return read_first_string(j, ev->input_type, sizeof ev->input_type, err);
       break;
     case 11:
-      if (strcmp(k, "External id") == 0) return read_int(j, &ev->external_id, err);
-      if (strcmp(k, "correlation") == 0) return read_int(j, &ev->correlation, err);
+      if (KEY_IS(k, "External id")) return read_int(j, &ev->external_id, err);
+      if (KEY_IS(k, "correlation")) return read_int(j, &ev->correlation, err);
       break;
     case 13:
-      if (strcmp(k, "In msg nelems") == 0) return read_comm_int(j, ev, &c->in_nelems, err);
+      if (KEY_IS(k, "In msg nelems")) return read_comm_int(j, ev, &c->in_nelems, err);
       break;
     case 14:
-      if (strcmp(k, "Out msg nelems") == 0) return read_comm_int(j, ev, &c->out_nelems, err);
+      if (KEY_IS(k, "Out msg nelems")) return read_comm_int(j, ev, &c->out_nelems, err);
       break;
     case 15:
-      if (strcmp(k, "Collective name") == 0) return read_comm_string(j, ev, 0, err);
+      if (KEY_IS(k, "Collective name")) return read_comm_string(j, ev, 0, err);
       break;
     case 16:
-      if (strcmp(k, "Process Group ID") == 0 && !c->group_name[0]) {
+      if (KEY_IS(k, "Process Group ID") && !c->group_name[0]) {
         c->present = 1;
         return read_short_string(j, c->group_name, sizeof c->group_name, err);
       }
       break;
     case 18:
-      if (strcmp(k, "Process Group Name") == 0) {
+      if (KEY_IS(k, "Process Group Name")) {
         c->present = 1;
         return read_short_string(j, c->group_name, sizeof c->group_name, err);
       }
       break;
     case 25:
-      if (strcmp(k, "Process Group Description") == 0) {
+      if (KEY_IS(k, "Process Group Description")) {
         c->present = 1;
         return read_short_string(j, c->group_desc, sizeof c->group_desc, err);
       }
       break;
     case 19:
-      if (strcmp(k, "Process Group Ranks") == 0) {
+      if (KEY_IS(k, "Process Group Ranks")) {
         c->present = 1;
         return read_group_ranks(j, c, err);
       }
@@ -418,24 +445,24 @@ int ovl_kineto_read_event(ovl_json *j, ovl_kineto_event *ev, ovl_err *err) {
       char ph[4];
       rc = read_short_string(j, ph, sizeof ph, err);
       ev->ph = ph[0];
-    } else if (n == 3 && strcmp(k, "cat") == 0) {
-      char cat[32];
+    } else if (n == 3 && KEY_IS(k, "cat")) {
+      char cat[32] = {0};
       rc = read_short_string(j, cat, sizeof cat, err);
       ev->cat = category(cat);
       ev->accelerator = ev->cat == OVL_KCAT_OTHER ? ovl_kineto_accelerator(cat) : NULL;
       have_cat = 1;
-    } else if (n == 4 && strcmp(k, "name") == 0) {
+    } else if (n == 4 && KEY_IS(k, "name")) {
       rc = read_name(j, ev, err);
       have_name = 1;
-    } else if (n == 3 && strcmp(k, "pid") == 0) {
+    } else if (n == 3 && KEY_IS(k, "pid")) {
       rc = read_int(j, &ev->pid, err);
-    } else if (n == 3 && strcmp(k, "tid") == 0) {
+    } else if (n == 3 && KEY_IS(k, "tid")) {
       rc = read_int(j, &ev->tid, err);
     } else if (n == 2 && k[0] == 't' && k[1] == 's') {
       rc = read_time(j, &ev->ts_ns, &ev->ts_us, err);
-    } else if (n == 3 && strcmp(k, "dur") == 0) {
+    } else if (n == 3 && KEY_IS(k, "dur")) {
       rc = read_time(j, &ev->dur_ns, &ev->dur_us, err);
-    } else if (n == 4 && strcmp(k, "args") == 0) {
+    } else if (n == 4 && KEY_IS(k, "args")) {
       rc = read_args(j, ev, err);
     } else {
       rc = ovl_json_skip_value(j, &tok, err);

@@ -19,6 +19,7 @@
 #include "hta_compat.h"
 #include "import_collectives.h"
 #include "import_meta.h"
+#include "intern_cache.h"
 #include "json_stream.h"
 #include "kineto_event.h"
 #include "trace_reader.h"
@@ -66,6 +67,7 @@ typedef struct kineto_import {
   ovl_import_stats *st;
   ovl_json *j;
   ovl_kineto_event ev;
+  ovl_intern_cache *names;   /* kernel and API names already interned */
   /* document facts */
   int saw_events;
   int64_t base_ns, host_pid;
@@ -194,7 +196,7 @@ static int on_kernel(kineto_import *ki, int64_t start, int64_t end, ovl_err *err
   const ovl_kineto_event *ev = &ki->ev;
   ovl_kernel_row row = {start, end, or_else(ev->device, ev->pid), or_else(ev->stream, ev->tid), ev->correlation,
                         OVL_NONE, {ev->grid[0], ev->grid[1], ev->grid[2]}, {ev->block[0], ev->block[1], ev->block[2]}};
-  int rc = ovl_tw_intern(ki->w, ev->name, &row.name, err);
+  int rc = ovl_intern_cached(ki->names, ki->w, ev->name, &row.name, err);
   if (!rc) rc = ovl_tw_kernel(ki->w, &row, err);
   if (rc) return rc;
   ki->st->kernels++;
@@ -226,7 +228,7 @@ static int on_memop(kineto_import *ki, int64_t start, int64_t end, ovl_err *err)
 static int on_api(kineto_import *ki, int64_t start, int64_t end, ovl_err *err) {
   const ovl_kineto_event *ev = &ki->ev;
   ovl_api_row row = {start, end, ev->tid, ev->correlation, OVL_NONE};
-  int rc = ovl_tw_intern(ki->w, ev->name, &row.name, err);
+  int rc = ovl_intern_cached(ki->names, ki->w, ev->name, &row.name, err);
   if (!rc) rc = ovl_tw_api(ki->w, &row, err);
   if (!rc) ki->st->api++;
   return rc;
@@ -578,6 +580,7 @@ int ovl_kineto_import(const char *path, ovl_trace_writer *w, const char *out_pat
   stats->rank = stats->world_size = OVL_NONE;
   ovl_byte_input *in = NULL;
   int rc = ovl_input_open(path, &in, err);
+  if (!rc && !(ki.names = calloc(1, sizeof *ki.names))) rc = ovl_oom(err, "name cache");
   if (!rc) rc = ovl_json_open(in, NULL, &ki.j, err);
   if (!rc) rc = read_document(&ki, err);
   if (!rc) rc = build_collectives(&ki, err);
@@ -585,6 +588,8 @@ int ovl_kineto_import(const char *path, ovl_trace_writer *w, const char *out_pat
   ovl_json_close(ki.j);
   ovl_input_close(in);
   ovl_kineto_event_free(&ki.ev);
+  if (ki.names) ovl_intern_cache_free(ki.names);
+  free(ki.names);
   for (size_t i = 0; i < ki.groups.len; i++) free(ki.groups.items[i].ranks);
   OVL_VEC_FREE(&ki.groups);
   OVL_VEC_FREE(&ki.comm_ops);
