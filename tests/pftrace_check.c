@@ -541,40 +541,6 @@ static const char *jname_of(double pid, double tid) {
   return "";
 }
 
-/* Parses an object, keeping the raw text of its "name" string in out. */
-static void jvalue(jp *p, int depth, int events, long *kernels);
-static void jargs(jp *p, int depth, char *out, size_t cap, long *kernels) {
-  p->s++;
-  ws(p);
-  if (p->s < p->end && *p->s == '}') {
-    p->s++;
-    return;
-  }
-  while (!p->bad) {
-    char key[32];
-    ws(p);
-    jstring(p, key, sizeof key);
-    ws(p);
-    if (p->s >= p->end || *p->s != ':') {
-      p->bad = 1;
-      return;
-    }
-    p->s++;
-    ws(p);
-    if (strcmp(key, "name") == 0 && p->s < p->end && *p->s == '"') jstring(p, out, cap);
-    else jvalue(p, depth + 1, 0, kernels);
-    ws(p);
-    if (p->s < p->end && *p->s == ',') {
-      p->s++;
-      continue;
-    }
-    if (p->s < p->end && *p->s == '}') {
-      p->s++;
-      return;
-    }
-    p->bad = 1;
-  }
-}
 static xevent *xevents;
 static size_t nxevents, xevents_cap;
 
@@ -592,9 +558,12 @@ static double jnumber_value(jp *p) {
 }
 
 /* An object; `event` objects have their ph and cat looked at, and X events their place
-** and times. */
-static void jobject(jp *p, int depth, int event, int events_key_seen, long *kernels) {
-  char ph[8] = "", cat[16] = "", name[4096] = "", arg_name[4096] = "";
+** and times. With `capture` (an event's args, --slices), the raw text of its "name" string
+** goes there (NAME_CAP bytes at most). */
+#define NAME_CAP 4096
+static void jvalue(jp *p, int depth, int events, long *kernels);
+static void jobject(jp *p, int depth, int event, int events_key_seen, long *kernels, char *capture) {
+  char ph[8] = "", cat[16] = "", name[NAME_CAP] = "", arg_name[NAME_CAP] = "";
   double pid = 0, tid = -1, ts = 0, dur = -1;
   p->s++;
   ws(p);
@@ -613,12 +582,13 @@ static void jobject(jp *p, int depth, int event, int events_key_seen, long *kern
     }
     p->s++;
     ws(p);
-    if (event && strcmp(key, "ph") == 0 && p->s < p->end && *p->s == '"') jstring(p, ph, sizeof ph);
+    if (capture && strcmp(key, "name") == 0 && p->s < p->end && *p->s == '"') jstring(p, capture, NAME_CAP);
+    else if (event && strcmp(key, "ph") == 0 && p->s < p->end && *p->s == '"') jstring(p, ph, sizeof ph);
     else if (event && strcmp(key, "cat") == 0 && p->s < p->end && *p->s == '"') jstring(p, cat, sizeof cat);
     else if (event && dumping && strcmp(key, "name") == 0 && p->s < p->end && *p->s == '"')
       jstring(p, name, sizeof name);
     else if (event && dumping && strcmp(key, "args") == 0 && p->s < p->end && *p->s == '{')
-      jargs(p, depth + 1, arg_name, sizeof arg_name, kernels);
+      jobject(p, depth + 1, 0, 1, kernels, arg_name);
     else if (event && p->s < p->end && (*p->s == '-' || (*p->s >= '0' && *p->s <= '9')) &&
              (!strcmp(key, "pid") || !strcmp(key, "tid") || !strcmp(key, "ts") || !strcmp(key, "dur"))) {
       double v = jnumber_value(p);
@@ -692,7 +662,7 @@ static void jvalue(jp *p, int depth, int events, long *kernels) {
   }
   char c = *p->s;
   if (c == '{') {
-    jobject(p, depth, 0, 0, kernels);
+    jobject(p, depth, 0, 0, kernels, NULL);
   } else if (c == '[') {
     p->s++;
     ws(p);
@@ -702,7 +672,7 @@ static void jvalue(jp *p, int depth, int events, long *kernels) {
     }
     while (!p->bad) {
       ws(p);
-      if (events && p->s < p->end && *p->s == '{') jobject(p, depth + 1, 1, 0, kernels);
+      if (events && p->s < p->end && *p->s == '{') jobject(p, depth + 1, 1, 0, kernels, NULL);
       else jvalue(p, depth + 1, 0, kernels);
       ws(p);
       if (p->s < p->end && *p->s == ',') p->s++;
@@ -732,7 +702,7 @@ static int check_chrome(const char *path, long expect_kernels) {
   jp p = {(const char *)buf, (const char *)buf + len, 0};
   long kernels = 0;
   ws(&p);
-  if (p.s < p.end && *p.s == '{') jobject(&p, 0, 0, 0, &kernels);
+  if (p.s < p.end && *p.s == '{') jobject(&p, 0, 0, 0, &kernels, NULL);
   else p.bad = 1;
   ws(&p);
   if (p.bad || p.s != p.end) problem("%s: not valid JSON (near byte %ld)", path, (long)(p.s - (const char *)buf));
