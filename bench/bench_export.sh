@@ -1,64 +1,87 @@
 #!/bin/bash
-# Timeline export speed and size on a large single-rank trace: `ovl export --perfetto`, with
-# `ovl report --json` on the same trace beside it (the analysis both share) and the Chrome
-# JSON export of the same job. Targets: >= 1 million events/s and <= 32 bytes per kernel
-# slice on average (its BEGIN and END packets with interned names; measured by the checker
-# ovl_pftrace_check, which also verifies the file). The synthetic trace has an api row per
-# launch, so every kernel slice also ends a launch flow (one fixed64 id): the figure is given
-# with and without those ids, and for a copy of the trace without api rows.
+# Timeline export speed and size on a large single-rank trace: `ovl export --perfetto` beside
+# `ovl report --json` on the same trace (the analysis both run), with a previous binary
+# (BEFORE=path/to/ovl) measured in the same run. Runs alternate (this build's report and
+# export, then BEFORE's), REPS times; medians of wall time, CPU time (user + sys) and peak RSS.
+# Sizes: the whole file per kernel slice and per GPU slice, and a kernel slice alone (its
+# BEGIN and END packets with framing, interned definitions and flow ids, counted by the
+# checker ovl_pftrace_check, which also verifies the file and, with BEFORE, that both files
+# hold the same slices). Goals (issue 35): export <= 1.5x report (>= 3 M kernel slices/s);
+# <= 40 bytes per kernel slice. CHROME=1 adds one Chrome JSON export of this build.
 #
-# usage: bench/bench_export.sh [BUILD_DIR] [KERNELS]     (defaults: build, 1000000)
-# Traces are cached in $OVL_BENCH_DIR (default /tmp/ovl-bench).
+# usage: [BEFORE=OLD_OVL] [CHROME=1] bench/bench_export.sh [BUILD_DIR] [KERNELS] [REPS]
+#        (defaults: build, 3000000, 3). Traces are cached in $OVL_BENCH_DIR (default /tmp/ovl-bench).
 set -euo pipefail
 build=${1:-build}
-kernels=${2:-1000000}
+kernels=${2:-3000000}
+reps=${3:-3}
 dir=${OVL_BENCH_DIR:-/tmp/ovl-bench}
 mkdir -p "$dir"
 gen="$build/bench/ovl_bench_gen_trace"
 ovl="$build/ovl"
 check="$build/tests/ovl_pftrace_check"
-for x in "$gen" "$ovl" "$check"; do [ -x "$x" ] || { echo "build first: $x missing" >&2; exit 1; }; done
-command -v sqlite3 >/dev/null || { echo "needs the sqlite3 command-line tool" >&2; exit 1; }
+before=${BEFORE:-}
+for x in "$gen" "$ovl" "$check" ${before:+"$before"}; do [ -x "$x" ] || { echo "build first: $x missing" >&2; exit 1; }; done
+[ -x /usr/bin/time ] || { echo "needs /usr/bin/time (apt-get install time)" >&2; exit 1; }
 
-secs() {  # secs CMD...: wall seconds of CMD, its stdout kept in $dir/last.out
-  local t0 t1
-  t0=$(date +%s.%N)
-  "$@" >"$dir/last.out" 2>"$dir/last.err" || { cat "$dir/last.err" >&2; exit 1; }
-  t1=$(date +%s.%N)
-  awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }'
-}
-field() { sed -n "s/.* \([0-9]*\) $1.*/\1/p" "$dir/last.out" | head -1; }
-stat() { sed -n "s/^$1 //p" "$dir/last.out"; }
-
-trace="$dir/bench-$kernels-50.sqlite"
-[ -f "$trace" ] || "$gen" "$trace" "$kernels" 100 50 2>/dev/null
-noapi="$dir/bench-$kernels-50-noapi.sqlite"
-if [ ! -f "$noapi" ]; then cp "$trace" "$noapi" && sqlite3 "$noapi" "DELETE FROM api; VACUUM;"; fi
-pf="$dir/export.pftrace"; js="$dir/export.json"; jz="$dir/export.json.gz"
-
+. "$(dirname "$0")/bench_lib.sh"
+trace=$(ovl_bench_trace "$kernels" 50)
 echo "trace: $trace ($kernels kernels, an api row per launch, 100 NVTX steps, an NCCL kernel every 50)"
-t_report=$(secs "$ovl" report --json "$trace")
-t_pf=$(secs "$ovl" export --perfetto "$pf" "$trace")
-events=$(field events); pf_bytes=$(field bytes)
-t_js=$(secs "$ovl" export --chrome "$js" "$trace")
-js_bytes=$(field bytes)
-t_jz=$(secs "$ovl" export --chrome "$jz" "$trace")
-jz_bytes=$(field bytes)
-secs "$check" "$pf" --kernels "$(sqlite3 "$trace" 'SELECT count(*) FROM kernels')" >/dev/null
-per_slice=$(stat bytes_per_kernel_slice); per_slice_noflow=$(stat bytes_per_kernel_slice_without_flow_ids)
-t_na=$(secs "$ovl" export --perfetto "$pf" "$noapi")
-events_na=$(field events)
-secs "$check" "$pf" --kernels "$kernels" >/dev/null
-per_slice_na=$(stat bytes_per_kernel_slice)
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg) (1, 5, 15 min) on $(nproc) CPUs"
 
-printf '%-44s %7s s\n' "ovl report --json (analysis, baseline)" "$t_report"
-printf '%-44s %7s s  %s events  %s bytes\n' "ovl export --perfetto" "$t_pf" "$events" "$pf_bytes"
-printf '%-44s %7s s  %s bytes\n' "ovl export --chrome (JSON)" "$t_js" "$js_bytes"
-printf '%-44s %7s s  %s bytes\n' "ovl export --chrome (.json.gz)" "$t_jz" "$jz_bytes"
-awk -v e="$events" -v t="$t_pf" -v r="$t_report" -v p="$pf_bytes" -v j="$js_bytes" -v k="$kernels" 'BEGIN {
-  printf "perfetto: %.2f M events/s (whole command, analysis included); export/report time %.2f\n", e / t / 1e6, t / r
-  printf "size: perfetto %.1f bytes/kernel, chrome JSON %.1f bytes/kernel (%.1fx)\n", p / k, j / k, j / p }'
-echo "bytes per kernel slice (BEGIN+END, interned names): $per_slice with launch-flow ids, $per_slice_noflow without them"
-awk -v e="$events_na" -v t="$t_na" -v b="$per_slice_na" 'BEGIN {
-  printf "same trace without api rows: %.2f M events/s, %s bytes per kernel slice\n", e / t / 1e6, b }'
-rm -f "$pf" "$js" "$jz"
+# run LABEL CMD...: appends "wall cpu rss" of CMD to $dir/t.LABEL
+run() {
+  local label=$1; shift
+  /usr/bin/time -f '%e %U %S %M' -o "$dir/time" "$@" >/dev/null 2>"$dir/err" || { cat "$dir/err" >&2; exit 1; }
+  awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$dir/time" >>"$dir/t.$label"
+}
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+col() { awk -v c="$2" '{ print $c }' "$dir/t.$1" | median; }
+
+pf="$dir/export-new.pftrace"; pf0="$dir/export-before.pftrace"
+labels=(report export)
+[ -n "$before" ] && labels+=(report-before export-before)
+for l in "${labels[@]}"; do rm -f "$dir/t.$l"; done
+for ((r = 0; r < reps; r++)); do
+  run report "$ovl" report --json "$trace"
+  run export "$ovl" export -q --perfetto "$pf" "$trace"
+  if [ -n "$before" ]; then
+    run report-before "$before" report --json "$trace"
+    run export-before "$before" export -q --perfetto "$pf0" "$trace"
+  fi
+done
+
+"$check" "$pf" --kernels "$kernels" ${before:+--slices "$dir/slices-new.txt"} >"$dir/check-new" ||
+  { echo "the checker rejects $pf" >&2; exit 1; }
+field() { sed -n "s/^$1 //p" "$2"; }
+printf '%-16s %8s %8s %9s %11s %12s %14s %12s\n' binary report_s export_s export/rep kslices/s file_B/kslice kslice_alone_B report_cpu_s
+line() {  # line NAME REPORT_LABEL EXPORT_LABEL CHECK_OUTPUT
+  local rw ew rc ec bytes alone
+  rw=$(col "$2" 1); ew=$(col "$3" 1); rc=$(col "$2" 2); ec=$(col "$3" 2)
+  bytes=$(field bytes "$4"); alone=$(field bytes_per_kernel_slice "$4")
+  awk -v n="$1" -v rw="$rw" -v ew="$ew" -v rc="$rc" -v k="$kernels" -v b="$bytes" -v a="$alone" 'BEGIN {
+    printf "%-16s %8.2f %8.2f %9.2f %10.2fM %12.1f %14s %12.2f\n", n, rw, ew, ew / rw, k / ew / 1e6, b / k, a, rc }'
+  echo "  cpu (user+sys) medians: report $rc s, export $ec s (export/report $(awk -v a="$ec" -v b="$rc" 'BEGIN { printf "%.2f", a / b }')); peak RSS: report $(col "$2" 3) KiB, export $(col "$3" 3) KiB"
+}
+line "this build" report export "$dir/check-new"
+if [ -n "$before" ]; then
+  "$check" "$pf0" --kernels "$kernels" --slices "$dir/slices-before.txt" >"$dir/check-before" ||
+    { echo "the checker rejects $pf0" >&2; exit 1; }
+  line "before" report-before export-before "$dir/check-before"
+  if cmp -s "$dir/slices-new.txt" "$dir/slices-before.txt"; then
+    echo "same slices in both files: $(wc -l <"$dir/slices-new.txt") (process, track, name, start, end)"
+  else
+    echo "the two files hold different slices: diff $dir/slices-new.txt $dir/slices-before.txt" >&2; exit 1
+  fi
+  rm -f "$dir/slices-new.txt" "$dir/slices-before.txt" "$pf0"
+fi
+echo "this build's file: $(field slices "$dir/check-new") slices ($(field kernel_slices "$dir/check-new") kernel), $(field counter_values "$dir/check-new") counter values, $(field flows "$dir/check-new") flows, $(field bytes "$dir/check-new") bytes; a kernel slice alone without its flow ids: $(field bytes_per_kernel_slice_without_flow_ids "$dir/check-new") bytes"
+if [ "${CHROME:-0}" = 1 ]; then
+  js="$dir/export.json"
+  rm -f "$dir/t.chrome"
+  run chrome "$ovl" export -q --chrome "$js" "$trace"
+  echo "Chrome JSON (this build, one run): $(col chrome 1) s, $(wc -c <"$js") bytes"
+  rm -f "$js"
+fi
+rm -f "$pf"
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

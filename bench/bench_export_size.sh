@@ -4,7 +4,7 @@
 # Perfetto file's bytes per GPU slice (the whole file: host slices, flows, counters, names
 # and descriptors included), the bytes of one kernel slice alone (its BEGIN and END packets
 # with interned names, measured by ovl_pftrace_check), and the Chrome JSON's size against
-# the Perfetto file, plain and gzipped. bench_export.sh measures the synthetic 1 M-kernel case.
+# the Perfetto file, plain and gzipped. bench_export.sh measures the synthetic 3 M-kernel case.
 #
 # usage: bench/bench_export_size.sh [BUILD_DIR] [TRACES_DIR]   (defaults: build, ../shared/traces)
 set -euo pipefail

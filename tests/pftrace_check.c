@@ -1,19 +1,21 @@
 /*
 ** ovl_pftrace_check: an independent checker for ovl's exports (a test tool, not part of ovl).
 **
-**   ovl_pftrace_check FILE.pftrace [--kernels N]   Perfetto protobuf, decoded with protobuf-c
-**   ovl_pftrace_check --chrome FILE[.gz] [--kernels N]   Chrome Trace Event JSON
+**   ovl_pftrace_check FILE.pftrace [--kernels N] [--slices OUT]   Perfetto protobuf, decoded with protobuf-c
+**   ovl_pftrace_check --chrome FILE[.gz] [--kernels N] [--slices OUT]   Chrome Trace Event JSON
 **
 ** Perfetto checks: every packet decodes; every track uuid an event or descriptor refers to
 ** was declared before; every name_iid was defined on its sequence (since its last clear)
-** before use; packets that use interned names or sequence defaults set
-** SEQ_NEEDS_INCREMENTAL_STATE; incremental timestamps have a clock snapshot on their
-** sequence; no debug annotation holds a NaN or infinite double (unknown values are left
+** before use; packets that use interned names or sequence defaults are on a sequence whose
+** state was cleared first (SEQ_INCREMENTAL_STATE_CLEARED: Perfetto reads them against that
+** state whether or not they set SEQ_NEEDS_INCREMENTAL_STATE); incremental timestamps have a
+** clock snapshot on their sequence; no debug annotation holds a NaN or infinite double (unknown values are left
 ** out); on every track events are in time order, every END closes an open BEGIN and
 ** nothing is left open (so slices nest); counter values only on counter tracks; no track
 ** has a sibling_order_rank that Perfetto ignores (below a process or thread track, or below
 ** a parent without EXPLICIT child_ordering); every flow
-** id starts exactly once and terminates exactly once, not before it started. Kernel slices
+** id starts exactly once and terminates exactly once, not before it started (ids as fixed64
+** flow_ids or as varint flow_ids_old, which Perfetto also reads). Kernel slices
 ** are the slices on "stream ..." tracks that are not memcpy/memset; with --kernels their
 ** count must equal N. Prints statistics, among them the bytes per kernel slice (its BEGIN
 ** and END packets, framing and interned definitions included), and per process the order
@@ -23,6 +25,10 @@
 ** array, and holds one "X" event of category kernel or nccl per kernel (--kernels N); with
 ** ts and dur read as a viewer reads them (doubles in µs, rounded to ns), the X events of
 ** every (pid, tid) nest (none crosses the end of one it starts in).
+** With --slices OUT, both modes also write every slice to OUT, one per line, sorted:
+** "process | track | name | start | end", times in ns after the earliest slice start (the
+** Perfetto file's absolute times resolved from its incremental clocks; Chrome's ts and dur
+** read as a viewer reads them), so that the two exports of one trace can be compared.
 ** Exit status 0 when every check passes, 1 otherwise (each problem printed), 2 on usage.
 */
 #include "base/i64map.h"
@@ -85,10 +91,13 @@ typedef struct track {
   long depth;
   unsigned char *open_kernel;  /* per open slice: is it a kernel slice */
   size_t open_cap;
+  int64_t *open_start;         /* --slices: per open slice, its start and name */
+  char **open_name;
 } track;
 
 typedef struct sequence {
   ovl_i64map iids;             /* defined name iids */
+  int cleared;                 /* its incremental state was cleared: valid from then on */
   int has_defaults, has_snapshot;
   uint64_t default_track;
   uint32_t default_clock;
@@ -108,6 +117,55 @@ static sequence *get_seq(uint32_t id) {
   memset(&seqs[nseqs], 0, sizeof *seqs);
   ovl_i64map_put(&seq_index, id, (int64_t)nseqs);
   return &seqs[nseqs++];
+}
+
+/* --slices: every slice as read, printed sorted at the end. */
+typedef struct dumped {
+  const char *process, *track;
+  char *name;
+  int64_t start, end;
+} dumped;
+static dumped *dumps;
+static size_t ndumps, dumps_cap;
+static int dumping;
+
+static void dump_slice(const char *process, const char *track_name, const char *name, int64_t start, int64_t end) {
+  if (ndumps == dumps_cap) dumps = realloc(dumps, (dumps_cap = dumps_cap ? 2 * dumps_cap : 1024) * sizeof *dumps);
+  dumps[ndumps++] = (dumped){process, track_name, strdup(name ? name : ""), start, end};
+}
+
+static int cmp_dumped(const void *a, const void *b) {
+  const dumped *x = a, *y = b;
+  int c = strcmp(x->process, y->process);
+  if (!c) c = strcmp(x->track, y->track);
+  if (!c && x->start != y->start) c = x->start < y->start ? -1 : 1;
+  if (!c && x->end != y->end) c = x->end < y->end ? -1 : 1;
+  if (!c) c = strcmp(x->name, y->name);
+  return c;
+}
+
+/* Writes the slices, sorted, with times after the earliest start; frees them. */
+static int write_dumps(const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "check: %s: cannot write\n", path);
+    return 1;
+  }
+  int64_t t0 = INT64_MAX;
+  for (size_t i = 0; i < ndumps; i++)
+    if (dumps[i].start < t0) t0 = dumps[i].start;
+  for (size_t i = 0; i < ndumps; i++) {
+    dumps[i].start -= t0;
+    dumps[i].end -= t0;
+  }
+  qsort(dumps, ndumps, sizeof *dumps, cmp_dumped);
+  for (size_t i = 0; i < ndumps; i++) {
+    fprintf(f, "%s | %s | %s | %" PRId64 " | %" PRId64 "\n", dumps[i].process, dumps[i].track, dumps[i].name,
+            dumps[i].start, dumps[i].end);
+    free(dumps[i].name);
+  }
+  free(dumps);
+  return fclose(f) == 0 ? 0 : 1;
 }
 
 static int is_memop_name(const char *n) { return strncmp(n, "memcpy ", 7) == 0 || strcmp(n, "memset") == 0; }
@@ -148,6 +206,23 @@ static void declare(const Perfetto__Protos__TrackDescriptor *d, long at) {
   ovl_i64map_put(&track_of_uuid, (int64_t)d->uuid, (int64_t)ntracks++);
 }
 
+static size_t varint_len(uint64_t v) {
+  size_t n = 1;
+  for (; v >= 0x80; v >>= 7) n++;
+  return n;
+}
+
+/* The name of the process track above t ("" when none). */
+static const char *process_of(const track *t) {
+  for (int guard = 0; t && guard < 64; guard++) {
+    if (t->is_process) return t->name;
+    int64_t idx;
+    if (!t->parent || !ovl_i64map_get(&track_of_uuid, (int64_t)t->parent, &idx)) break;
+    t = &tracks[idx];
+  }
+  return "";
+}
+
 static void check_event(const Perfetto__Protos__TracePacket *p, uint32_t seq_id, size_t bytes, long at, stats *st,
                         char **iid_names) {
   const Perfetto__Protos__TrackEvent *ev = p->track_event;
@@ -155,14 +230,14 @@ static void check_event(const Perfetto__Protos__TracePacket *p, uint32_t seq_id,
   /* Time: the packet's clock, else the sequence default, else the trace clock. */
   uint32_t clock = p->has_timestamp_clock_id ? p->timestamp_clock_id : sq->has_defaults ? sq->default_clock : 0;
   int64_t ts = (int64_t)p->timestamp;
-  int needs = p->has_sequence_flags && (p->sequence_flags & 2);
+
   if (clock >= 64 && clock < 128) {
     if (!sq->has_snapshot) problem("packet %ld: incremental timestamp without a clock snapshot", at);
     sq->clock_value += (int64_t)p->timestamp;
     ts = sq->clock_value;
   }
-  if ((clock >= 64 || !ev->has_track_uuid || ev->has_name_iid) && !needs)
-    problem("packet %ld: uses sequence state without SEQ_NEEDS_INCREMENTAL_STATE", at);
+  if ((clock >= 64 || !ev->has_track_uuid || ev->has_name_iid) && !sq->cleared)
+    problem("packet %ld: uses sequence state before SEQ_INCREMENTAL_STATE_CLEARED", at);
   uint64_t uuid = ev->has_track_uuid ? ev->track_uuid : sq->has_defaults ? sq->default_track : 0;
   int64_t ti;
   if (!ovl_i64map_get(&track_of_uuid, (int64_t)uuid, &ti)) {
@@ -189,20 +264,34 @@ static void check_event(const Perfetto__Protos__TracePacket *p, uint32_t seq_id,
       st->begins++;
       if (t->counter) problem("packet %ld: slice on a counter track", at);
       int kernel = t->gpu && name && !is_memop_name(name);
-      if ((size_t)t->depth == t->open_cap)
-        t->open_kernel = realloc(t->open_kernel, t->open_cap = t->open_cap ? t->open_cap * 2 : 4);
+      if ((size_t)t->depth == t->open_cap) {
+        t->open_cap = t->open_cap ? t->open_cap * 2 : 4;
+        t->open_kernel = realloc(t->open_kernel, t->open_cap);
+        t->open_start = realloc(t->open_start, t->open_cap * sizeof *t->open_start);
+        t->open_name = realloc(t->open_name, t->open_cap * sizeof *t->open_name);
+      }
+      t->open_start[t->depth] = ts;
+      t->open_name[t->depth] = (char *)name;
       t->open_kernel[t->depth++] = (unsigned char)kernel;
       if (kernel) {
         st->kernel_slices++;
         st->kernel_bytes += bytes;
+        /* each flow id with its field key: the fixed64 fields 10 bytes, the varint ones 2 + its length */
         st->kernel_flow_bytes += 10 * (ev->n_flow_ids + ev->n_terminating_flow_ids);
+        for (size_t i = 0; i < ev->n_flow_ids_old; i++) st->kernel_flow_bytes += 2 + varint_len(ev->flow_ids_old[i]);
+        for (size_t i = 0; i < ev->n_terminating_flow_ids_old; i++)
+          st->kernel_flow_bytes += 2 + varint_len(ev->terminating_flow_ids_old[i]);
       }
       break;
     }
     case PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END:
       st->ends++;
-      if (t->depth == 0) problem("packet %ld: END without an open slice on its track", at);
-      else if (t->open_kernel[--t->depth]) st->kernel_bytes += bytes;
+      if (t->depth == 0) {
+        problem("packet %ld: END without an open slice on its track", at);
+        break;
+      }
+      if (t->open_kernel[--t->depth]) st->kernel_bytes += bytes;
+      if (dumping) dump_slice(process_of(t), t->name, t->open_name[t->depth], t->open_start[t->depth], ts);
       break;
     case PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT: st->instants++; break;
     case PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER:
@@ -211,15 +300,18 @@ static void check_event(const Perfetto__Protos__TracePacket *p, uint32_t seq_id,
       break;
     default: problem("packet %ld: event without a type", at);
   }
-  for (size_t i = 0; i < ev->n_flow_ids; i++) {
+  size_t nout = ev->n_flow_ids + ev->n_flow_ids_old, nin = ev->n_terminating_flow_ids + ev->n_terminating_flow_ids_old;
+  for (size_t i = 0; i < nout; i++) {
     int64_t v;
-    if (ovl_i64map_get(&flow_started, (int64_t)ev->flow_ids[i], &v)) problem("packet %ld: flow %" PRIx64 " starts twice", at, ev->flow_ids[i]);
-    ovl_i64map_put(&flow_started, (int64_t)ev->flow_ids[i], ts);
+    uint64_t id = i < ev->n_flow_ids ? ev->flow_ids[i] : ev->flow_ids_old[i - ev->n_flow_ids];
+    if (ovl_i64map_get(&flow_started, (int64_t)id, &v)) problem("packet %ld: flow %" PRIx64 " starts twice", at, id);
+    ovl_i64map_put(&flow_started, (int64_t)id, ts);
     st->flows++;
   }
-  for (size_t i = 0; i < ev->n_terminating_flow_ids; i++) {
+  for (size_t i = 0; i < nin; i++) {
     int64_t v;
-    uint64_t id = ev->terminating_flow_ids[i];
+    uint64_t id = i < ev->n_terminating_flow_ids ? ev->terminating_flow_ids[i]
+                                                 : ev->terminating_flow_ids_old[i - ev->n_terminating_flow_ids];
     if (ovl_i64map_get(&flow_ended, (int64_t)id, &v)) problem("packet %ld: flow %" PRIx64 " terminates twice", at, id);
     if (!ovl_i64map_get(&flow_started, (int64_t)id, &v)) problem("packet %ld: flow %" PRIx64 " terminates before it starts", at, id);
     else if (ts < v) problem("packet %ld: flow %" PRIx64 " ends before its start time", at, id);
@@ -331,6 +423,7 @@ static int check_perfetto(const char *path, long expect_kernels) {
     if (p->has_sequence_flags && (p->sequence_flags & 1)) {
       ovl_i64map_free(&sq->iids);
       sq->has_defaults = sq->has_snapshot = 0;
+      sq->cleared = 1;
     }
     if (p->trace_packet_defaults) {
       sq->has_defaults = 1;
@@ -418,8 +511,6 @@ static void jstring(jp *p, char *out, size_t cap) {
   if (out) out[k] = 0;
 }
 
-static void jvalue(jp *p, int depth, int events, long *kernels);
-
 static void jnumber(jp *p) {
   const char *st = p->s;
   if (p->s < p->end && *p->s == '-') p->s++;
@@ -433,7 +524,23 @@ typedef struct xevent {
   double pid, tid;
   int64_t start, end;
   size_t at;
+  char *name;              /* --slices only */
 } xevent;
+
+/* --slices: the process and thread names of the metadata events ("M"). */
+typedef struct jname {
+  double pid, tid;         /* tid -1: a process name */
+  char *name;
+} jname;
+static jname *jnames;
+static size_t njnames;
+
+static const char *jname_of(double pid, double tid) {
+  for (size_t i = 0; i < njnames; i++)
+    if (jnames[i].pid == pid && jnames[i].tid == tid) return jnames[i].name;
+  return "";
+}
+
 static xevent *xevents;
 static size_t nxevents, xevents_cap;
 
@@ -451,10 +558,13 @@ static double jnumber_value(jp *p) {
 }
 
 /* An object; `event` objects have their ph and cat looked at, and X events their place
-** and times. */
-static void jobject(jp *p, int depth, int event, int events_key_seen, long *kernels) {
-  char ph[8] = "", cat[16] = "";
-  double pid = 0, tid = 0, ts = 0, dur = -1;
+** and times. With `capture` (an event's args, --slices), the raw text of its "name" string
+** goes there (NAME_CAP bytes at most). */
+#define NAME_CAP 4096
+static void jvalue(jp *p, int depth, int events, long *kernels);
+static void jobject(jp *p, int depth, int event, int events_key_seen, long *kernels, char *capture) {
+  char ph[8] = "", cat[16] = "", name[NAME_CAP] = "", arg_name[NAME_CAP] = "";
+  double pid = 0, tid = -1, ts = 0, dur = -1;
   p->s++;
   ws(p);
   if (p->s < p->end && *p->s == '}') {
@@ -472,8 +582,13 @@ static void jobject(jp *p, int depth, int event, int events_key_seen, long *kern
     }
     p->s++;
     ws(p);
-    if (event && strcmp(key, "ph") == 0 && p->s < p->end && *p->s == '"') jstring(p, ph, sizeof ph);
+    if (capture && strcmp(key, "name") == 0 && p->s < p->end && *p->s == '"') jstring(p, capture, NAME_CAP);
+    else if (event && strcmp(key, "ph") == 0 && p->s < p->end && *p->s == '"') jstring(p, ph, sizeof ph);
     else if (event && strcmp(key, "cat") == 0 && p->s < p->end && *p->s == '"') jstring(p, cat, sizeof cat);
+    else if (event && dumping && strcmp(key, "name") == 0 && p->s < p->end && *p->s == '"')
+      jstring(p, name, sizeof name);
+    else if (event && dumping && strcmp(key, "args") == 0 && p->s < p->end && *p->s == '{')
+      jobject(p, depth + 1, 0, 1, kernels, arg_name);
     else if (event && p->s < p->end && (*p->s == '-' || (*p->s >= '0' && *p->s <= '9')) &&
              (!strcmp(key, "pid") || !strcmp(key, "tid") || !strcmp(key, "ts") || !strcmp(key, "dur"))) {
       double v = jnumber_value(p);
@@ -498,8 +613,12 @@ static void jobject(jp *p, int depth, int event, int events_key_seen, long *kern
   if (event && strcmp(ph, "X") == 0 && dur >= 0) {
     if (nxevents == xevents_cap) xevents = realloc(xevents, (xevents_cap = xevents_cap ? 2 * xevents_cap : 1024) * sizeof *xevents);
     int64_t start = llround(ts * 1000.0);
-    xevents[nxevents] = (xevent){pid, tid, start, start + llround(dur * 1000.0), nxevents};
+    xevents[nxevents] = (xevent){pid, tid, start, start + llround(dur * 1000.0), nxevents, dumping ? strdup(name) : NULL};
     nxevents++;
+  }
+  if (event && dumping && strcmp(ph, "M") == 0 && (!strcmp(name, "process_name") || !strcmp(name, "thread_name"))) {
+    jnames = realloc(jnames, (njnames + 1) * sizeof *jnames);
+    jnames[njnames++] = (jname){pid, strcmp(name, "process_name") == 0 ? -1 : tid, strdup(arg_name)};
   }
 }
 
@@ -543,7 +662,7 @@ static void jvalue(jp *p, int depth, int events, long *kernels) {
   }
   char c = *p->s;
   if (c == '{') {
-    jobject(p, depth, 0, 0, kernels);
+    jobject(p, depth, 0, 0, kernels, NULL);
   } else if (c == '[') {
     p->s++;
     ws(p);
@@ -553,7 +672,7 @@ static void jvalue(jp *p, int depth, int events, long *kernels) {
     }
     while (!p->bad) {
       ws(p);
-      if (events && p->s < p->end && *p->s == '{') jobject(p, depth + 1, 1, 0, kernels);
+      if (events && p->s < p->end && *p->s == '{') jobject(p, depth + 1, 1, 0, kernels, NULL);
       else jvalue(p, depth + 1, 0, kernels);
       ws(p);
       if (p->s < p->end && *p->s == ',') p->s++;
@@ -583,7 +702,7 @@ static int check_chrome(const char *path, long expect_kernels) {
   jp p = {(const char *)buf, (const char *)buf + len, 0};
   long kernels = 0;
   ws(&p);
-  if (p.s < p.end && *p.s == '{') jobject(&p, 0, 0, 0, &kernels);
+  if (p.s < p.end && *p.s == '{') jobject(&p, 0, 0, 0, &kernels, NULL);
   else p.bad = 1;
   ws(&p);
   if (p.bad || p.s != p.end) problem("%s: not valid JSON (near byte %ld)", path, (long)(p.s - (const char *)buf));
@@ -591,6 +710,11 @@ static int check_chrome(const char *path, long expect_kernels) {
   if (expect_kernels >= 0 && kernels != expect_kernels)
     problem("%ld kernel X events, the trace has %ld kernels", kernels, expect_kernels);
   long overlaps = chrome_overlaps();
+  for (size_t i = 0; dumping && i < nxevents; i++) {
+    const xevent *e = &xevents[i];
+    dump_slice(jname_of(e->pid, -1), jname_of(e->pid, e->tid), e->name, e->start, e->end);
+    free(e->name);
+  }
   printf("json_bytes %zu\nkernel_x_events %ld\nx_events %zu\noverlapping_x_events %ld\n", len, kernels, nxevents,
          overlaps);
   free(xevents);
@@ -599,20 +723,23 @@ static int check_chrome(const char *path, long expect_kernels) {
 }
 
 int main(int argc, char **argv) {
-  const char *path = NULL;
+  const char *path = NULL, *slices = NULL;
   int chrome = 0;
   long expect = -1;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--chrome") == 0) chrome = 1;
     else if (strcmp(argv[i], "--kernels") == 0 && i + 1 < argc) expect = atol(argv[++i]);
+    else if (strcmp(argv[i], "--slices") == 0 && i + 1 < argc) slices = argv[++i];
     else if (!path) path = argv[i];
     else path = NULL, i = argc;
   }
   if (!path) {
-    fprintf(stderr, "usage: ovl_pftrace_check [--chrome] FILE [--kernels N]\n");
+    fprintf(stderr, "usage: ovl_pftrace_check [--chrome] FILE [--kernels N] [--slices OUT]\n");
     return 2;
   }
+  dumping = slices != NULL;
   int rc = chrome ? check_chrome(path, expect) : check_perfetto(path, expect);
+  if (slices && write_dumps(slices)) rc = 1;
   if (problems > 20) fprintf(stderr, "check: ... %ld problems in all\n", problems);
   return rc;
 }

@@ -105,6 +105,32 @@ static int check_track_order(const char *out) {
   return processes;
 }
 
+/* The slices of a Perfetto file and of the Chrome JSON of the same export, as the checker
+** decodes them (process, track, name, start and end in ns; the Perfetto file's incremental
+** timestamps resolved): both files must hold the same slices, and some. */
+static void check_same_slices(const char *label, const char *pf, const char *js) {
+  char a[512], b[512], cmd[2048];
+  snprintf(a, sizeof a, "%s", tb_temp_path("slices.pftrace.txt"));
+  snprintf(b, sizeof b, "%s", tb_temp_path("slices.json.txt"));
+  snprintf(cmd, sizeof cmd, "'%s' '%s' --slices '%s' && '%s' --chrome '%s' --slices '%s'", checker, pf, a, checker, js,
+           b);
+  cmd_result r = run_cmd(cmd);
+  if (r.status != 0) fprintf(stderr, "%s: %s%s", label, r.out, r.err);
+  CHECK_I64(r.status, 0);
+  cmd_free(&r);
+  char *x = read_text(a), *y = read_text(b);
+  CHECK(x && y && strlen(x) > 0);
+  if (x && y && strcmp(x, y) != 0) {
+    fprintf(stderr, "%s: the Perfetto and Chrome files hold different slices (diff '%s' '%s')\n", label, a, b);
+    CHECK(0);
+  } else {
+    unlink(a);
+    unlink(b);
+  }
+  free(x);
+  free(y);
+}
+
 /* Exports a trace both ways through the CLI and runs every file-level check on the results. */
 static void export_and_check(const char *label, const char *trace_args, long kernels, int processes) {
   char pf[512], js[512], cmd[4096];
@@ -120,6 +146,7 @@ static void export_and_check(const char *label, const char *trace_args, long ker
   CHECK_I64(check_track_order(out), processes);
   free(out);
   CHECK_I64(run_checker(js, 1, kernels, NULL), 0);
+  check_same_slices(label, pf, js);
   if (strcmp(protoc, "-") != 0) {
     snprintf(cmd, sizeof cmd, "'%s' --decode=perfetto.protos.Trace -I'%s' '%s/perfetto_subset.proto' < '%s'", protoc,
              schema_dir, schema_dir, pf);
@@ -450,7 +477,6 @@ static void test_real_traces(void) {
   CHECK_I64(check_track_order(out), 8);
   free(out);
   cmd_free(&r);
-  unlink(pf);
   /* Chrome JSON of the same job: epoch times, read back as doubles, still nest. */
   char js[512];
   snprintf(js, sizeof js, "%s", tb_temp_path("real.json.gz"));
@@ -461,6 +487,8 @@ static void test_real_traces(void) {
   CHECK_I64(run_checker(js, 1, kernels, &out), 0);
   CHECK_I64((long)stat_of(out, "overlapping_x_events"), 0);
   free(out);
+  check_same_slices("real traces", pf, js);
+  unlink(pf);
   unlink(js);
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", imported);
   r = run_cmd(cmd);

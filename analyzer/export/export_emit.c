@@ -1,6 +1,7 @@
 /* Names, tracks and lane groups of the timeline export: see export_internal.h. */
 #include "export_internal.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -97,8 +98,11 @@ int xcounter(ovl_exporter *ex, uint32_t proc, uint32_t track, int64_t t, int64_t
   return ex->sink.counter(ex->sink.self, track, xtime(ex, proc, t), value, err);
 }
 
-int xflow_ok(int64_t value) { return value >= 0 && value < ((int64_t)1 << XFLOW_VALUE_BITS); }
+int xflow_ok(const ovl_exporter *ex, int64_t value) {
+  return value >= 0 && ex->flow_proc_bits < 62 && value < ((int64_t)1 << (62 - ex->flow_proc_bits));
+}
 
-uint64_t xflow_id(uint32_t file_proc, int kind, int64_t value) {
-  return ((uint64_t)(file_proc + 1) << (XFLOW_VALUE_BITS + 1)) | ((uint64_t)kind << XFLOW_VALUE_BITS) | (uint64_t)value;
+uint64_t xflow_id(const ovl_exporter *ex, uint32_t file_proc, int kind, int64_t value) {
+  assert(xflow_ok(ex, value) && file_proc < ex->nprocs && (kind == XFLOW_LAUNCH || kind == XFLOW_NCCL));
+  return ((((uint64_t)value << 1 | (uint64_t)kind) << ex->flow_proc_bits) | file_proc) + 1;
 }

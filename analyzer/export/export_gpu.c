@@ -335,7 +335,7 @@ static int gpu_one(xfile *f, xstreams *s, const ovl_classified_work *cw, void *c
   g->flows.len = 0;
   if (ovl_idset_has(&f->launch_started, w->correlation) && !ovl_idset_has(&f->launch_ended, w->correlation)) {
     if (ovl_idset_add(&f->launch_ended, w->correlation) ||
-        OVL_VEC_PUSH(&g->flows, xflow_id(f->host_proc, XFLOW_LAUNCH, w->correlation)))
+        OVL_VEC_PUSH(&g->flows, xflow_id(f->ex, f->host_proc, XFLOW_LAUNCH, w->correlation)))
       return ovl_oom(err, "flows");
   }
   const ovl_coll_result *res = NULL;
@@ -344,7 +344,7 @@ static int gpu_one(xfile *f, xstreams *s, const ovl_classified_work *cw, void *c
     if (!res) res = f->coll_result[c];
     if (f->coll_started[c] && !f->coll_ended[c]) {
       f->coll_ended[c] = 1;
-      if (OVL_VEC_PUSH(&g->flows, xflow_id(f->host_proc, XFLOW_NCCL, (int64_t)c))) return ovl_oom(err, "flows");
+      if (OVL_VEC_PUSH(&g->flows, xflow_id(f->ex, f->host_proc, XFLOW_NCCL, (int64_t)c))) return ovl_oom(err, "flows");
     }
   }
   sl.flows_in = g->flows.items;

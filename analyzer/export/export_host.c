@@ -179,9 +179,9 @@ static int draw_call(host_pass *h, size_t c, ovl_err *err) {
   uint64_t flow;
   ovl_xslice sl = {rec->host_start, rec->host_end, xname(f->ex, name), name, "nccl_call", a, n, NULL, 0, NULL, 0};
   if (!sl.name_iid) return ovl_oom(err, "names");
-  if (f->coll_has_gpu[c] && xflow_ok((int64_t)c)) {
+  if (f->coll_has_gpu[c] && xflow_ok(f->ex, (int64_t)c)) {
     f->coll_started[c] = 1;
-    flow = xflow_id(f->host_proc, XFLOW_NCCL, (int64_t)c);
+    flow = xflow_id(f->ex, f->host_proc, XFLOW_NCCL, (int64_t)c);
     sl.flows_out = &flow;
     sl.nflows_out = 1;
   }
@@ -213,10 +213,10 @@ static int draw_item(host_pass *h, const host_item *it, ovl_err *err) {
   ovl_xslice sl = {it->start, it->end, it->iid, xname_text(f->ex, it->iid), h->api ? "cuda_api" : "nvtx", NULL, 0,
                    NULL, 0, NULL, 0};
   uint64_t flow;
-  if (h->api && xflow_ok(it->correlation) && ovl_idset_has(&f->gpu_corr, it->correlation) &&
+  if (h->api && xflow_ok(f->ex, it->correlation) && ovl_idset_has(&f->gpu_corr, it->correlation) &&
       !ovl_idset_has(&f->launch_started, it->correlation)) {
     if (ovl_idset_add(&f->launch_started, it->correlation)) return ovl_oom(err, "flows");
-    flow = xflow_id(f->host_proc, XFLOW_LAUNCH, it->correlation);
+    flow = xflow_id(f->ex, f->host_proc, XFLOW_LAUNCH, it->correlation);
     sl.flows_out = &flow;
     sl.nflows_out = 1;
   }

@@ -60,6 +60,7 @@ typedef struct ovl_exporter {
   ovl_export_stats stats;
   xproc *procs;
   size_t nprocs;
+  unsigned flow_proc_bits;  /* bits of a process index in a flow id: nprocs <= 2^flow_proc_bits */
   uint32_t ntracks;
   ovl_strmap name_iids;    /* name -> iid, for the whole export */
   char **names;            /* iid - 1 -> name */
@@ -82,13 +83,14 @@ int xgroup_close(ovl_exporter *ex, xgroup *g, ovl_err *err);
 void xgroup_free(xgroup *g);
 int xcounter(ovl_exporter *ex, uint32_t proc, uint32_t track, int64_t t, int64_t value, ovl_err *err);
 
-/* Flow ids: unique across the export. kind 0: CUDA launch (value = correlation id);
-** kind 1: NCCL call (value = collective index in its file). */
+/* Flow ids: unique across the export, and small (Perfetto writes them as varints): the
+** value, then the kind, then the process in the low flow_proc_bits bits, plus 1 (0 is no
+** id). kind 0: CUDA launch (value = correlation id); kind 1: NCCL call (value = collective
+** index in its file). xflow_ok: the value fits (non-negative, below 2^(62 - proc bits)). */
 #define XFLOW_LAUNCH 0
 #define XFLOW_NCCL 1
-#define XFLOW_VALUE_BITS 41
-int xflow_ok(int64_t value);
-uint64_t xflow_id(uint32_t file_proc, int kind, int64_t value);
+int xflow_ok(const ovl_exporter *ex, int64_t value);
+uint64_t xflow_id(const ovl_exporter *ex, uint32_t file_proc, int kind, int64_t value);
 
 /* ---- export_file.c: one trace file and the ranks (devices) it holds ---- */
 typedef struct xfile {

@@ -200,6 +200,7 @@ int ovl_export_job(const ovl_job *job, const ovl_analysis_ctx *ctx, const ovl_ex
     ex.procs[i].index = i;
     ex.procs[i].offset = opt->rank_offsets ? opt->rank_offsets[i] : job->ranks[i].clock_offset;
   }
+  while (((size_t)1 << ex.flow_proc_bits) < ex.nprocs) ex.flow_proc_bits++;
   int rc = opt->format == OVL_EXPORT_PERFETTO ? ovl_perfetto_sink_open(opt->path, &ex.sink, err)
                                               : ovl_chrome_sink_open(opt->path, time_origin(&ex), &ex.sink, err);
   int sink_open = !rc;

@@ -1,15 +1,18 @@
 /*
 ** Perfetto protobuf sink (see export_sink.h for what it receives).
 **
-** Encoding, chosen for size (a kernel slice costs 30 bytes on a synthetic trace, 40 to 165
-** on real ones, whose long names are defined once per sequence; docs/export.md):
+** Encoding, chosen for size and speed (docs/export.md has the figures):
 **   - every slice or counter track (each lane) is a packet sequence of its own, whose first
 **     packet sets CLEARED|NEEDS_INCREMENTAL_STATE and carries the sequence defaults (the
 **     track, and an incremental clock) and a ClockSnapshot tying that clock to BOOTTIME;
-**     later packets set NEEDS_INCREMENTAL_STATE and carry no track uuid, and their
-**     timestamp is the delta from the sequence's previous packet (a few bytes);
+**     later packets carry no track uuid and no sequence flags (Perfetto reads them against
+**     the sequence's state either way), and their timestamp is the delta from the
+**     sequence's previous packet (a few bytes);
 **   - event names are interned per sequence: a name's first use on a sequence carries its
 **     definition (iid, name) in interned_data of the same packet;
+**   - flow ids are varints (TrackEvent.flow_ids_old and terminating_flow_ids_old, which
+**     Perfetto still reads; the layout keeps the ids small): 3 to 6 bytes where the
+**     fixed64 fields take 10. Repeated fields are written unpacked, as Perfetto reads them;
 **   - the layout delivers each track's slices in start order, properly nested, so a slice's
 **     END is written when the next slice on the track starts after it, or at close_track;
 **     at equal timestamps the END goes first.
@@ -17,13 +20,16 @@
 ** track is used. Perfetto ignores sibling_order_rank on the children of a process (or
 ** thread) track, whatever its child_ordering (TrackDescriptor.sibling_order_rank in
 ** track_descriptor.proto), so a process's tracks hang below one plain track of its own,
-** whose EXPLICIT child_ordering the UI honours: "steps" first, streams in numeric order. Packets are packed with protobuf-c and written as Trace.packet fields.
+** whose EXPLICIT child_ordering the UI honours: "steps" first, streams in numeric order.
+** Descriptors and first packets are packed with protobuf-c; events, two or three per
+** slice, are packed by hand into the output buffer (write_event).
 */
 #include "export_sink.h"
 #include "out_stream.h"
 
 #include "perfetto_subset.pb-c.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,25 +71,13 @@ static size_t put_varint(uint8_t *dst, uint64_t v) {
   return k;
 }
 
-/* Writes one Trace.packet field: tag, varint length, the packed TracePacket. `bound`, when
-** not 0, is an upper bound of the packed size below 2^14: the packet is then packed once,
-** behind room for a two-byte length, and moved up when one byte is enough (cheaper than
-** protobuf-c's separate size pass on the hot path). */
-static int write_packet(pf_sink *s, const Perfetto__Protos__TracePacket *p, size_t bound, ovl_err *err) {
-  if (bound && bound < (1u << 14)) {
-    uint8_t *dst = (uint8_t *)ovl_out_reserve(&s->out, bound + 3);
-    if (!dst) return oom(err);
-    size_t n = protobuf_c_message_pack(&p->base, dst + 3);
-    dst[0] = 0x0a;  /* field 1, length-delimited */
-    size_t k = 1 + put_varint(dst + 1, n);
-    if (k != 3) memmove(dst + k, dst + 3, n);
-    ovl_out_commit(&s->out, k + n);
-    return OVL_OK;
-  }
+/* Writes one Trace.packet field packed by protobuf-c: descriptors and the first packet of
+** each sequence (the events are packed by hand below). */
+static int write_packet(pf_sink *s, const Perfetto__Protos__TracePacket *p, ovl_err *err) {
   size_t n = protobuf_c_message_get_packed_size(&p->base);
   uint8_t *dst = (uint8_t *)ovl_out_reserve(&s->out, n + 11);
   if (!dst) return oom(err);
-  dst[0] = 0x0a;
+  dst[0] = 0x0a;  /* Trace.packet = 1, bytes */
   size_t k = 1 + put_varint(dst + 1, n);
   k += protobuf_c_message_pack(&p->base, dst + k);
   ovl_out_commit(&s->out, k);
@@ -95,7 +89,7 @@ static int write_descriptor(pf_sink *s, Perfetto__Protos__TrackDescriptor *d, ov
   p.has_trusted_packet_sequence_id = 1;
   p.trusted_packet_sequence_id = DESCRIPTOR_SEQUENCE;
   p.track_descriptor = d;
-  return write_packet(s, &p, 0, err);
+  return write_packet(s, &p, err);
 }
 
 static int pf_process(void *self, const ovl_xprocess *proc, ovl_err *err) {
@@ -196,7 +190,7 @@ static int start_sequence(pf_sink *s, pf_track *t, int64_t t0, ovl_err *err) {
   p.sequence_flags = SEQ_CLEARED | SEQ_NEEDS;
   p.trace_packet_defaults = &defaults;
   p.clock_snapshot = &snap;
-  return write_packet(s, &p, 0, err);
+  return write_packet(s, &p, err);
 }
 
 /* Marks iid defined on the track's sequence; returns 1 if it already was, -1 on OOM. */
@@ -217,75 +211,133 @@ static int define_iid(pf_track *t, uint32_t iid) {
   return 0;
 }
 
-/* One TrackEvent packet on the track's sequence. sl: name, annotations and flows (NULL for
-** END and counters). */
-static int write_event(pf_sink *s, pf_track *t, int64_t ts, Perfetto__Protos__TrackEvent__Type type,
-                       const ovl_xslice *sl, const int64_t *counter, ovl_err *err) {
+/* ---- TrackEvent packets, packed by hand (the hot path: two or three per slice) ---- */
+
+/* Field keys (field number << 3 | wire type), as varints. */
+#define K_TIMESTAMP 0x40u         /* TracePacket.timestamp = 8, varint */
+#define K_SEQUENCE_ID 0x50u       /* TracePacket.trusted_packet_sequence_id = 10, varint */
+#define K_TRACK_EVENT 0x5au       /* TracePacket.track_event = 11, bytes */
+#define K_INTERNED 0x62u          /* TracePacket.interned_data = 12, bytes */
+#define K_EVENT_NAMES 0x12u       /* InternedData.event_names = 2, bytes */
+#define K_IID 0x08u               /* EventName.iid = 1, varint */
+#define K_NAME 0x12u              /* EventName.name = 2, bytes */
+#define K_ANNOTATION 0x22u        /* TrackEvent.debug_annotations = 4, bytes */
+#define K_TYPE 0x48u              /* TrackEvent.type = 9, varint */
+#define K_NAME_IID 0x50u          /* TrackEvent.name_iid = 10, varint */
+#define K_COUNTER_VALUE 0xf0u     /* TrackEvent.counter_value = 30, varint (two bytes: 0xf0 0x01) */
+#define K_FLOW_OUT 0x120u         /* TrackEvent.flow_ids_old = 36, varint (two bytes) */
+#define K_FLOW_IN 0x150u          /* TrackEvent.terminating_flow_ids_old = 42, varint (two bytes) */
+#define K_ARG_INT 0x20u           /* DebugAnnotation.int_value = 4, varint */
+#define K_ARG_DOUBLE 0x29u        /* DebugAnnotation.double_value = 5, fixed64 */
+#define K_ARG_STRING 0x32u        /* DebugAnnotation.string_value = 6, bytes */
+#define K_ARG_NAME 0x52u          /* DebugAnnotation.name = 10, bytes */
+
+static inline size_t varint_len(uint64_t v) {
+  size_t n = 1;
+  for (; v >= 0x80; v >>= 7) n++;
+  return n;
+}
+
+static inline uint8_t *put_v(uint8_t *d, uint64_t v) { return d + put_varint(d, v); }
+
+/* A length-delimited field's size: key (one byte), length, content. */
+static inline size_t bytes_field_len(size_t n) { return 1 + varint_len(n) + n; }
+
+static inline uint8_t *put_bytes(uint8_t *d, uint32_t key, const void *p, size_t n) {
+  d = put_v(put_v(d, key), n);
+  memcpy(d, p, n);
+  return d + n;
+}
+
+/* Size of one annotation's content; 0 when it is left out (an unknown double). */
+static size_t arg_len(const ovl_xarg *x) {
+  if (x->type == OVL_XARG_DOUBLE && !isfinite(x->d)) return 0;
+  size_t n = bytes_field_len(strlen(x->key));
+  if (x->type == OVL_XARG_INT) return n + 1 + varint_len((uint64_t)x->i);
+  if (x->type == OVL_XARG_DOUBLE) return n + 9;
+  return n + bytes_field_len(strlen(x->s ? x->s : ""));
+}
+
+static uint8_t *put_arg(uint8_t *d, const ovl_xarg *x, size_t len) {
+  d = put_v(put_v(d, K_ANNOTATION), len);
+  d = put_bytes(d, K_ARG_NAME, x->key, strlen(x->key));
+  if (x->type == OVL_XARG_INT) return put_v(put_v(d, K_ARG_INT), (uint64_t)x->i);
+  if (x->type == OVL_XARG_DOUBLE) {
+    uint64_t bits;
+    memcpy(&bits, &x->d, sizeof bits);
+    *d++ = K_ARG_DOUBLE;
+    for (int i = 0; i < 8; i++) *d++ = (uint8_t)(bits >> (8 * i));  /* fixed64: little-endian */
+    return d;
+  }
+  const char *s = x->s ? x->s : "";
+  return put_bytes(d, K_ARG_STRING, s, strlen(s));
+}
+
+/* One TrackEvent packet on the track's sequence. It names no track and sets no sequence
+** flags: the sequence's defaults give the track, and Perfetto resolves interned names and
+** the incremental clock against the sequence's state whatever the flags say (the flag
+** SEQ_NEEDS_INCREMENTAL_STATE only asks it to drop the packet when that state was lost,
+** which cannot happen in a file). sl: name, annotations and flows (NULL for END and
+** counters). Sizes are computed first so that the packet is written once, in place. */
+static int write_event(pf_sink *s, pf_track *t, int64_t ts, int type, const ovl_xslice *sl, const int64_t *counter,
+                       ovl_err *err) {
   if (!t->seq) {
     int rc = start_sequence(s, t, ts, err);
     if (rc) return rc;
   }
   if (ts < t->last_ts) return ovl_fail(err, OVL_EINTERNAL, "export: events out of time order on a track");
-  Perfetto__Protos__TrackEvent ev = PERFETTO__PROTOS__TRACK_EVENT__INIT;
-  ev.has_type = 1;
-  ev.type = type;
-  Perfetto__Protos__InternedData interned = PERFETTO__PROTOS__INTERNED_DATA__INIT;
-  Perfetto__Protos__EventName name = PERFETTO__PROTOS__EVENT_NAME__INIT;
-  Perfetto__Protos__EventName *names[1] = {&name};
-  Perfetto__Protos__DebugAnnotation ann[MAX_ARGS], *annp[MAX_ARGS];
-  Perfetto__Protos__TracePacket p = PERFETTO__PROTOS__TRACE_PACKET__INIT;
+  uint64_t delta = (uint64_t)(ts - t->last_ts);
+  size_t event = 2, interned = 0, name_def = 0, name_len = 0;  /* 2: the type */
+  size_t arg_size[MAX_ARGS], nargs = 0;
   if (sl) {
-    ev.has_name_iid = 1;
-    ev.name_iid = sl->name_iid;
     int defined = define_iid(t, sl->name_iid);
     if (defined < 0) return oom(err);
+    event += 1 + varint_len(sl->name_iid);
     if (!defined) {
-      name.has_iid = 1;
-      name.iid = sl->name_iid;
-      name.name = (char *)sl->name;
-      interned.n_event_names = 1;
-      interned.event_names = names;
-      p.interned_data = &interned;
+      name_len = strlen(sl->name);
+      name_def = 1 + varint_len(sl->name_iid) + bytes_field_len(name_len);
+      interned = bytes_field_len(bytes_field_len(name_def));
     }
-    size_t na = 0;
-    for (size_t i = 0; i < sl->nargs && na < MAX_ARGS; i++) {
-      Perfetto__Protos__DebugAnnotation a = PERFETTO__PROTOS__DEBUG_ANNOTATION__INIT;
-      const ovl_xarg *x = &sl->args[i];
-      if (x->type == OVL_XARG_DOUBLE && !isfinite(x->d)) continue;  /* unknown: left out */
-      a.name = (char *)x->key;
-      if (x->type == OVL_XARG_INT) {
-        a.has_int_value = 1;
-        a.int_value = x->i;
-      } else if (x->type == OVL_XARG_DOUBLE) {
-        a.has_double_value = 1;
-        a.double_value = x->d;
-      } else {
-        a.string_value = (char *)(x->s ? x->s : "");
+    for (size_t i = 0; i < sl->nargs && nargs < MAX_ARGS; i++)
+      if ((arg_size[nargs] = arg_len(&sl->args[i])) > 0) event += bytes_field_len(arg_size[nargs++]);
+    for (size_t i = 0; i < sl->nflows_out; i++) event += 2 + varint_len(sl->flows_out[i]);
+    for (size_t i = 0; i < sl->nflows_in; i++) event += 2 + varint_len(sl->flows_in[i]);
+  }
+  if (counter) event += 2 + varint_len((uint64_t)*counter);
+  size_t packet = 1 + varint_len(delta) + 1 + varint_len(t->seq) + interned + bytes_field_len(event);
+  uint8_t *d = (uint8_t *)ovl_out_reserve(&s->out, 1 + varint_len(packet) + packet);
+  if (!d) return oom(err);
+  uint8_t *begin = d;
+  *d++ = 0x0a;  /* Trace.packet = 1, bytes */
+  d = put_v(d, packet);
+  d = put_v(put_v(d, K_TIMESTAMP), delta);
+  d = put_v(put_v(d, K_SEQUENCE_ID), t->seq);
+  if (interned) {
+    d = put_v(put_v(d, K_INTERNED), bytes_field_len(name_def));
+    d = put_v(put_v(d, K_EVENT_NAMES), name_def);
+    d = put_v(put_v(d, K_IID), sl->name_iid);
+    d = put_bytes(d, K_NAME, sl->name, name_len);
+  }
+  d = put_v(put_v(d, K_TRACK_EVENT), event);
+  if (sl) {
+    size_t k = 0;
+    for (size_t i = 0; i < sl->nargs && k < nargs; i++)
+      if (arg_len(&sl->args[i]) > 0) {
+        d = put_arg(d, &sl->args[i], arg_size[k]);
+        k++;
       }
-      ann[na] = a;
-      annp[na] = &ann[na];
-      na++;
-    }
-    ev.n_debug_annotations = na;
-    ev.debug_annotations = na ? annp : NULL;
-    ev.n_flow_ids = sl->nflows_out;
-    ev.flow_ids = (uint64_t *)sl->flows_out;
-    ev.n_terminating_flow_ids = sl->nflows_in;
-    ev.terminating_flow_ids = (uint64_t *)sl->flows_in;
   }
-  if (counter) {
-    ev.has_counter_value = 1;
-    ev.counter_value = *counter;
+  d = put_v(put_v(d, K_TYPE), (uint64_t)type);
+  if (sl) {
+    d = put_v(put_v(d, K_NAME_IID), sl->name_iid);
+    for (size_t i = 0; i < sl->nflows_out; i++) d = put_v(put_v(d, K_FLOW_OUT), sl->flows_out[i]);
+    for (size_t i = 0; i < sl->nflows_in; i++) d = put_v(put_v(d, K_FLOW_IN), sl->flows_in[i]);
   }
-  p.has_timestamp = p.has_trusted_packet_sequence_id = p.has_sequence_flags = 1;
-  p.timestamp = (uint64_t)(ts - t->last_ts);
-  p.trusted_packet_sequence_id = t->seq;
-  p.sequence_flags = SEQ_NEEDS;
-  p.track_event = &ev;
+  if (counter) d = put_v(put_v(d, K_COUNTER_VALUE), (uint64_t)*counter);
+  assert((size_t)(d - begin) == 1 + varint_len(packet) + packet);
+  ovl_out_commit(&s->out, (size_t)(d - begin));
   t->last_ts = ts;
-  /* Bound of the common shape (no definition, no annotations): fixed fields and flow ids. */
-  size_t bound = p.interned_data || ev.n_debug_annotations ? 0 : 64 + 10 * (ev.n_flow_ids + ev.n_terminating_flow_ids);
-  return write_packet(s, &p, bound, err);
+  return OVL_OK;
 }
 
 /* Ends the open slices that end at or before t (innermost first). */
