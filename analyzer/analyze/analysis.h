@@ -76,7 +76,8 @@ typedef struct ovl_coll_diag {
 } ovl_coll_diag;
 
 /* What few collectives have (only NCCL's profiler plugin times channels and names the algorithm
-** and protocol; a device-to-host copy right after a collective is rare), kept out of ovl_coll_result so the many do not pay for it. */
+** and protocol; a device-to-host copy right after a collective is rare), kept out of
+** ovl_coll_result so that the many do not pay for it. */
 typedef struct ovl_coll_extra {
   ovl_coll_channels channels;              /* NCCL's timing of its kernel channels (nccl_channels.h) */
   int64_t d2h_start, d2h_end, d2h_bytes;   /* a device-to-host copy right after it; OVL_NONE if none */
