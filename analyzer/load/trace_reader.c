@@ -219,7 +219,7 @@ int ovl_trace_open(const char *path, ovl_trace **out, ovl_err *err) {
     /* A bounded page cache: memory must not grow with the size of the trace. No mmap_size:
     ** mapped pages would count in the resident size as the file is read, and on the
     ** development VM a page fault costs more than the pread it saves (bench/results/report-3m.md). */
-    sqlite3_exec(t->db, "PRAGMA cache_size=-4096; PRAGMA query_only=1;", NULL, NULL, NULL);
+    sqlite3_exec(t->db, "PRAGMA cache_size=-256; PRAGMA query_only=1;", NULL, NULL, NULL);
     if (push_function(t->db, "ovl_push_api", -1, &t->api_scan, push_api) != SQLITE_OK)
       rc = ovl_fail(err, OVL_EINTERNAL, "%s: cannot read api rows: %s", path, sqlite3_errmsg(t->db));
     if (!rc) rc = validate_tables(t, err);
@@ -975,7 +975,7 @@ static int reader_start(row_reader *rd, const char *path, const char *table, con
   rd->pushed = !sorted;
   if (sqlite3_open_v2(path, &rd->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
     return ovl_fail(err, OVL_EUSER, "%s: cannot open: %s", path, rd->db ? sqlite3_errmsg(rd->db) : "out of memory");
-  sqlite3_exec(rd->db, "PRAGMA cache_size=-2048; PRAGMA query_only=1;", NULL, NULL, NULL);
+  sqlite3_exec(rd->db, "PRAGMA cache_size=-256; PRAGMA query_only=1;", NULL, NULL, NULL);
   if (push_function(rd->db, "ovl_push_work", ncols, rd, push_work) != SQLITE_OK)
     return ovl_fail(err, OVL_EINTERNAL, "%s: cannot read %s: %s", path, table, sqlite3_errmsg(rd->db));
   char sql[320];
