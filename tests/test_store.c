@@ -5,7 +5,8 @@
 ** Collectives written in batches keep their order, ids and texts around rows that cannot be
 ** batched; commit hooks add their rows to every commit and may refuse one for want of disk
 ** space (its rows rolled back, earlier commits kept); after ovl_tw_unjournaled the journal
-** is gone and later commits still land.
+** is gone and later commits still land. A scratch file (an import's) is written with its
+** journal in memory and can still roll back.
 */
 #include "analyze/analysis.h"
 #include "check.h"
@@ -309,8 +310,39 @@ static void commit_hooks(void) {
   CHECK(!file_exists(path, "-wal"));
 }
 
+/* An import's scratch file: no journal file beside it while written, a rollback still
+** undoes the open transaction (the journal is in memory), and the result is a plain
+** rollback-journal database like any other trace. */
+static void scratch_file(void) {
+  const char *path = tb_temp_path("scratch.sqlite");
+  ovl_err err = {0};
+  ovl_trace_writer *w = NULL;
+  CHECK(ovl_tw_open_scratch(&w, path, &err) == OVL_OK);
+  if (!w) return;
+  ovl_memop_row m = {1, 2, 0, 0, 0, "HtoD", 8};
+  for (int i = 0; i < 20000; i++) CHECK(ovl_tw_memop(w, &m, &err) == OVL_OK);
+  CHECK(ovl_tw_commit(w, &err) == OVL_OK);
+  CHECK(!file_exists(path, "-wal"));
+  CHECK(!file_exists(path, "-journal"));
+  for (int i = 0; i < 300000; i++) CHECK(ovl_tw_memop(w, &m, &err) == OVL_OK);  /* beyond the cache: spilled into the file */
+  CHECK(ovl_tw_meta(w, "rolled_back", "yes", &err) == OVL_OK);
+  ovl_tw_rollback(w);
+  CHECK(ovl_tw_meta(w, "kept", "yes", &err) == OVL_OK);
+  CHECK(ovl_tw_close(w, &err) == OVL_OK);
+  CHECK(!file_exists(path, "-wal"));
+  CHECK(!file_exists(path, "-journal"));
+  sqlite3 *db = dbq_open(path);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM memops"), 20000);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM meta WHERE key = 'rolled_back'"), 0);
+  CHECK_STR(dbq_text(db, "SELECT value FROM meta WHERE key = 'kept'"), "yes");
+  CHECK_STR(dbq_text(db, "PRAGMA journal_mode"), "delete");
+  CHECK_STR(dbq_text(db, "PRAGMA integrity_check"), "ok");
+  sqlite3_close(db);
+}
+
 int main(void) {
   round_trip();
+  scratch_file();
   reordering();
   batched_collectives();
   commit_hooks();

@@ -21,6 +21,13 @@ int ovl_tw_open(ovl_trace_writer **out, const char *path, ovl_err *err);
 /* The same on an empty file the caller has just created (base/safe_output.h's temporary
 ** file, libovl's trace made O_EXCL): nothing is removed first. */
 int ovl_tw_open_created(ovl_trace_writer **out, const char *path, ovl_err *err);
+/* The same for a scratch file: one that is renamed into place only once written in full and
+** removed on any failure (base/safe_output.h's temporary file, an import's output). Pages
+** go straight into the file, the rollback journal is kept in memory and the page cache is
+** small, so a commit costs one write of each changed page; but a crash in the middle of a
+** commit leaves the file corrupt: never for a file that must survive its writer's crash
+** (libovl's live capture). */
+int ovl_tw_open_scratch(ovl_trace_writer **out, const char *path, ovl_err *err);
 
 int ovl_tw_meta(ovl_trace_writer *w, const char *key, const char *value, ovl_err *err);
 int ovl_tw_meta_int(ovl_trace_writer *w, const char *key, int64_t value, ovl_err *err);
