@@ -56,7 +56,11 @@ static int import_into(const char *in_path, ovl_trace_format format, int64_t pro
   if (format == OVL_FORMAT_OVL_SQLITE) return ovl_fail(err, OVL_EUSER, "%s: already an ovl trace", in_path);
   ovl_trace_writer *w = NULL;
   int rc = ovl_tw_open_scratch(&w, path, err);  /* both callers discard path on failure */
-  if (rc) return rc;
+  if (!rc) rc = ovl_tw_write_behind(w, err);       /* inserts overlap the parse */
+  if (rc) {
+    if (w) ovl_tw_close(w, NULL);
+    return rc;
+  }
   if (format == OVL_FORMAT_KINETO_JSON) rc = ovl_kineto_import(in_path, w, path, opt, stats, err);
   else rc = ovl_nsys_import(in_path, process, w, stats, err);
   ovl_err close_err;
