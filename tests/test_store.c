@@ -342,16 +342,23 @@ static void scratch_file(void) {
   sqlite3_close(db);
 }
 
+/* A scratch writer with write-behind on; NULL (a failed check) when it cannot open. */
+static ovl_trace_writer *open_behind(const char *path) {
+  ovl_err err = {0};
+  ovl_trace_writer *w = NULL;
+  CHECK(ovl_tw_open_scratch(&w, path, &err) == OVL_OK);
+  if (w) CHECK(ovl_tw_write_behind(w, &err) == OVL_OK);
+  return w;
+}
+
 /* Write-behind: rows of every kind, batched or not, interleaved with new strings and a
 ** commit, land in each table in call order with their texts (nvtx names from the batches'
 ** own text arenas); many more batches than the worker's queue holds. */
 static void write_behind_order(void) {
   const char *path = tb_temp_path("behind.sqlite");
   ovl_err err = {0};
-  ovl_trace_writer *w = NULL;
-  CHECK(ovl_tw_open_scratch(&w, path, &err) == OVL_OK);
+  ovl_trace_writer *w = open_behind(path);
   if (!w) return;
-  CHECK(ovl_tw_write_behind(w, &err) == OVL_OK);
   char long_kind[80], name[64];
   memset(long_kind, 'k', sizeof long_kind - 1);
   long_kind[sizeof long_kind - 1] = 0;
@@ -399,10 +406,8 @@ static void write_behind_order(void) {
 static void write_behind_error(void) {
   const char *path = tb_temp_path("behind-error.sqlite");
   ovl_err err = {0};
-  ovl_trace_writer *w = NULL;
-  CHECK(ovl_tw_open_scratch(&w, path, &err) == OVL_OK);
+  ovl_trace_writer *w = open_behind(path);
   if (!w) return;
-  CHECK(ovl_tw_write_behind(w, &err) == OVL_OK);
   int failed = 0;
   for (int i = 0; i < 5000 && !failed; i++) {
     ovl_collective_row c = {i == 300 ? 1 : i + 1, 7, 0, 2, i, "AllReduce", i, "Float32", 4 * i,
