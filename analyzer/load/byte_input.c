@@ -1,9 +1,7 @@
 /*
-** Plain input with read(2), gzip input through zlib; both on a read-ahead thread (read_ahead.h)
-** once the first READ_AHEAD_AFTER bytes are read: callers that only sniff a file's first bytes
-** never start one. Before that, plain input is read straight into the caller's buffer. The
-** thread takes read(2)'s copy out of the kernel (a tenth of a Kineto import's parsing thread)
-** off the parser's CPU. See byte_input.h.
+** Plain input with read(2), straight into the caller's buffer; gzip input through zlib, on a
+** read-ahead thread (read_ahead.h) once the first READ_AHEAD_AFTER bytes are read: callers
+** that only sniff a file's first bytes never start one. See byte_input.h.
 */
 #include "byte_input.h"
 
@@ -34,7 +32,7 @@ struct ovl_byte_input {
   char *path;
   int is_gzip;
   uint64_t offset;   /* uncompressed bytes delivered */
-  uint64_t produced; /* uncompressed bytes inflated or read (by the read-ahead thread when it runs) */
+  uint64_t produced; /* uncompressed bytes inflated (by the read-ahead thread when it runs) */
   double size;       /* of the file, for progress; 0 when unknown */
 };
 
@@ -146,21 +144,15 @@ static int plain_read(ovl_byte_input *in, char *buf, size_t cap, size_t *got, do
   while (n < 0 && errno == EINTR);
   if (n < 0) return ovl_fail(err, OVL_EUSER, "%s: read error: %s", in->path, strerror(errno));
   *got = (size_t)n;
-  in->produced += (uint64_t)n;
-  *fraction = in->size > 0 ? (double)in->produced / in->size : -1;
+  *fraction = in->size > 0 ? (double)(in->offset + (uint64_t)n) / in->size : -1;
   return OVL_OK;
 }
 
-/* ovl_read_ahead_fill for plain input (ctx is the input). */
-static int plain_fill(void *ctx, char *buf, size_t cap, size_t *got, double *fraction, ovl_err *err) {
-  return plain_read(ctx, buf, cap, got, fraction, err);
-}
-
-/* Past the first bytes the input is read in full: read or inflate ahead on a thread. Without
-** one (it could not start) reading goes on on the caller's, as fast as one core allows. */
+/* Past the first bytes the input is read in full: inflate ahead on a thread. Without one (it
+** could not start) reading goes on on the caller's, as fast as one core allows. */
 static void maybe_read_ahead(ovl_byte_input *in) {
-  if (!in->ahead && in->offset >= READ_AHEAD_AFTER &&
-      ovl_read_ahead_start(in->is_gzip ? gz_fill : plain_fill, in, &in->ahead, NULL) != OVL_OK)
+  if (in->is_gzip && !in->ahead && in->offset >= READ_AHEAD_AFTER &&
+      ovl_read_ahead_start(gz_fill, in, &in->ahead, NULL) != OVL_OK)
     in->ahead = NULL;
 }
 
