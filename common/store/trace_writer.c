@@ -828,6 +828,7 @@ int ovl_tw_api(ovl_trace_writer *w, const ovl_api_row *r, ovl_err *err) {
 }
 
 void ovl_tw_set_commit_hooks(ovl_trace_writer *w, const ovl_tw_commit_hooks *hooks) {
+  assert(!w->behind || !hooks);  /* hooks write rows at commits: not beside the worker */
   memset(&w->hooks, 0, sizeof w->hooks);
   if (hooks) w->hooks = *hooks;
 }
