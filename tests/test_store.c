@@ -5,7 +5,10 @@
 ** Collectives written in batches keep their order, ids and texts around rows that cannot be
 ** batched; commit hooks add their rows to every commit and may refuse one for want of disk
 ** space (its rows rolled back, earlier commits kept); after ovl_tw_unjournaled the journal
-** is gone and later commits still land.
+** is gone and later commits still land. A scratch file (an import's) is written with its
+** journal in memory and can still roll back. With write-behind (a worker thread inserting
+** full batches) every table still gets its rows in call order, and a failed insert on the
+** worker is reported by a later call.
 */
 #include "analyze/analysis.h"
 #include "check.h"
@@ -309,8 +312,127 @@ static void commit_hooks(void) {
   CHECK(!file_exists(path, "-wal"));
 }
 
+/* An import's scratch file: no journal file beside it while written, a rollback still
+** undoes the open transaction (the journal is in memory), and the result is a plain
+** rollback-journal database like any other trace. */
+static void scratch_file(void) {
+  const char *path = tb_temp_path("scratch.sqlite");
+  ovl_err err = {0};
+  ovl_trace_writer *w = NULL;
+  CHECK(ovl_tw_open_scratch(&w, path, &err) == OVL_OK);
+  if (!w) return;
+  ovl_memop_row m = {1, 2, 0, 0, 0, "HtoD", 8};
+  for (int i = 0; i < 20000; i++) CHECK(ovl_tw_memop(w, &m, &err) == OVL_OK);
+  CHECK(ovl_tw_commit(w, &err) == OVL_OK);
+  CHECK(!file_exists(path, "-wal"));
+  CHECK(!file_exists(path, "-journal"));
+  for (int i = 0; i < 300000; i++) CHECK(ovl_tw_memop(w, &m, &err) == OVL_OK);  /* beyond the cache: spilled into the file */
+  CHECK(ovl_tw_meta(w, "rolled_back", "yes", &err) == OVL_OK);
+  ovl_tw_rollback(w);
+  CHECK(ovl_tw_meta(w, "kept", "yes", &err) == OVL_OK);
+  CHECK(ovl_tw_close(w, &err) == OVL_OK);
+  CHECK(!file_exists(path, "-wal"));
+  CHECK(!file_exists(path, "-journal"));
+  sqlite3 *db = dbq_open(path);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM memops"), 20000);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM meta WHERE key = 'rolled_back'"), 0);
+  CHECK_STR(dbq_text(db, "SELECT value FROM meta WHERE key = 'kept'"), "yes");
+  CHECK_STR(dbq_text(db, "PRAGMA journal_mode"), "delete");
+  CHECK_STR(dbq_text(db, "PRAGMA integrity_check"), "ok");
+  sqlite3_close(db);
+}
+
+/* A scratch writer with write-behind on; NULL (a failed check) when it cannot open. */
+static ovl_trace_writer *open_behind(const char *path) {
+  ovl_err err = {0};
+  ovl_trace_writer *w = NULL;
+  CHECK(ovl_tw_open_scratch(&w, path, &err) == OVL_OK);
+  if (w) CHECK(ovl_tw_write_behind(w, &err) == OVL_OK);
+  return w;
+}
+
+/* Write-behind: rows of every kind, batched or not, interleaved with new strings and a
+** commit, land in each table in call order with their texts (nvtx names from the batches'
+** own text arenas); many more batches than the worker's queue holds. */
+static void write_behind_order(void) {
+  const char *path = tb_temp_path("behind.sqlite");
+  ovl_err err = {0};
+  ovl_trace_writer *w = open_behind(path);
+  if (!w) return;
+  char long_kind[80], name[64];
+  memset(long_kind, 'k', sizeof long_kind - 1);
+  long_kind[sizeof long_kind - 1] = 0;
+  enum { N = 60000 };
+  int failures = 0;
+  for (int i = 0; i < N; i++) {
+    int64_t sid = 0;
+    snprintf(name, sizeof name, "kernel-%d", i / 5000);  /* a new string now and then */
+    failures += ovl_tw_intern(w, name, &sid, &err) != OVL_OK;
+    ovl_kernel_row k = {i, i + 1, 0, 7, i, sid, {1, 1, 1}, {32, 1, 1}};
+    failures += ovl_tw_kernel(w, &k, &err) != OVL_OK;
+    ovl_api_row a = {i, i + 2, 9, i, sid};
+    failures += ovl_tw_api(w, &a, &err) != OVL_OK;
+    if (i % 3 == 0) {
+      snprintf(name, sizeof name, "range %d", i);
+      ovl_nvtx_row r = {i, i + 3, 9, i % 2 ? "gpu_user_annotation" : NULL, name};
+      failures += ovl_tw_nvtx(w, &r, &err) != OVL_OK;
+    }
+    if (i % 1000 == 0) {  /* a kind too long to batch: a single-row insert after the batch */
+      ovl_memop_row m = {i, i + 1, 0, 8, i, i % 2000 ? "HtoD" : long_kind, 64};
+      failures += ovl_tw_memop(w, &m, &err) != OVL_OK;
+    }
+    if (i == N / 2) failures += ovl_tw_commit(w, &err) != OVL_OK;
+  }
+  CHECK_I64(failures, 0);
+  CHECK(ovl_tw_close(w, &err) == OVL_OK);
+  sqlite3 *db = dbq_open(path);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM kernels"), N);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM kernels WHERE start != rowid - 1 OR name != 1 + start / 5000"), 0);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM api WHERE start != rowid - 1"), 0);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM api"), N);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM nvtx"), N / 3);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM nvtx WHERE start != 3 * (rowid - 1) OR name != 'range ' || start"
+                        " OR coalesce(domain, '') != CASE WHEN start % 2 THEN 'gpu_user_annotation' ELSE '' END"), 0);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM memops"), N / 1000);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM memops WHERE start != 1000 * (rowid - 1)"
+                        " OR length(kind) != CASE WHEN start % 2000 THEN 4 ELSE 79 END"), 0);
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM strings"), (N + 4999) / 5000);
+  sqlite3_close(db);
+}
+
+/* Write-behind's errors: an insert that fails on the worker (a duplicate collective id) is
+** reported by a later call, by the commit at the latest, naming the file; the commit's
+** rollback clears it and the writer closes cleanly (no leak, no hang). */
+static void write_behind_error(void) {
+  const char *path = tb_temp_path("behind-error.sqlite");
+  ovl_err err = {0};
+  ovl_trace_writer *w = open_behind(path);
+  if (!w) return;
+  int failed = 0;
+  for (int i = 0; i < 5000 && !failed; i++) {
+    ovl_collective_row c = {i == 300 ? 1 : i + 1, 7, 0, 2, i, "AllReduce", i, "Float32", 4 * i,
+                            "Sum", -1, 0, OVL_NONE, 10 * i, 10 * i + 5, 1, OVL_NONE};
+    failed = ovl_tw_collective(w, &c, NULL, &err) != OVL_OK;
+  }
+  if (!failed) failed = ovl_tw_commit(w, &err) != OVL_OK;
+  CHECK(failed);
+  CHECK(strstr(err.msg, path) != NULL);
+  CHECK(strstr(err.msg, "UNIQUE") != NULL);
+  if (!strstr(err.msg, "UNIQUE")) fprintf(stderr, "error was: %s\n", err.msg);
+  ovl_tw_rollback(w);
+  CHECK(ovl_tw_meta(w, "after", "yes", &err) == OVL_OK);
+  CHECK(ovl_tw_close(w, &err) == OVL_OK);
+  sqlite3 *db = dbq_open(path);
+  CHECK_STR(dbq_text(db, "SELECT value FROM meta WHERE key = 'after'"), "yes");
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM collectives"), 0);
+  sqlite3_close(db);
+}
+
 int main(void) {
   round_trip();
+  write_behind_order();
+  write_behind_error();
+  scratch_file();
   reordering();
   batched_collectives();
   commit_hooks();

@@ -41,6 +41,7 @@ int ovl_import_processes(const char *in_path, ovl_trace_format format, int64_t *
 }
 
 static atomic_ulong imports_done;
+static atomic_long imports_running;  /* imports of this process under way (a job's run in parallel) */
 
 unsigned long ovl_import_count(void) { return atomic_load(&imports_done); }
 
@@ -55,12 +56,21 @@ static int import_into(const char *in_path, ovl_trace_format format, int64_t pro
   memset(stats, 0, sizeof *stats);
   if (format == OVL_FORMAT_OVL_SQLITE) return ovl_fail(err, OVL_EUSER, "%s: already an ovl trace", in_path);
   ovl_trace_writer *w = NULL;
-  int rc = ovl_tw_open_created(&w, path, err);
-  if (rc) return rc;
+  int rc = ovl_tw_open_scratch(&w, path, err);  /* both callers discard path on failure */
+  /* Inserts overlap the parse on a CPU of their own; where parallel imports already take every
+  ** CPU the thread would only take turns with them. */
+  long running = atomic_fetch_add(&imports_running, 1) + 1, cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (!rc && 2 * running <= cpus) rc = ovl_tw_write_behind(w, err);
+  if (rc) {
+    atomic_fetch_sub(&imports_running, 1);
+    if (w) ovl_tw_close(w, NULL);
+    return rc;
+  }
   if (format == OVL_FORMAT_KINETO_JSON) rc = ovl_kineto_import(in_path, w, path, opt, stats, err);
   else rc = ovl_nsys_import(in_path, process, w, stats, err);
   ovl_err close_err;
   int close_rc = ovl_tw_close(w, &close_err);
+  atomic_fetch_sub(&imports_running, 1);
   if (!rc && close_rc) {
     rc = close_rc;
     *err = close_err;

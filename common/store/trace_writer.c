@@ -12,17 +12,31 @@
 ** commit, so the insertion order of each table is the order of the calls.
 ** WAL journaling with synchronous=OFF while writing (a crash may lose the last
 ** transaction, never corrupt earlier ones); at close the journal is switched back to
-** DELETE so the trace is one self-contained file that read-only readers can open.
+** DELETE so the trace is one self-contained file that read-only readers can open. A scratch
+** file (an import's temporary output, discarded on failure) keeps its rollback journal in
+** memory: WAL wrote every page twice and read it back once to move it into the database
+** (a third of an import's time outside parsing), and a smaller cache pages in less.
+**
+** Write-behind (imports): full batches are handed to a worker thread that inserts them
+** while the caller parses on. The connection is used by one thread at a time: the caller
+** waits for the worker to finish every batch handed over (settle) before it touches SQLite
+** itself, so each table still receives its rows in call order. nvtx rows are batched then
+** too (their names copied into the batch's text arena): a single-row insert per annotation
+** would make the caller wait for the worker every few hundred rows.
 */
 #include "trace_writer.h"
 
 #include "../base/strmap.h"
 #include "schema.h"
 
+#include <assert.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum { ST_META, ST_STRING, ST_KERNEL, ST_MEMOP, ST_COLL, ST_LAUNCH, ST_NVTX, ST_API, ST_CHANNEL, ST_PROXY_OP,
        ST_PROXY_STEP, ST_GPU_TIMER, ST_COUNT };
@@ -64,7 +78,7 @@ _Static_assert(OVL_SCHEMA_GPU_TIMER_OFFSETS_NCOLUMNS == 4, "gpu_timer_offsets co
 
 /* Batched tables: the single-row statement each one falls back to, its columns, and which
 ** of them hold text (a bit per column). */
-enum { B_KERNEL, B_MEMOP, B_API, B_LAUNCH, B_COLL, B_CHANNEL, B_COUNT };
+enum { B_KERNEL, B_MEMOP, B_API, B_LAUNCH, B_COLL, B_CHANNEL, B_NVTX, B_COUNT };
 #define BATCH_ROWS 512
 #define BATCH_MAX_COLS 22
 static const struct { int single, ncols; unsigned text_cols; } batched[B_COUNT] = {
@@ -75,19 +89,51 @@ static const struct { int single, ncols; unsigned text_cols; } batched[B_COUNT] 
   /* op, dtype, redop, algorithm, protocol */
   {ST_COLL, OVL_SCHEMA_COLLECTIVES_NCOLUMNS, 1u << 5 | 1u << 7 | 1u << 9 | 1u << 17 | 1u << 18},
   {ST_CHANNEL, OVL_SCHEMA_COLLECTIVE_CHANNELS_NCOLUMNS, 0},
+  {ST_NVTX, OVL_SCHEMA_NVTX_NCOLUMNS, 1u << 3 | 1u << 4},  /* domain, name: write-behind only */
 };
 _Static_assert(OVL_SCHEMA_COLLECTIVES_NCOLUMNS <= BATCH_MAX_COLS, "a batched table is wider than a batch");
 
 /* The short texts batched rows repeat, each copied once; a batched text value is its index
-** (OVL_NONE for NULL). A text that does not fit takes the single-row path. */
+** (OVL_NONE for NULL). A text that does not fit takes the single-row path, except nvtx names,
+** copied into the rows' own text arena: their value is DICT_MAX + their offset there. */
 #define DICT_MAX 256
 #define DICT_TEXT_MAX 64
 
+/* Rows of one batched table: BATCH_ROWS * BATCH_MAX_COLS values and the texts they own. */
+typedef struct rows_buf {
+  int64_t *vals;
+  char *text;
+  size_t text_used, text_cap;
+} rows_buf;
+
 typedef struct batch {
   sqlite3_stmt *multi;  /* INSERT INTO <table> SELECT * FROM ovl_batch_<b> */
-  int n;                /* rows waiting */
-  int64_t vals[BATCH_ROWS * BATCH_MAX_COLS];
+  int n;                /* rows waiting in cur */
+  rows_buf cur;
+  const rows_buf *out;  /* what the statement reads while it is stepped, and its row count */
+  int out_n;
 } batch;
+
+/* Write-behind: a queue of full batches and the worker that inserts them. Every buffer is
+** either a batch's cur (the caller's), queued, or spare: spare + queued = BEHIND_SLOTS. */
+#define BEHIND_SLOTS 16
+typedef struct behind_job {
+  int b, n;
+  rows_buf rows;
+} behind_job;
+
+typedef struct write_behind {
+  pthread_t thread;
+  pthread_mutex_t lock;
+  pthread_cond_t queued, done;
+  behind_job queue[BEHIND_SLOTS];  /* count jobs from head; the head one may be in the worker */
+  int head, count;
+  rows_buf spare[BEHIND_SLOTS];
+  int nspare;
+  int stop;             /* set by the caller: the worker ends once the queue is empty */
+  int rc;               /* the first failed insert (err: its message); later jobs are dropped */
+  ovl_err err;
+} write_behind;
 
 /* A batch as its virtual table's module sees it. */
 typedef struct batch_source {
@@ -107,6 +153,7 @@ struct ovl_trace_writer {
   int ndict;
   ovl_strmap strings;
   int64_t next_string_id;
+  write_behind *behind;  /* NULL: batches are inserted by the caller's thread */
   int in_txn;
   int committing;       /* inside ovl_tw_commit: no automatic commit */
   long rows_in_txn;
@@ -117,7 +164,147 @@ static int db_fail(ovl_trace_writer *w, ovl_err *err, const char *what) {
   return ovl_fail(err, OVL_EUSER, "%s: cannot %s: %s", w->path, what, sqlite3_errmsg(w->db));
 }
 
+/* ---------------------------------------------------------------------------------- */
+/* Write-behind                                                                       */
+/* ---------------------------------------------------------------------------------- */
+
+/* Inserts n rows of batch b from rows, in one statement (the transaction is open). */
+static int insert_rows(ovl_trace_writer *w, int b, const rows_buf *rows, int n, ovl_err *err) {
+  batch *bt = &w->batches[b];
+  bt->out = rows;
+  bt->out_n = n;
+  int src = sqlite3_step(bt->multi);
+  sqlite3_reset(bt->multi);
+  bt->out = NULL;
+  bt->out_n = 0;
+  return src == SQLITE_DONE ? OVL_OK : db_fail(w, err, "insert a row");
+}
+
+static void *behind_main(void *arg) {
+  ovl_trace_writer *w = arg;
+  write_behind *q = w->behind;
+  pthread_mutex_lock(&q->lock);
+  for (;;) {
+    while (q->count == 0 && !q->stop) pthread_cond_wait(&q->queued, &q->lock);
+    if (q->count == 0) break;
+    behind_job job = q->queue[q->head];
+    int failed = q->rc != OVL_OK;
+    pthread_mutex_unlock(&q->lock);
+    /* The caller does not touch the connection while a job is queued (settle). */
+    ovl_err err;
+    int rc = failed ? OVL_OK : insert_rows(w, job.b, &job.rows, job.n, &err);
+    pthread_mutex_lock(&q->lock);
+    if (rc && !q->rc) {
+      q->rc = rc;
+      q->err = err;
+    }
+    job.rows.text_used = 0;
+    q->spare[q->nspare++] = job.rows;
+    q->head = (q->head + 1) % BEHIND_SLOTS;
+    q->count--;
+    pthread_cond_signal(&q->done);
+  }
+  pthread_mutex_unlock(&q->lock);
+  return NULL;
+}
+
+/* Waits until the worker has inserted every batch handed to it; then the connection is the
+** caller's. Returns the worker's first error (kept until ovl_tw_rollback). */
+static int settle(ovl_trace_writer *w, ovl_err *err) {
+  write_behind *q = w->behind;
+  if (!q) return OVL_OK;
+  pthread_mutex_lock(&q->lock);
+  while (q->count > 0) pthread_cond_wait(&q->done, &q->lock);
+  int rc = q->rc;
+  if (rc && err) *err = q->err;
+  pthread_mutex_unlock(&q->lock);
+  return rc;
+}
+
+/* Queues the rows of batch b for the worker and gives the batch a spare buffer. */
+static int hand_over(ovl_trace_writer *w, int b, ovl_err *err) {
+  write_behind *q = w->behind;
+  batch *bt = &w->batches[b];
+  pthread_mutex_lock(&q->lock);
+  while (q->nspare == 0) pthread_cond_wait(&q->done, &q->lock);
+  assert(q->count + q->nspare == BEHIND_SLOTS);
+  int rc = q->rc;
+  if (rc) {
+    if (err) *err = q->err;
+  } else {
+    q->queue[(q->head + q->count) % BEHIND_SLOTS] = (behind_job){b, bt->n, bt->cur};
+    q->count++;
+    bt->cur = q->spare[--q->nspare];
+    pthread_cond_signal(&q->queued);
+  }
+  pthread_mutex_unlock(&q->lock);
+  return rc;
+}
+
+static void free_rows(rows_buf *r) {
+  free(r->vals);
+  free(r->text);
+  memset(r, 0, sizeof *r);
+}
+
+static int alloc_rows(rows_buf *r) {
+  memset(r, 0, sizeof *r);
+  return (r->vals = malloc(BATCH_ROWS * BATCH_MAX_COLS * sizeof *r->vals)) != NULL;
+}
+
+/* Ends the worker once it has inserted what it was handed. */
+static void stop_behind(ovl_trace_writer *w) {
+  write_behind *q = w->behind;
+  if (!q) return;
+  pthread_mutex_lock(&q->lock);
+  q->stop = 1;
+  pthread_cond_signal(&q->queued);
+  pthread_mutex_unlock(&q->lock);
+  pthread_join(q->thread, NULL);
+  assert(q->count == 0 && q->nspare == BEHIND_SLOTS);
+  pthread_cond_destroy(&q->done);
+  pthread_cond_destroy(&q->queued);
+  pthread_mutex_destroy(&q->lock);
+  for (int i = 0; i < q->nspare; i++) free_rows(&q->spare[i]);
+  free(q);
+  w->behind = NULL;
+}
+
+int ovl_tw_write_behind(ovl_trace_writer *w, ovl_err *err) {
+  if (w->behind || w->hooks.before || w->hooks.reserve || w->hooks.after || sysconf(_SC_NPROCESSORS_ONLN) < 2)
+    return OVL_OK;  /* one CPU: a second thread would only take turns with the caller */
+  write_behind *q = calloc(1, sizeof *q);
+  if (!q) return ovl_oom(err, "write-behind");
+  for (; q->nspare < BEHIND_SLOTS; q->nspare++)
+    if (!alloc_rows(&q->spare[q->nspare])) {
+      for (int i = 0; i < q->nspare; i++) free_rows(&q->spare[i]);
+      free(q);
+      return ovl_oom(err, "write-behind buffers");
+    }
+  int locks = pthread_mutex_init(&q->lock, NULL) == 0;
+  int conds = locks && pthread_cond_init(&q->queued, NULL) == 0;
+  int conds2 = conds && pthread_cond_init(&q->done, NULL) == 0;
+  w->behind = q;
+  /* The worker is born with every signal blocked: they go to the threads that handle them. */
+  sigset_t all, old;
+  sigfillset(&all);
+  int masked = conds2 && pthread_sigmask(SIG_SETMASK, &all, &old) == 0;
+  int started = conds2 && pthread_create(&q->thread, NULL, behind_main, w) == 0;
+  if (masked) pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (!started) {  /* no thread: the caller inserts its batches itself, as without write-behind */
+    w->behind = NULL;
+    if (conds2) pthread_cond_destroy(&q->done);
+    if (conds) pthread_cond_destroy(&q->queued);
+    if (locks) pthread_mutex_destroy(&q->lock);
+    for (int i = 0; i < q->nspare; i++) free_rows(&q->spare[i]);
+    free(q);
+  }
+  return OVL_OK;
+}
+
 static int exec(ovl_trace_writer *w, const char *sql, ovl_err *err) {
+  int settled = settle(w, err);
+  if (settled) return settled;
   char *msg = NULL;
   if (sqlite3_exec(w->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
     int rc = ovl_fail(err, OVL_EUSER, "%s: %s", w->path, msg ? msg : "SQLite error");
@@ -128,6 +315,7 @@ static int exec(ovl_trace_writer *w, const char *sql, ovl_err *err) {
 }
 
 static void finalize_all(ovl_trace_writer *w) {
+  stop_behind(w);
   for (int i = 0; i < ST_COUNT; i++) {
     sqlite3_finalize(w->st[i]);
     w->st[i] = NULL;
@@ -214,16 +402,18 @@ static int bv_next(sqlite3_vtab_cursor *c) {
 
 static int bv_eof(sqlite3_vtab_cursor *c) {
   const batch_vtab *v = (const batch_vtab *)c->pVtab;
-  return ((batch_cursor *)c)->row >= v->w->batches[v->b].n;
+  return ((batch_cursor *)c)->row >= v->w->batches[v->b].out_n;
 }
 
 static int bv_column(sqlite3_vtab_cursor *c, sqlite3_context *ctx, int col) {
   const batch_vtab *v = (const batch_vtab *)c->pVtab;
   const ovl_trace_writer *w = v->w;
-  int64_t x = w->batches[v->b].vals[((batch_cursor *)c)->row * batched[v->b].ncols + col];
+  const rows_buf *rows = w->batches[v->b].out;
+  int64_t x = rows->vals[((batch_cursor *)c)->row * batched[v->b].ncols + col];
   if (x == OVL_NONE) sqlite3_result_null(ctx);
-  else if ((batched[v->b].text_cols >> col) & 1) sqlite3_result_text(ctx, w->dict[x], -1, SQLITE_STATIC);
-  else sqlite3_result_int64(ctx, x);
+  else if (!((batched[v->b].text_cols >> col) & 1)) sqlite3_result_int64(ctx, x);
+  else if (x < DICT_MAX) sqlite3_result_text(ctx, w->dict[x], -1, SQLITE_STATIC);
+  else sqlite3_result_text(ctx, rows->text + (x - DICT_MAX), -1, SQLITE_STATIC);
   return SQLITE_OK;
 }
 
@@ -257,13 +447,17 @@ static int prepare_batch(ovl_trace_writer *w, int b, ovl_err *err) {
 static void free_writer(ovl_trace_writer *w) {
   finalize_all(w);
   if (w->db) sqlite3_close(w->db);
+  for (int b = 0; b < B_COUNT; b++) free_rows(&w->batches[b].cur);
   for (int i = 0; i < w->ndict; i++) free(w->dict[i]);
   ovl_strmap_free(&w->strings);
   free(w->path);
   free(w);
 }
 
-static int open_writer(ovl_trace_writer **out, const char *path, int replace, ovl_err *err) {
+/* How open_writer prepares the file. */
+enum { OPEN_REPLACE, OPEN_CREATED, OPEN_SCRATCH };
+
+static int open_writer(ovl_trace_writer **out, const char *path, int how, ovl_err *err) {
   *out = NULL;
   ovl_trace_writer *w = calloc(1, sizeof *w);
   if (!w || !(w->path = strdup(path))) {
@@ -271,8 +465,13 @@ static int open_writer(ovl_trace_writer **out, const char *path, int replace, ov
     return ovl_oom(err, "trace writer");
   }
   w->next_string_id = 1;
+  for (int b = 0; b < B_COUNT; b++)
+    if (!alloc_rows(&w->batches[b].cur)) {
+      free_writer(w);
+      return ovl_oom(err, "trace writer");
+    }
   /* Replace: a stale -wal beside an old file would otherwise be replayed into the new one. */
-  if (replace) {
+  if (how == OPEN_REPLACE) {
     char side[4096];
     remove(path);
     snprintf(side, sizeof side, "%s-wal", path);
@@ -289,8 +488,11 @@ static int open_writer(ovl_trace_writer **out, const char *path, int replace, ov
   }
   /* The page cache holds what an append needs (the right edge of each table) and the dirty
   ** pages waiting for a commit; more is spilled to the journal. A small one is reused rather
-  ** than grown: 64 MB cost a page fault per fresh 4 KiB, 25 % of the writer's time. */
-  int rc = exec(w, "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA cache_size=-8192;", err);
+  ** than grown: 64 MB cost a page fault per fresh 4 KiB, 25 % of the writer's time. A
+  ** scratch file spills straight into itself, so 2 MB do (8 MB cost an import 10 % more). */
+  int rc = exec(w, how == OPEN_SCRATCH ? "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF; PRAGMA cache_size=-2048;"
+                                       : "PRAGMA journal_mode=WAL; PRAGMA synchronous=OFF; PRAGMA cache_size=-8192;",
+                err);
   if (!rc) rc = exec(w, ovl_schema_sql, err);
   for (int i = 0; !rc && i < ST_COUNT; i++) {
     if (sqlite3_prepare_v3(w->db, insert_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &w->st[i], NULL) != SQLITE_OK)
@@ -315,11 +517,15 @@ static int open_writer(ovl_trace_writer **out, const char *path, int replace, ov
 }
 
 int ovl_tw_open(ovl_trace_writer **out, const char *path, ovl_err *err) {
-  return open_writer(out, path, 1, err);
+  return open_writer(out, path, OPEN_REPLACE, err);
 }
 
 int ovl_tw_open_created(ovl_trace_writer **out, const char *path, ovl_err *err) {
-  return open_writer(out, path, 0, err);
+  return open_writer(out, path, OPEN_CREATED, err);
+}
+
+int ovl_tw_open_scratch(ovl_trace_writer **out, const char *path, ovl_err *err) {
+  return open_writer(out, path, OPEN_SCRATCH, err);
 }
 
 static void bind_opt_int(sqlite3_stmt *st, int col, int64_t v) {
@@ -357,17 +563,14 @@ static int64_t dict_index(ovl_trace_writer *w, const char *text, int64_t hint) {
 }
 
 
-/* Writes the rows waiting in batch b, all in one statement. */
+/* Writes the rows waiting in batch b, all in one statement, or hands them to the worker. */
 static int flush_batch(ovl_trace_writer *w, int b, ovl_err *err) {
   batch *bt = &w->batches[b];
   if (bt->n == 0) return OVL_OK;
   int rc = begin(w, err);
-  if (!rc) {
-    int src = sqlite3_step(bt->multi);
-    sqlite3_reset(bt->multi);
-    if (src != SQLITE_DONE) rc = db_fail(w, err, "insert a row");
-  }
+  if (!rc) rc = w->behind ? hand_over(w, b, err) : insert_rows(w, b, &bt->cur, bt->n, err);
   bt->n = 0;
+  bt->cur.text_used = 0;
   return rc;
 }
 
@@ -375,7 +578,7 @@ static int flush_batch(ovl_trace_writer *w, int b, ovl_err *err) {
 static int64_t *batch_row(ovl_trace_writer *w, int b, ovl_err *err, int *rc) {
   batch *bt = &w->batches[b];
   *rc = bt->n == BATCH_ROWS ? flush_batch(w, b, err) : OVL_OK;
-  return *rc ? NULL : &bt->vals[bt->n * batched[b].ncols];
+  return *rc ? NULL : &bt->cur.vals[bt->n * batched[b].ncols];
 }
 
 static int add_batch_row(ovl_trace_writer *w, int b, ovl_err *err) {
@@ -399,6 +602,8 @@ static int step_row(ovl_trace_writer *w, int which, ovl_err *err) {
 }
 
 int ovl_tw_meta(ovl_trace_writer *w, const char *key, const char *value, ovl_err *err) {
+  int rc = settle(w, err);  /* before any binding: the connection must be this thread's */
+  if (rc) return rc;
   sqlite3_stmt *st = w->st[ST_META];
   bind_text(st, 1, key);
   bind_text(st, 2, value);
@@ -414,10 +619,12 @@ int ovl_tw_meta_int(ovl_trace_writer *w, const char *key, int64_t value, ovl_err
 int ovl_tw_intern(ovl_trace_writer *w, const char *text, int64_t *id, ovl_err *err) {
   if (ovl_strmap_get(&w->strings, text, id)) return OVL_OK;
   int64_t nid = w->next_string_id;
+  int rc = settle(w, err);
+  if (rc) return rc;
   sqlite3_stmt *st = w->st[ST_STRING];
   sqlite3_bind_int64(st, 1, nid);
   bind_text(st, 2, text);
-  int rc = step_row(w, ST_STRING, err);
+  rc = step_row(w, ST_STRING, err);
   if (rc) return rc;
   if (ovl_strmap_put(&w->strings, text, nid)) return ovl_oom(err, "string table");
   w->next_string_id++;
@@ -439,9 +646,10 @@ int ovl_tw_kernel(ovl_trace_writer *w, const ovl_kernel_row *r, ovl_err *err) {
 
 int ovl_tw_memop(ovl_trace_writer *w, const ovl_memop_row *r, ovl_err *err) {
   batch *bt = &w->batches[B_MEMOP];
-  int64_t kind = dict_index(w, r->kind, bt->n ? bt->vals[(bt->n - 1) * OVL_SCHEMA_MEMOPS_NCOLUMNS + 5] : -1);
+  int64_t kind = dict_index(w, r->kind, bt->n ? bt->cur.vals[(bt->n - 1) * OVL_SCHEMA_MEMOPS_NCOLUMNS + 5] : -1);
   if (kind == -1) {  /* text that cannot be batched: single-row insert, after the rows before it */
     int rc = flush_batch(w, B_MEMOP, err);
+    if (!rc) rc = settle(w, err);
     if (rc) return rc;
     sqlite3_stmt *st = w->st[ST_MEMOP];
     bind_opt_int(st, 1, r->start);
@@ -466,7 +674,7 @@ int ovl_tw_memop(ovl_trace_writer *w, const ovl_memop_row *r, ovl_err *err) {
 static int batch_collective(ovl_trace_writer *w, const ovl_collective_row *r, const ovl_collective_nccl *nccl,
                             ovl_err *err, int *rc) {
   batch *bt = &w->batches[B_COLL];
-  const int64_t *last = bt->n ? &bt->vals[(bt->n - 1) * OVL_SCHEMA_COLLECTIVES_NCOLUMNS] : NULL;
+  const int64_t *last = bt->n ? &bt->cur.vals[(bt->n - 1) * OVL_SCHEMA_COLLECTIVES_NCOLUMNS] : NULL;
   int64_t op = dict_index(w, r->op, last ? last[5] : -1), dtype = dict_index(w, r->dtype, last ? last[7] : -1),
           redop = dict_index(w, r->redop, last ? last[9] : -1),
           algo = dict_index(w, nccl ? nccl->algorithm : NULL, last ? last[17] : -1),
@@ -495,6 +703,7 @@ int ovl_tw_collective_nccl(ovl_trace_writer *w, const ovl_collective_row *r, con
     return rc;
   }
   rc = flush_batch(w, B_COLL, err);  /* SQLite assigns the id now: after the rows before it */
+  if (!rc) rc = settle(w, err);
   if (rc) return rc;
   sqlite3_stmt *st = w->st[ST_COLL];
   bind_opt_int(st, 1, r->id);
@@ -526,6 +735,8 @@ int ovl_tw_collective_nccl(ovl_trace_writer *w, const ovl_collective_row *r, con
 
 /* Binds n integers (OVL_NONE as NULL) to a single-row statement and inserts the row. */
 static int insert_ints(ovl_trace_writer *w, int which, const int64_t *v, int n, ovl_err *err) {
+  int rc = settle(w, err);
+  if (rc) return rc;
   for (int i = 0; i < n; i++) bind_opt_int(w->st[which], i + 1, v[i]);
   return step_row(w, which, err);
 }
@@ -564,7 +775,41 @@ int ovl_tw_launch(ovl_trace_writer *w, int64_t collective, int64_t correlation, 
   return add_batch_row(w, B_LAUNCH, err);
 }
 
+/* An nvtx row into its batch (write-behind only); 0 when it cannot go there (its domain does
+** not fit the dictionary, no memory for its name): the caller inserts it alone. */
+static int batch_nvtx(ovl_trace_writer *w, const ovl_nvtx_row *r, ovl_err *err, int *rc) {
+  batch *bt = &w->batches[B_NVTX];
+  int64_t domain = dict_index(w, r->domain, bt->n ? bt->cur.vals[(bt->n - 1) * OVL_SCHEMA_NVTX_NCOLUMNS + 3] : -1);
+  if (domain == -1) return 0;
+  int64_t *v = batch_row(w, B_NVTX, err, rc);
+  if (!v) return 1;
+  int64_t name = OVL_NONE;
+  if (r->name) {  /* copied after batch_row: a full batch has just been handed over with its texts */
+    rows_buf *rows = &bt->cur;
+    size_t len = strlen(r->name) + 1;
+    if (rows->text_cap - rows->text_used < len) {
+      size_t cap = rows->text_cap ? rows->text_cap : 4096;
+      while (cap - rows->text_used < len) cap *= 2;
+      char *grown = realloc(rows->text, cap);
+      if (!grown) return 0;
+      rows->text = grown;
+      rows->text_cap = cap;
+    }
+    memcpy(rows->text + rows->text_used, r->name, len);
+    name = DICT_MAX + (int64_t)rows->text_used;
+    rows->text_used += len;
+  }
+  v[0] = r->start, v[1] = r->end, v[2] = r->tid, v[3] = domain, v[4] = name;
+  *rc = add_batch_row(w, B_NVTX, err);
+  return 1;
+}
+
 int ovl_tw_nvtx(ovl_trace_writer *w, const ovl_nvtx_row *r, ovl_err *err) {
+  int rc = OVL_OK;
+  if (w->behind && batch_nvtx(w, r, err, &rc)) return rc;
+  rc = flush_batch(w, B_NVTX, err);
+  if (!rc) rc = settle(w, err);
+  if (rc) return rc;
   sqlite3_stmt *st = w->st[ST_NVTX];
   bind_opt_int(st, 1, r->start);
   bind_opt_int(st, 2, r->end);
@@ -583,6 +828,7 @@ int ovl_tw_api(ovl_trace_writer *w, const ovl_api_row *r, ovl_err *err) {
 }
 
 void ovl_tw_set_commit_hooks(ovl_trace_writer *w, const ovl_tw_commit_hooks *hooks) {
+  assert(!w->behind || !hooks);  /* hooks write rows at commits: not beside the worker */
   memset(&w->hooks, 0, sizeof w->hooks);
   if (hooks) w->hooks = *hooks;
 }
@@ -598,6 +844,8 @@ static int flush_batches(ovl_trace_writer *w, ovl_err *err) {
 
 /* The size the database will have once the open transaction commits. */
 static int pending_bytes(ovl_trace_writer *w, int64_t *bytes, ovl_err *err) {
+  int rc = settle(w, err);
+  if (rc) return rc;
   int src = sqlite3_step(w->page_count);
   *bytes = src == SQLITE_ROW ? sqlite3_column_int64(w->page_count, 0) * w->page_size : 0;
   sqlite3_reset(w->page_count);
@@ -636,13 +884,24 @@ int ovl_tw_commit(ovl_trace_writer *w, ovl_err *err) {
 }
 
 void ovl_tw_rollback(ovl_trace_writer *w) {
-  for (int b = 0; b < B_COUNT; b++) w->batches[b].n = 0;
+  settle(w, NULL);  /* what was handed over is inserted, then undone with the rest */
+  if (w->behind) {
+    pthread_mutex_lock(&w->behind->lock);
+    w->behind->rc = OVL_OK;  /* the failed insert belonged to the abandoned transaction */
+    pthread_mutex_unlock(&w->behind->lock);
+  }
+  for (int b = 0; b < B_COUNT; b++) {
+    w->batches[b].n = 0;
+    w->batches[b].cur.text_used = 0;
+  }
   if (sqlite3_get_autocommit(w->db) == 0) sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
   w->in_txn = 0;
   w->rows_in_txn = 0;
 }
 
 int ovl_tw_checkpoint(ovl_trace_writer *w, ovl_err *err) {
+  int settled = settle(w, err);
+  if (settled) return settled;
   int rc = sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
   return rc == SQLITE_OK || rc == SQLITE_BUSY ? OVL_OK : db_fail(w, err, "move the journal into the database");
 }

@@ -1,9 +1,9 @@
 /*
 ** Writes an ovl trace file (schema/ovl.sql). Rows are buffered in an open transaction
 ** that is committed by ovl_tw_commit(), automatically every OVL_TW_AUTOCOMMIT_ROWS rows,
-** and by ovl_tw_close(). Kernel, memop, api and launch rows may wait in the writer in small
-** batches until the next commit (or a later call) writes them, so an insert error can be
-** reported by a later call. A writer is not thread-safe: use it from one thread.
+** and by ovl_tw_close(). Kernel, memop, api, launch, collective and channel rows (and nvtx
+** ones with write-behind) may wait in the writer in small batches until the next commit (or
+** a later call) writes them, so an insert error can be reported by a later call. A writer is not thread-safe: use it from one thread.
 ** Every function returns OVL_OK or an error code with *err set ("<path>: <problem>").
 */
 #ifndef OVL_TRACE_WRITER_H
@@ -21,6 +21,20 @@ int ovl_tw_open(ovl_trace_writer **out, const char *path, ovl_err *err);
 /* The same on an empty file the caller has just created (base/safe_output.h's temporary
 ** file, libovl's trace made O_EXCL): nothing is removed first. */
 int ovl_tw_open_created(ovl_trace_writer **out, const char *path, ovl_err *err);
+/* The same for a scratch file: one that is renamed into place only once written in full and
+** removed on any failure (base/safe_output.h's temporary file, an import's output). Pages
+** go straight into the file, the rollback journal is kept in memory and the page cache is
+** small, so a commit costs one write of each changed page; but a crash in the middle of a
+** commit leaves the file corrupt: never for a file that must survive its writer's crash
+** (libovl's live capture). */
+int ovl_tw_open_scratch(ovl_trace_writer **out, const char *path, ovl_err *err);
+/* From now on full batches of rows (nvtx ones included) are inserted by a thread of the
+** writer while the caller goes on: an import's parse and its inserts overlap. The writer is
+** still used from one thread; the rows of each table keep the order of the calls. An insert
+** error is reported by a later call (at the latest ovl_tw_commit or ovl_tw_close); the rows
+** handed over after it are dropped. Does nothing with one CPU, with commit hooks installed
+** (they must not be installed later), or when the thread cannot start. */
+int ovl_tw_write_behind(ovl_trace_writer *w, ovl_err *err);
 
 int ovl_tw_meta(ovl_trace_writer *w, const char *key, const char *value, ovl_err *err);
 int ovl_tw_meta_int(ovl_trace_writer *w, const char *key, int64_t value, ovl_err *err);
