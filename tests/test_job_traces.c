@@ -155,7 +155,7 @@ static void check_scenario(const char *dir, scenario sc, int straggler) {
         ncolls++;
         with_cross += cr->cross != NULL;
         if (cr->cross) wait += cr->cross->wait_ns;
-        CHECK(cr->exposed_pieces == NULL);
+        CHECK(!cr->has_pieces && ovl_coll_pieces(r, cr) == NULL);
       }
     CHECK_I64(with_cross, ncolls);
     CHECK_I64(r->ncoll_cross, ncolls + r->nunstepped);

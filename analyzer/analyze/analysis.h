@@ -121,15 +121,17 @@ typedef struct ovl_coll_result {
   int64_t correlation;     /* of its first GPU work */
   double algbw_gbps, busbw_gbps;
   long step;               /* -1 when outside every step */
-  /* where the exposed time lies (in the rank's coll_pieces): the cross-rank stage's input,
-  ** NULL once that stage has run (ovl_job_cross_rank frees them) */
-  const ovl_exposed_pieces *exposed_pieces;
   ovl_coll_diag diag;      /* {OVL_ROLE_OTHER, -1} until the gradient phase is measured */
   ovl_coll_cross *cross;   /* NULL unless matched on every rank of its job */
   ovl_coll_dim pdim;       /* parallelism dimension and role (job_dims.c); zero until then */
   int bytes_from_marks;    /* 1: the trace gave no size (a collective known by its kernel only,
                            ** such as an emulated one) and bytes is the sum of its bucket's
                            ** grad_ready marks since the bucket's previous launch */
+  /* Where the exposed time lies: npieces (start, end) pairs from pair pieces_at of the rank's
+  ** coll_piece_bounds (pieces_exact as ovl_exposed_pieces.exact), when has_pieces. The
+  ** cross-rank stage's input, dropped once it has run. Read through ovl_coll_pieces. */
+  uint32_t pieces_at;
+  uint8_t npieces, pieces_exact, has_pieces;
   /* what few collectives have, kept apart (owned by the collective: ovl_rank_result_free frees
   ** it); NULL when it would equal ovl_coll_extra_none. Read it through ovl_coll_extra_of. */
   ovl_coll_extra *extra;
@@ -260,7 +262,9 @@ typedef struct ovl_rank_result {
   size_t nunstepped;
   ovl_coll_cross *coll_cross;  /* the cross parts of its matched collectives (job_cross_rank.c) */
   size_t ncoll_cross;
-  ovl_exposed_pieces *coll_pieces;  /* its collectives' exposed pieces, until the cross-rank stage */
+  /* its collectives' exposed pieces, each one's pairs together (16 bytes a piece, where the
+  ** pass's fixed-size records take 72 a collective), until the cross-rank stage */
+  int64_t *coll_piece_bounds;
   ovl_kernel_total *kernel_totals;  /* largest first, at most OVL_KERNEL_TOTALS_KEPT */
   size_t nkernel_totals;
   ovl_kernel_total *lookalikes;     /* compute kernels named like communication (load/comm_names.h), largest first */
@@ -278,6 +282,12 @@ typedef struct ovl_rank_result {
   ovl_pipeline_stats pipeline;         /* stage < 0 unless it is a pipeline stage */
   ovl_channel_facts channel_facts;     /* NCCL's channel timing over its collectives (nccl_channels.h) */
 } ovl_rank_result;
+
+/* c's exposed pieces ((start, end) pairs, c->npieces of them) in r, its rank; NULL when it has
+** none recorded or they were dropped. */
+static inline const int64_t *ovl_coll_pieces(const ovl_rank_result *r, const ovl_coll_result *c) {
+  return c->has_pieces && r->coll_piece_bounds ? r->coll_piece_bounds + 2 * (size_t)c->pieces_at : NULL;
+}
 
 /* The name r's trace gives comm, or NULL (borrowed until r is freed). */
 const char *ovl_rank_comm_name(const ovl_rank_result *r, int64_t comm);

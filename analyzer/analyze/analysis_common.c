@@ -131,7 +131,7 @@ void ovl_rank_result_free(ovl_rank_result *r) {
   free_coll_extras(r->unstepped, r->nunstepped);
   free(r->unstepped);
   free(r->coll_cross);
-  free(r->coll_pieces);
+  free(r->coll_piece_bounds);
   for (size_t i = 0; i < r->nkernel_totals; i++) free(r->kernel_totals[i].name);
   free(r->kernel_totals);
   free(r->marks);

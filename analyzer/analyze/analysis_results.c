@@ -10,6 +10,7 @@
 #include "base/vec.h"
 #include "grad_phase.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,7 +124,8 @@ static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out
   out->compute_after = t->compute_after;
   out->diag = (ovl_coll_diag){OVL_ROLE_OTHER, -1};
   out->step = step;
-  out->exposed_pieces = NULL;
+  out->pieces_at = 0;
+  out->npieces = out->pieces_exact = out->has_pieces = 0;
   out->cross = NULL;
   int timed = 0;
   const ovl_channel_span *span = c < r->nrows ? ovl_work_stream_channels(&r->ws, c, &timed) : NULL;
@@ -424,30 +426,48 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     res->steps[s].colls = calloc(res->steps[s].ncolls ? res->steps[s].ncolls : 1, sizeof *res->steps[s].colls);
     if (!res->steps[s].colls) rc = ovl_oom(err, "results");
   }
-  /* One device: its collectives' exposed pieces are the run's own array, handed over instead of
-  ** copied (at this point the copy was the peak's largest part after the collectives). */
-  int own_pieces = r->ndevs == 1;
-  size_t npieces = (size_t)res->colls_outside_steps;
-  for (size_t s = 0; s < res->nsteps; s++) npieces += res->steps[s].ncolls;
+  /* The collectives' exposed pieces, compacted to their (start, end) pairs: 16 bytes a piece
+  ** where the run's records take 72 a collective. One device: compacted within the run's own
+  ** array, front to back (a collective's pairs never reach past its own record), which is
+  ** then handed over: no second array at the peak. */
+  const ovl_exposed_pieces *pieces = r->cstate.pieces;
+  int own_pieces = r->ndevs == 1 && pieces;
+  size_t npairs = 0;
+  for (size_t c = 0; pieces && c < r->ncolls; c++)
+    if (r->track[c].device == d->device && r->track[c].gpu_start != OVL_NONE) npairs += pieces[c].n;
   if (!rc && own_pieces) {
-    res->coll_pieces = r->cstate.pieces;
+    res->coll_piece_bounds = (int64_t *)(void *)r->cstate.pieces;
     r->cstate.pieces = NULL;
-  } else if (!rc && !(res->coll_pieces = malloc((npieces ? npieces : 1) * sizeof *res->coll_pieces))) {
+  } else if (!rc && pieces && !(res->coll_piece_bounds = malloc((npairs ? npairs : 1) * 2 * sizeof(int64_t)))) {
     rc = ovl_oom(err, "results");
   }
-  size_t next_piece = 0;
+  size_t next_bound = 0;
   for (size_t c = 0; !rc && c < r->ncolls; c++) {
     long s = window_of[c];
     if (r->track[c].device != d->device || r->track[c].gpu_start == OVL_NONE) continue;
     ovl_coll_result *out = s >= 0 ? &res->steps[s].colls[fill[s]++] : &res->unstepped[res->nunstepped++];
     if (fill_coll(r, c, s >= 0 ? s : -1, out)) rc = ovl_oom(err, "results");
     ovl_channel_facts_add(&res->channel_facts, &ovl_coll_extra_of(out)->channels, out->id);
-    if (own_pieces) {
-      out->exposed_pieces = &res->coll_pieces[c];
-    } else {
-      res->coll_pieces[next_piece] = r->cstate.pieces[c];
-      out->exposed_pieces = &res->coll_pieces[next_piece++];
+    if (!pieces) continue;
+    /* read the record before writing pairs: with one device they may overlap its start */
+    ovl_exposed_pieces p;
+    memcpy(&p, &pieces[c], sizeof p);
+    assert(!own_pieces || next_bound * sizeof(int64_t) <= c * sizeof p);
+    int64_t *at = res->coll_piece_bounds + next_bound;
+    for (int k = 0; k < p.n; k++) {
+      at[2 * k] = p.start[k];
+      at[2 * k + 1] = p.end[k];
     }
+    assert(next_bound / 2 <= UINT32_MAX);
+    out->pieces_at = (uint32_t)(next_bound / 2);
+    out->npieces = p.n;
+    out->pieces_exact = p.exact;
+    out->has_pieces = 1;
+    next_bound += 2 * (size_t)p.n;
+  }
+  if (!rc && own_pieces) {  /* give back the rest of the run's array (results hold offsets) */
+    int64_t *shrunk = realloc(res->coll_piece_bounds, (next_bound ? next_bound : 2) * sizeof(int64_t));
+    if (shrunk) res->coll_piece_bounds = shrunk;
   }
   for (size_t s = 0; !rc && s < res->nsteps; s++) {
     ovl_step_result *st = &res->steps[s];

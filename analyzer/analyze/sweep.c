@@ -42,11 +42,11 @@ static void add_segment(ovl_totals *t, int64_t a, int64_t b, int comp, int comm,
   if (b > t->busy_end) t->busy_end = b;
 }
 
-int64_t ovl_exposed_within(const ovl_exposed_pieces *p, int64_t lo, int64_t hi) {
+int64_t ovl_exposed_within(const int64_t *bounds, int n, int64_t lo, int64_t hi) {
   int64_t total = 0;
-  for (int i = 0; i < p->n; i++) {
-    int64_t s = p->start[i] > lo ? p->start[i] : lo;
-    int64_t e = p->end[i] < hi ? p->end[i] : hi;
+  for (int i = 0; i < n; i++) {
+    int64_t s = bounds[2 * i] > lo ? bounds[2 * i] : lo;
+    int64_t e = bounds[2 * i + 1] < hi ? bounds[2 * i + 1] : hi;
     if (e > s) total += e - s;
   }
   return total;

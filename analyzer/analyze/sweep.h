@@ -44,8 +44,10 @@ typedef struct ovl_exposed_pieces {
   uint8_t n, exact;
 } ovl_exposed_pieces;
 
-/* Length of the exposed time of p inside [lo, hi) (exact when p->exact). */
-int64_t ovl_exposed_within(const ovl_exposed_pieces *p, int64_t lo, int64_t hi);
+/* Length of the exposed time inside [lo, hi) of n pieces given as (start, end) pairs in
+** bounds[0..2n) (a collective's result keeps its pieces so: analysis.h); exact when the
+** pieces were. */
+int64_t ovl_exposed_within(const int64_t *bounds, int n, int64_t lo, int64_t hi);
 
 /* Per-collective state shared by the sweeps of a trace; indexed by collective number. */
 typedef struct ovl_coll_state {

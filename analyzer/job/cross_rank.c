@@ -1,9 +1,11 @@
 /* Cross-rank matching, clock alignment, skew and stragglers: see cross_rank.h. */
 #include "cross_rank.h"
 
+#include "base/sort_inplace.h"
 #include "base/vec.h"
 #include "store/trace_rows.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,16 +13,21 @@
 #define ALIGN_ITERATIONS 6
 #define MIN_DECISIVE_MARGIN_NS 1000
 
+/* One call in the matching: 24 bytes, one per collective call of the job (the stage's
+** largest array). rank: input index; call: index in that rank's calls. */
 typedef struct participant {
   int64_t comm, seq;
-  size_t rank, call;
+  uint32_t rank, call;
 } participant;
 
 static int cmp_participant(const void *pa, const void *pb) {
   const participant *a = pa, *b = pb;
   if (a->comm != b->comm) return a->comm < b->comm ? -1 : 1;
   if (a->seq != b->seq) return a->seq < b->seq ? -1 : 1;
-  return (a->rank > b->rank) - (a->rank < b->rank);
+  if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
+  /* the call index makes the order total (a rank may repeat a sequence number), so the
+  ** in-place sort gives the order a stable sort of the rank-major input would */
+  return (a->call > b->call) - (a->call < b->call);
 }
 
 static int cmp_i64(const void *pa, const void *pb) {
@@ -31,13 +38,13 @@ static int cmp_i64(const void *pa, const void *pb) {
 /* Median of v[0..n) (sorts v); 0 for an empty array. */
 static int64_t median(int64_t *v, size_t n) {
   if (n == 0) return 0;
-  ovl_qsort(v, n, sizeof *v, cmp_i64);
+  ovl_sort_inplace(v, n, sizeof *v, cmp_i64);
   return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
 }
 
 static int64_t percentile(int64_t *v, size_t n, double q) {
   if (n == 0) return 0;
-  ovl_qsort(v, n, sizeof *v, cmp_i64);
+  ovl_sort_inplace(v, n, sizeof *v, cmp_i64);
   size_t i = (size_t)ceil(q * (double)n);
   return v[i > 0 ? i - 1 : 0];
 }
@@ -79,7 +86,16 @@ typedef struct work {
   int64_t *shift;
 } work;
 
-static const ovl_xr_call *call_of(const work *w, const participant *p) { return &w->in[p->rank].calls[p->call]; }
+/* Call j of input rank i, from its array or its reader. */
+static ovl_xr_call call_at(const work *w, size_t i, size_t j) {
+  const ovl_xr_rank_input *in = &w->in[i];
+  if (in->calls) return in->calls[j];
+  ovl_xr_call c;
+  in->read(in->ctx, j, &c);
+  return c;
+}
+
+static ovl_xr_call call_of(const work *w, const participant *p) { return call_at(w, p->rank, p->call); }
 
 /* Number of ranks that make non point-to-point calls on each communicator, looked up by
 ** binary search over (comm, count) pairs. */
@@ -106,16 +122,16 @@ static int match(work *w, ovl_xr_result *out) {
   if (!w->parts) return -1;
   for (size_t i = 0; i < w->n; i++) {
     for (size_t j = 0; j < w->in[i].ncalls; j++) {
-      const ovl_xr_call *c = &w->in[i].calls[j];
-      if (is_point_to_point(c->op)) {
+      ovl_xr_call c = call_at(w, i, j);
+      if (is_point_to_point(c.op)) {
         out->point_to_point++;
         continue;
       }
-      if (c->comm == OVL_NONE || c->seq == OVL_NONE) continue;
-      w->parts[w->nparts++] = (participant){c->comm, c->seq, i, j};
+      if (c.comm == OVL_NONE || c.seq == OVL_NONE) continue;
+      w->parts[w->nparts++] = (participant){c.comm, c.seq, (uint32_t)i, (uint32_t)j};
     }
   }
-  ovl_qsort(w->parts, w->nparts, sizeof *w->parts, cmp_participant);
+  ovl_sort_inplace(w->parts, w->nparts, sizeof *w->parts, cmp_participant);
 
   /* Users per communicator: distinct (comm, rank) pairs. */
   OVL_VEC(comm_users) cu = {0};
@@ -149,14 +165,14 @@ static int match(work *w, ovl_xr_result *out) {
   for (size_t k = 0; k < w->nparts;) {
     size_t end = k;
     while (end < w->nparts && w->parts[end].comm == w->parts[k].comm && w->parts[end].seq == w->parts[k].seq) end++;
-    const ovl_xr_call *first = call_of(w, &w->parts[k]);
+    ovl_xr_call first = call_of(w, &w->parts[k]);
     int consistent = 1;
     for (size_t m = k + 1; m < end && consistent; m++) {
-      const ovl_xr_call *c = call_of(w, &w->parts[m]);
-      if (c->op != first->op || c->bytes != first->bytes || w->parts[m].rank == w->parts[m - 1].rank) {
+      ovl_xr_call c = call_of(w, &w->parts[m]);
+      if (c.op != first.op || c.bytes != first.bytes || w->parts[m].rank == w->parts[m - 1].rank) {
         consistent = 0;
-        ovl_xr_mismatch mm = {first->comm, first->seq, w->parts[k].rank, w->parts[m].rank,
-                              first->op, c->op, first->bytes, c->bytes};
+        ovl_xr_mismatch mm = {first.comm, first.seq, w->parts[k].rank, w->parts[m].rank,
+                              first.op, c.op, first.bytes, c.bytes};
         if (!out->has_mismatch || mm.seq < out->first_mismatch.seq ||
             (mm.seq == out->first_mismatch.seq && mm.comm < out->first_mismatch.comm)) {
           out->first_mismatch = mm;
@@ -192,7 +208,7 @@ static int align_clocks(work *w, size_t ref, ovl_xr_result *out) {
   int rc = (!count || !residuals || !ends) ? -1 : 0;
   for (size_t m = 0; !rc && m < w->matched.len; m++) {
     const instance *in = &w->matched.items[m];
-    if (!is_symmetric(call_of(w, &w->parts[in->first])->op)) continue;
+    if (!is_symmetric(call_of(w, &w->parts[in->first]).op)) continue;
     out->alignment_samples++;
     for (size_t k = in->first; k < in->first + in->count; k++) count[w->parts[k].rank]++;
   }
@@ -204,15 +220,15 @@ static int align_clocks(work *w, size_t ref, ovl_xr_result *out) {
     all.len = 0;
     for (size_t m = 0; m < w->matched.len; m++) {
       const instance *in = &w->matched.items[m];
-      if (!is_symmetric(call_of(w, &w->parts[in->first])->op)) continue;
+      if (!is_symmetric(call_of(w, &w->parts[in->first]).op)) continue;
       for (size_t k = 0; k < in->count; k++) {
         const participant *p = &w->parts[in->first + k];
-        ends[k] = call_of(w, p)->gpu_end + w->shift[p->rank];
+        ends[k] = call_of(w, p).gpu_end + w->shift[p->rank];
       }
       int64_t med = median(ends, in->count);
       for (size_t k = in->first; k < in->first + in->count; k++) {
         const participant *p = &w->parts[k];
-        int64_t d = call_of(w, p)->gpu_end + w->shift[p->rank] - med;
+        int64_t d = call_of(w, p).gpu_end + w->shift[p->rank] - med;
         residuals[p->rank][count[p->rank]++] = d;
         if (it == ALIGN_ITERATIONS && OVL_VEC_PUSH(&all, d < 0 ? -d : d)) rc = -1;
       }
@@ -234,27 +250,25 @@ static int align_clocks(work *w, size_t ref, ovl_xr_result *out) {
   return rc;
 }
 
+typedef OVL_VEC(int64_t) i64vec;
+
 /* Skew, waits and lateness per instance; stragglers. */
 static int arrivals(work *w, ovl_xr_result *out) {
   out->decisive_margin = 3 * out->residual_p50;
   if (out->decisive_margin < MIN_DECISIVE_MARGIN_NS) out->decisive_margin = MIN_DECISIVE_MARGIN_NS;
   OVL_VEC(int64_t) skews = {0};
-  int64_t **late_gpu = calloc(w->n, sizeof *late_gpu), **late_host = calloc(w->n, sizeof *late_host);
-  size_t *nlate_gpu = calloc(w->n, sizeof *nlate_gpu), *nlate_host = calloc(w->n, sizeof *nlate_host);
-  double *chance = calloc(w->n, sizeof *chance);  /* sum over decisive instances of 1/participants */
+  /* per rank, its lateness each time it came last (grown as needed: most ranks never are) */
+  i64vec *late_gpu = calloc(w->n ? w->n : 1, sizeof *late_gpu), *late_host = calloc(w->n ? w->n : 1, sizeof *late_host);
+  double *chance = calloc(w->n ? w->n : 1, sizeof *chance);  /* sum over decisive instances of 1/participants */
   int64_t *tmp = malloc((w->n ? w->n : 1) * sizeof *tmp);
-  int rc = (!late_gpu || !late_host || !nlate_gpu || !nlate_host || !chance || !tmp) ? -1 : 0;
-  for (size_t i = 0; !rc && i < w->n; i++) {
-    size_t cap = w->in[i].ncalls ? w->in[i].ncalls : 1;
-    if (!(late_gpu[i] = malloc(cap * sizeof **late_gpu)) || !(late_host[i] = malloc(cap * sizeof **late_host))) rc = -1;
-  }
+  int rc = (!late_gpu || !late_host || !chance || !tmp) ? -1 : 0;
   for (size_t m = 0; !rc && m < w->matched.len; m++) {
     const instance *in = &w->matched.items[m];
     int64_t first = INT64_MAX, last = INT64_MIN, second = INT64_MIN;
     size_t last_k = in->first;
     for (size_t k = in->first; k < in->first + in->count; k++) {
       const participant *p = &w->parts[k];
-      int64_t a = call_of(w, p)->gpu_start + w->shift[p->rank];
+      int64_t a = call_of(w, p).gpu_start + w->shift[p->rank];
       if (a < first) first = a;
       if (a > last) {
         second = last;
@@ -270,9 +284,9 @@ static int arrivals(work *w, ovl_xr_result *out) {
     int64_t caused = 0;
     for (size_t k = in->first; k < in->first + in->count; k++) {
       const participant *p = &w->parts[k];
-      const ovl_xr_call *c = call_of(w, p);
-      int64_t a = c->gpu_start + w->shift[p->rank];
-      int64_t dur = c->gpu_end - c->gpu_start;
+      ovl_xr_call c = call_of(w, p);
+      int64_t a = c.gpu_start + w->shift[p->rank];
+      int64_t dur = c.gpu_end - c.gpu_start;
       int64_t wait = last - a;
       if (wait < 0) wait = 0;
       if (wait > dur) wait = dur;
@@ -296,19 +310,19 @@ static int arrivals(work *w, ovl_xr_result *out) {
     /* how late the last rank was on the GPU and on the host, against the others' median */
     size_t n = 0;
     for (size_t k = in->first; k < in->first + in->count; k++)
-      if (k != last_k) tmp[n++] = call_of(w, &w->parts[k])->gpu_start + w->shift[w->parts[k].rank];
-    late_gpu[lp->rank][nlate_gpu[lp->rank]++] = last - median(tmp, n);
-    const ovl_xr_call *lc = call_of(w, lp);
-    int host_known = lc->host_launch != OVL_NONE;
+      if (k != last_k) tmp[n++] = call_of(w, &w->parts[k]).gpu_start + w->shift[w->parts[k].rank];
+    if (OVL_VEC_PUSH(&late_gpu[lp->rank], last - median(tmp, n))) rc = -1;
+    ovl_xr_call lc = call_of(w, lp);
+    int host_known = lc.host_launch != OVL_NONE;
     n = 0;
     for (size_t k = in->first; host_known && k < in->first + in->count; k++) {
-      const ovl_xr_call *c = call_of(w, &w->parts[k]);
+      ovl_xr_call c = call_of(w, &w->parts[k]);
       if (k == last_k) continue;
-      if (c->host_launch == OVL_NONE) host_known = 0;
-      else tmp[n++] = c->host_launch + w->shift[w->parts[k].rank];
+      if (c.host_launch == OVL_NONE) host_known = 0;
+      else tmp[n++] = c.host_launch + w->shift[w->parts[k].rank];
     }
-    if (host_known)
-      late_host[lp->rank][nlate_host[lp->rank]++] = lc->host_launch + w->shift[lp->rank] - median(tmp, n);
+    if (host_known && OVL_VEC_PUSH(&late_host[lp->rank], lc.host_launch + w->shift[lp->rank] - median(tmp, n)))
+      rc = -1;
   }
   if (!rc) {
     out->skew_p50 = percentile(skews.items, skews.len, 0.50);
@@ -318,18 +332,16 @@ static int arrivals(work *w, ovl_xr_result *out) {
       double p = r->decisive ? chance[i] / (double)r->decisive : 0;
       r->p_value = ovl_binomial_tail(r->decisive, r->times_last, p);
       r->expected_last = chance[i];
-      r->late_gpu_ns = nlate_gpu[i] ? median(late_gpu[i], nlate_gpu[i]) : 0;
-      r->late_host_ns = nlate_host[i] ? median(late_host[i], nlate_host[i]) : OVL_NONE;
+      r->late_gpu_ns = late_gpu[i].len ? median(late_gpu[i].items, late_gpu[i].len) : 0;
+      r->late_host_ns = late_host[i].len ? median(late_host[i].items, late_host[i].len) : OVL_NONE;
     }
   }
   for (size_t i = 0; i < w->n; i++) {
-    if (late_gpu) free(late_gpu[i]);
-    if (late_host) free(late_host[i]);
+    if (late_gpu) OVL_VEC_FREE(&late_gpu[i]);
+    if (late_host) OVL_VEC_FREE(&late_host[i]);
   }
   free(late_gpu);
   free(late_host);
-  free(nlate_gpu);
-  free(nlate_host);
   free(chance);
   free(tmp);
   OVL_VEC_FREE(&skews);
@@ -344,6 +356,7 @@ int ovl_cross_rank(const ovl_xr_rank_input *ranks, size_t n, ovl_xr_result *out)
   work w = {ranks, n, NULL, 0, {0}, calloc(n ? n : 1, sizeof(int64_t))};
   int rc = (!out->ranks || !out->calls || !w.shift) ? -1 : 0;
   size_t ref = 0;
+  for (size_t i = 0; i < n; i++) assert((ranks[i].calls || ranks[i].read) && ranks[i].ncalls <= UINT32_MAX);
   for (size_t i = 0; !rc && i < n; i++) {
     out->ranks[i].rank = ranks[i].rank;
     if (ranks[i].rank < ranks[ref].rank) ref = i;

@@ -41,11 +41,16 @@ typedef struct ovl_xr_call {
   long step;                    /* the rank's step index, -1 when none */
 } ovl_xr_call;
 
+/* A rank's calls are an array (calls), or, when calls is NULL, read one at a time: read(ctx, j,
+** out) writes call j. The second form lets a caller whose calls live in its own records hand
+** them over without a copy of every call (the stage reads each call a few times). */
 typedef struct ovl_xr_rank_input {
   int64_t rank;                 /* the rank's number in the job */
   int64_t realtime_offset;      /* meta.realtime_offset_ns, OVL_NONE when unknown */
   const ovl_xr_call *calls;
-  size_t ncalls;
+  void (*read)(const void *ctx, size_t j, ovl_xr_call *out);
+  const void *ctx;
+  size_t ncalls;                /* fewer than 2^32 */
   size_t nsteps;
 } ovl_xr_rank_input;
 

@@ -108,9 +108,10 @@ static int choose_members(ovl_job *job, ovl_err *err) {
 /* Inputs and answers                                                                  */
 /* ---------------------------------------------------------------------------------- */
 
+/* A member's collective results in the order the stage numbers its calls: the stage reads
+** each call from its result (read_call), so no copy of the calls is made. */
 typedef struct member_calls {
-  ovl_coll_result **refs;  /* the results the calls came from, to write answers back */
-  ovl_xr_call *calls;
+  ovl_coll_result **refs;
   size_t n;
 } member_calls;
 
@@ -118,24 +119,25 @@ static int gather(ovl_rank_result *r, member_calls *m) {
   size_t n = r->nunstepped;
   for (size_t s = 0; s < r->nsteps; s++) n += r->steps[s].ncolls;
   m->refs = malloc((n ? n : 1) * sizeof *m->refs);
-  m->calls = malloc((n ? n : 1) * sizeof *m->calls);
   m->n = 0;
-  if (!m->refs || !m->calls) return -1;
+  if (!m->refs) return -1;
   coll_iter it = {r, 0, 0};
-  for (ovl_coll_result *c; (c = coll_next(&it)) != NULL;) {
-    m->refs[m->n] = c;
-    m->calls[m->n++] = (ovl_xr_call){c->comm, c->seq, c->op, c->bytes, c->nranks, c->host_launch,
-                                     c->gpu_start, c->gpu_end, c->step};
-  }
+  for (ovl_coll_result *c; (c = coll_next(&it)) != NULL;) m->refs[m->n++] = c;
   return 0;
 }
 
+static void read_call(const void *ctx, size_t j, ovl_xr_call *out) {
+  const ovl_coll_result *c = ((const member_calls *)ctx)->refs[j];
+  *out = (ovl_xr_call){c->comm, c->seq, c->op, c->bytes, c->nranks, c->host_launch, c->gpu_start, c->gpu_end, c->step};
+}
+
 /* The cross-rank part of a matched call, written into *out, which c then points at. */
-static void write_call(ovl_coll_result *c, const ovl_xr_call_result *x, ovl_coll_cross *out) {
+static void write_call(const ovl_rank_result *r, ovl_coll_result *c, const ovl_xr_call_result *x, ovl_coll_cross *out) {
   out->wait_ns = x->wait_ns;
   out->transfer_ns = x->transfer_ns;
   out->arrived_last = x->arrived_last;
-  out->exposed_transfer_ns = ovl_exposed_within(c->exposed_pieces, c->gpu_start + x->wait_ns, c->gpu_end);
+  const int64_t *pieces = ovl_coll_pieces(r, c);
+  out->exposed_transfer_ns = pieces ? ovl_exposed_within(pieces, c->npieces, c->gpu_start + x->wait_ns, c->gpu_end) : 0;
   out->transfer_busbw_gbps = NAN;
   if (c->bytes != OVL_NONE && c->bytes >= 0 && x->transfer_ns > 0)
     out->transfer_busbw_gbps = ovl_algbw_bytes(c->op, c->bytes, c->nranks) / (double)x->transfer_ns *
@@ -191,6 +193,15 @@ static void describe_mismatch(const ovl_job *job, const ovl_xr_mismatch *m, char
            (long long)b->rank, ovl_op_name(m->op_b), bb);
 }
 
+/* The collectives' exposed pieces are this stage's input only: dropped once it has used them,
+** so a job keeps less per collective. */
+static void drop_rank_pieces(ovl_rank_result *r) {
+  coll_iter it = {r, 0, 0};
+  for (ovl_coll_result *c; (c = coll_next(&it)) != NULL;) c->has_pieces = c->npieces = c->pieces_exact = 0;
+  free(r->coll_piece_bounds);
+  r->coll_piece_bounds = NULL;
+}
+
 /* ---------------------------------------------------------------------------------- */
 /* Entry point                                                                         */
 /* ---------------------------------------------------------------------------------- */
@@ -205,8 +216,8 @@ static int cross_rank_stage(ovl_job *job, ovl_err *err) {
   for (size_t i = 0; !rc && i < n; i++) {
     ovl_rank_result *r = &job->ranks[job->cross.members[i]];
     if (gather(r, &mc[i])) rc = ovl_oom(err, "cross-rank analysis");
-    in[i] = (ovl_xr_rank_input){r->rank != OVL_NONE ? r->rank : (int64_t)i, r->realtime_offset, mc[i].calls,
-                                mc[i].n, r->nsteps};
+    in[i] = (ovl_xr_rank_input){r->rank != OVL_NONE ? r->rank : (int64_t)i, r->realtime_offset, NULL, read_call,
+                                &mc[i], mc[i].n, r->nsteps};
   }
   ovl_xr_result x;
   memset(&x, 0, sizeof x);
@@ -247,12 +258,19 @@ static int cross_rank_stage(ovl_job *job, ovl_err *err) {
     for (size_t j = 0; j < mc[i].n; j++) {
       if (x.calls[i][j].wait_ns == OVL_NONE) continue;
       const ovl_coll_cross *cr = &r->coll_cross[r->ncoll_cross];
-      write_call(mc[i].refs[j], &x.calls[i][j], &r->coll_cross[r->ncoll_cross++]);
+      write_call(r, mc[i].refs[j], &x.calls[i][j], &r->coll_cross[r->ncoll_cross++]);
       c->matched++;
       c->wait_ns += cr->wait_ns;
       c->transfer_ns += cr->transfer_ns;
       c->exposed_transfer_ns += cr->exposed_transfer_ns;
     }
+    /* this member's answers are written: its share of the stage's memory goes now, not at
+    ** the end, so the answers never coexist with every member's inputs */
+    free(x.calls[i]);
+    x.calls[i] = NULL;
+    free(mc[i].refs);
+    mc[i].refs = NULL;
+    drop_rank_pieces(r);
     c->times_last = xr->times_last;
     c->decisive = xr->decisive;
     c->expected_last = xr->expected_last;
@@ -275,25 +293,14 @@ static int cross_rank_stage(ovl_job *job, ovl_err *err) {
       jc->most_waited_for = jc->members[i];
   }
   ovl_xr_result_free(&x);
-  for (size_t i = 0; mc && i < n; i++) {
-    free(mc[i].refs);
-    free(mc[i].calls);
-  }
+  for (size_t i = 0; mc && i < n; i++) free(mc[i].refs);
   free(mc);
   free(in);
   return rc;
 }
 
-/* The collectives' exposed pieces are this stage's input only: dropped once it has run, so
-** a job keeps less per collective. */
 static void drop_pieces(ovl_job *job) {
-  for (size_t i = 0; i < job->nranks; i++) {
-    ovl_rank_result *r = &job->ranks[i];
-    coll_iter it = {r, 0, 0};
-    for (ovl_coll_result *c; (c = coll_next(&it)) != NULL;) c->exposed_pieces = NULL;
-    free(r->coll_pieces);
-    r->coll_pieces = NULL;
-  }
+  for (size_t i = 0; i < job->nranks; i++) drop_rank_pieces(&job->ranks[i]);
 }
 
 int ovl_job_cross_rank(ovl_job *job, ovl_err *err) {

@@ -292,7 +292,8 @@ static int64_t union_length(span *spans, size_t k) {
 ** Exposed time is the union of the collectives' exposed pieces when every piece list is
 ** exact (collectives of one dimension may overlap each other: a stage's send and next
 ** receive), else the sum of their exposed times, capped at the dimension's union. */
-static void dim_totals(const ovl_coll_result *colls, size_t n, span *spans, ovl_dim_totals out[OVL_DIM_COUNT]) {
+static void dim_totals(const ovl_rank_result *r, const ovl_coll_result *colls, size_t n, span *spans,
+                       ovl_dim_totals out[OVL_DIM_COUNT]) {
   memset(out, 0, OVL_DIM_COUNT * sizeof *out);
   for (int d = 0; d < OVL_DIM_COUNT; d++) {
     size_t k = 0, kp = 0;
@@ -309,10 +310,10 @@ static void dim_totals(const ovl_coll_result *colls, size_t n, span *spans, ovl_
     for (size_t i = 0; i < n && exact; i++) {
       const ovl_coll_result *c = &colls[i];
       if (c->pdim.dim != d || c->gpu_start == OVL_NONE || c->gpu_end == OVL_NONE) continue;
-      const ovl_exposed_pieces *p = c->exposed_pieces;
-      if (!p || !p->exact) exact = 0;
+      const int64_t *p = ovl_coll_pieces(r, c);
+      if (!p || !c->pieces_exact) exact = 0;
       else
-        for (int j = 0; j < p->n; j++) spans[kp++] = (span){p->start[j], p->end[j]};
+        for (int j = 0; j < c->npieces; j++) spans[kp++] = (span){p[2 * j], p[2 * j + 1]};
     }
     out[d].exposed = exact ? union_length(spans, kp) : (sum < out[d].comm ? sum : out[d].comm);
   }
@@ -334,7 +335,7 @@ static int rank_totals(ovl_rank_result *r, ovl_err *err) {
   if (!spans) return ovl_oom(err, "dimension totals");
   memset(r->dims, 0, sizeof r->dims);
   for (size_t s = 0; s < r->nsteps; s++) {
-    dim_totals(r->steps[s].colls, r->steps[s].ncolls, spans, r->steps[s].dims);
+    dim_totals(r, r->steps[s].colls, r->steps[s].ncolls, spans, r->steps[s].dims);
     add_totals(r->dims, r->steps[s].dims);
   }
   free(spans);

@@ -61,17 +61,19 @@ typedef struct coll_pred {
   char dtype[16], redop[16], algorithm[16], protocol[16];
 } coll_pred;
 
-static void put_pieces(ovl_bytes *b, const ovl_exposed_pieces *p, int64_t near) {
+static void put_pieces(ovl_bytes *b, const ovl_rank_result *r, const ovl_coll_result *c) {
+  const int64_t *p = ovl_coll_pieces(r, c);
   if (!p) {
     ovl_put_u64(b, 0);
     return;
   }
-  ovl_put_u64(b, 1 + (uint64_t)p->n);
-  ovl_put_u64(b, p->exact);
-  for (unsigned k = 0; k < p->n && k < OVL_EXPOSED_PIECES; k++) {
-    ovl_put_opt_near(b, p->start[k], near);
-    ovl_put_opt_near(b, p->end[k], p->start[k]);
-    near = p->end[k];
+  ovl_put_u64(b, 1 + (uint64_t)c->npieces);
+  ovl_put_u64(b, c->pieces_exact);
+  int64_t near = c->gpu_start;
+  for (unsigned k = 0; k < c->npieces && k < OVL_EXPOSED_PIECES; k++) {
+    ovl_put_opt_near(b, p[2 * k], near);
+    ovl_put_opt_near(b, p[2 * k + 1], p[2 * k]);
+    near = p[2 * k + 1];
   }
 }
 
@@ -139,7 +141,7 @@ static void put_coll(ovl_bytes *b, const ovl_rank_result *r, const ovl_coll_resu
   ovl_put_f64(b, c->algbw_gbps);
   ovl_put_f64(b, c->busbw_gbps);
   put_int(b, c->step);
-  put_pieces(b, c->exposed_pieces, c->gpu_start);
+  put_pieces(b, r, c);
   ovl_put_i64(b, c->diag.role);
   ovl_put_i64(b, c->diag.ready_order);
   assert(!c->cross || (c->cross >= r->coll_cross && c->cross < r->coll_cross + r->ncoll_cross));
@@ -200,12 +202,18 @@ static void put_kernel_totals(ovl_bytes *b, const ovl_kernel_total *k, size_t n)
   }
 }
 
-static size_t pieces_held(const ovl_rank_result *r) {
-  size_t n = 0;
-  for (size_t s = 0; s < r->nsteps; s++)
-    for (size_t i = 0; i < r->steps[s].ncolls; i++) n += r->steps[s].colls[i].exposed_pieces != NULL;
-  for (size_t i = 0; i < r->nunstepped; i++) n += r->unstepped[i].exposed_pieces != NULL;
-  return n;
+/* Collectives with exposed pieces, and their pieces: what the reader allocates for them. */
+static void pieces_held(const ovl_rank_result *r, size_t *records, size_t *pieces) {
+  *records = *pieces = 0;
+  for (size_t s = 0; s <= r->nsteps; s++) {
+    const ovl_coll_result *c = s < r->nsteps ? r->steps[s].colls : r->unstepped;
+    size_t n = s < r->nsteps ? r->steps[s].ncolls : r->nunstepped;
+    for (size_t i = 0; i < n; i++)
+      if (ovl_coll_pieces(r, &c[i])) {
+        ++*records;
+        *pieces += c[i].npieces;
+      }
+  }
 }
 
 void ovl_rank_pack(const ovl_rank_result *r, ovl_bytes *b) {
@@ -221,7 +229,10 @@ void ovl_rank_pack(const ovl_rank_result *r, ovl_bytes *b) {
   ovl_put_i64(b, r->step_detection);
   ovl_put_i64(b, r->step_projection);
   ovl_put_u64(b, r->period);
-  ovl_put_u64(b, pieces_held(r));
+  size_t records, pieces;
+  pieces_held(r, &records, &pieces);
+  ovl_put_u64(b, records);
+  ovl_put_u64(b, pieces);
   ovl_put_u64(b, r->ncoll_cross);
   for (size_t i = 0; i < r->ncoll_cross; i++) {
     const ovl_coll_cross *x = &r->coll_cross[i];
@@ -317,6 +328,7 @@ void ovl_rank_pack(const ovl_rank_result *r, ovl_bytes *b) {
 typedef struct rank_in {
   ovl_bytes_reader *in;
   ovl_rank_result *r;
+  size_t nrecords, records_used;  /* collectives with exposed pieces */
   size_t npieces, pieces_used;
   int oom;
 } rank_in;
@@ -393,23 +405,27 @@ static void get_channels(ovl_bytes_reader *in, ovl_coll_channels *ch, int64_t gp
 static void get_pieces(rank_in *ri, ovl_coll_result *c) {
   ovl_bytes_reader *in = ri->in;
   uint64_t tag = ovl_get_u64(in);
-  c->exposed_pieces = NULL;
+  c->has_pieces = c->npieces = c->pieces_exact = 0;
+  c->pieces_at = 0;
   if (tag == 0) return;
-  if (tag - 1 > OVL_EXPOSED_PIECES || ri->pieces_used >= ri->npieces || !ri->r->coll_pieces) {
+  if (tag - 1 > OVL_EXPOSED_PIECES || ri->records_used >= ri->nrecords || tag - 1 > ri->npieces - ri->pieces_used ||
+      !ri->r->coll_piece_bounds) {
     in->bad = 1;
     return;
   }
-  ovl_exposed_pieces *p = &ri->r->coll_pieces[ri->pieces_used++];
-  memset(p, 0, sizeof *p);
-  p->n = (uint8_t)(tag - 1);
-  p->exact = (uint8_t)ovl_get_u64(in);
+  ri->records_used++;
+  c->npieces = (uint8_t)(tag - 1);
+  c->pieces_exact = (uint8_t)ovl_get_u64(in);
+  c->pieces_at = (uint32_t)ri->pieces_used;
+  c->has_pieces = 1;
+  int64_t *p = ri->r->coll_piece_bounds + 2 * ri->pieces_used;
+  ri->pieces_used += c->npieces;
   int64_t near = c->gpu_start;
-  for (unsigned k = 0; k < p->n; k++) {
-    p->start[k] = ovl_get_opt_near(in, near);
-    p->end[k] = ovl_get_opt_near(in, p->start[k]);
-    near = p->end[k];
+  for (unsigned k = 0; k < c->npieces; k++) {
+    p[2 * k] = ovl_get_opt_near(in, near);
+    p[2 * k + 1] = ovl_get_opt_near(in, p[2 * k]);
+    near = p[2 * k + 1];
   }
-  c->exposed_pieces = p;
 }
 
 static void get_coll(rank_in *ri, ovl_coll_result *c, coll_pred *p) {
@@ -547,8 +563,10 @@ static void get_rank(rank_in *ri) {
   r->step_detection = (ovl_step_method)ovl_get_i64(in);
   r->step_projection = (ovl_step_projection)ovl_get_i64(in);
   r->period = (size_t)ovl_get_u64(in);
-  ri->npieces = ovl_get_count(in, 30);
-  if (ri->npieces) r->coll_pieces = alloc_items(ri, ri->npieces, sizeof *r->coll_pieces);
+  ri->nrecords = ovl_get_count(in, 30);
+  ri->npieces = ovl_get_count(in, 2);
+  if (ri->npieces > ri->nrecords * OVL_EXPOSED_PIECES) in->bad = 1;
+  else if (ri->nrecords) r->coll_piece_bounds = alloc_items(ri, ri->npieces ? ri->npieces : 1, 2 * sizeof(int64_t));
   size_t ncross = ovl_get_count(in, 5);
   if (ncross && (r->coll_cross = alloc_items(ri, ncross, sizeof *r->coll_cross)) != NULL) {
     for (size_t i = 0; i < ncross && !in->bad; i++, r->ncoll_cross++) {
@@ -652,12 +670,12 @@ static void get_rank(rank_in *ri) {
   cf->max_outside = facts[4];
   cf->max_spread = facts[5];
   cf->max_spread_id = facts[6];
-  if (ri->pieces_used != ri->npieces) in->bad = 1;
+  if (ri->records_used != ri->nrecords || ri->pieces_used != ri->npieces) in->bad = 1;
 }
 
 int ovl_rank_unpack(ovl_bytes_reader *in, ovl_rank_result *r, ovl_err *err) {
   memset(r, 0, sizeof *r);
-  rank_in ri = {in, r, 0, 0, 0};
+  rank_in ri = {in, r, 0, 0, 0, 0, 0};
   get_rank(&ri);
   if (!ri.oom && !in->bad) return OVL_OK;
   ovl_rank_result_free(r);
