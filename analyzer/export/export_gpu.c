@@ -78,6 +78,7 @@ typedef int (*work_fn)(xfile *f, xstreams *s, const ovl_classified_work *cw, voi
 ** again. */
 static int for_each_work(xfile *f, xstreams *s, work_fn fn, void *ctx, ovl_err *err) {
   size_t window = f->ex->ctx->opt.reorder_window ? f->ex->ctx->opt.reorder_window : OVL_DEFAULT_REORDER_WINDOW;
+  if (f->sort_work) window = 0;
   int rc = ovl_work_stream_open(&f->ws, window, 0, err);
   ovl_classified_work cw;
   int has = 0;
@@ -89,17 +90,23 @@ static int for_each_work(xfile *f, xstreams *s, work_fn fn, void *ctx, ovl_err *
 }
 
 /* ---------------------------------------------------------------------------------- */
-/* Pre-pass                                                                            */
+/* Streams and flows' starts: the facts of the file's GPU work (gpu_facts.h)             */
 /* ---------------------------------------------------------------------------------- */
 
 static int prepass_one(xfile *f, xstreams *s, const ovl_classified_work *cw, void *ctx, ovl_err *err) {
-  (void)ctx;
-  const ovl_work *w = &cw->w;
-  xstream *x = find_stream(s, w->device, w->stream, 1);
-  if (!x) return ovl_oom(err, "streams");
-  x->count[cw->cls]++;
-  if (ovl_idset_add(&f->gpu_corr, w->correlation)) return ovl_oom(err, "correlation ids");
+  (void)f;
+  (void)s;
+  if (ovl_gpu_facts_add(ctx, cw)) return ovl_oom(err, "streams");
   return OVL_OK;
+}
+
+/* The analysis's facts hold what the pre-pass would have counted when they cover only the
+** file's exported devices (the pre-pass skips other devices' work). */
+static int facts_usable(const xfile *f, const ovl_gpu_facts *facts) {
+  if (!facts) return 0;
+  for (size_t i = 0; i < facts->nstreams; i++)
+    if (xfile_proc_of(f, facts->streams[i].device) == UINT32_MAX) return 0;
+  return 1;
 }
 
 static int cmp_stream(const void *pa, const void *pb) {
@@ -108,13 +115,26 @@ static int cmp_stream(const void *pa, const void *pb) {
   return (a->stream > b->stream) - (a->stream < b->stream);
 }
 
-int xgpu_prepass(xfile *f, xstreams **out, ovl_err *err) {
+int xgpu_streams(xfile *f, const ovl_gpu_facts *facts, xstreams **out, ovl_err *err) {
+  int rc = OVL_OK;
+  if (!facts_usable(f, facts)) {
+    rc = for_each_work(f, NULL, prepass_one, &f->own_facts, err);
+    if (rc == OVL_EUNSORTED) {
+      ovl_gpu_facts_clear(&f->own_facts);
+      rc = for_each_work(f, NULL, prepass_one, &f->own_facts, err);
+    }
+    facts = &f->own_facts;
+  }
+  if (rc) return rc;
+  f->gpu_corr = &facts->gpu_corr;
+  f->sort_work = facts->sorted;
   xstreams *s = calloc(1, sizeof *s);
   if (!s) return ovl_oom(err, "streams");
-  int rc = for_each_work(f, s, prepass_one, NULL, err);
-  if (rc == OVL_EUNSORTED) {
-    for (size_t i = 0; i < s->n; i++) memset(s->items[i].count, 0, sizeof s->items[i].count);
-    rc = for_each_work(f, s, prepass_one, NULL, err);
+  for (size_t i = 0; !rc && i < facts->nstreams; i++) {
+    const ovl_fact_stream *fs = &facts->streams[i];
+    xstream *x = find_stream(s, fs->device, fs->stream, 1);
+    if (!x) rc = ovl_oom(err, "streams");
+    else memcpy(x->count, fs->count, sizeof x->count);
   }
   if (!rc) {
     /* Streams ordered by device and id; the index is rebuilt for the new positions. */
@@ -392,6 +412,9 @@ int xgpu_export(xfile *f, xstreams *s, ovl_err *err) {
     }
   }
   if (!rc) rc = for_each_work(f, s, gpu_one, &g, err);
+  /* the facts said whether the work must be sorted: the pass cannot be run again */
+  if (rc == OVL_EUNSORTED)
+    rc = ovl_fail(err, OVL_EINTERNAL, "%s: GPU work further out of order than seen before", f->path);
   for (size_t p = 0; !rc && p < f->nprocs; p++) rc = counters_finish(f, f->procs[p], err);
   for (size_t p = 0; p < f->nprocs; p++) {
     xcounters *c = &ex->procs[f->procs[p]].counters;
