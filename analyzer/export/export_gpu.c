@@ -25,40 +25,24 @@ typedef struct xstream {
 } xstream;
 
 struct xstreams {
-  xstream *items;
-  size_t n, cap;
+  xstream *items;          /* sorted by device and stream */
+  size_t n;
   ovl_i64map index;        /* stream key -> items index */
   size_t last;             /* the stream looked up last */
 };
 
-static int64_t stream_key(int64_t device, int64_t stream) { return (int64_t)((uint64_t)device << 32 ^ (uint64_t)stream); }
-
-/* The stream entry of (device, stream), created when create is set; NULL when absent/OOM. */
-static xstream *find_stream(xstreams *s, int64_t device, int64_t stream, int create) {
+/* The stream entry of (device, stream), or NULL. */
+static xstream *find_stream(xstreams *s, int64_t device, int64_t stream) {
   if (s->n && s->items[s->last].device == device && s->items[s->last].stream == stream) return &s->items[s->last];
   int64_t idx;
-  if (ovl_i64map_get(&s->index, stream_key(device, stream), &idx) && s->items[idx].device == device &&
+  if (ovl_i64map_get(&s->index, ovl_fact_stream_key(device, stream), &idx) && s->items[idx].device == device &&
       s->items[idx].stream == stream) {
     s->last = (size_t)idx;
     return &s->items[idx];
   }
   for (size_t i = 0; i < s->n; i++)  /* key collision: rare */
     if (s->items[i].device == device && s->items[i].stream == stream) return &s->items[s->last = i];
-  if (!create) return NULL;
-  if (s->n == s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 16;
-    xstream *grown = realloc(s->items, cap * sizeof *grown);
-    if (!grown) return NULL;
-    s->items = grown;
-    s->cap = cap;
-  }
-  xstream *x = &s->items[s->n];
-  memset(x, 0, sizeof *x);
-  x->device = device;
-  x->stream = stream;
-  if (ovl_i64map_put(&s->index, stream_key(device, stream), (int64_t)s->n)) return NULL;
-  s->last = s->n++;
-  return x;
+  return NULL;
 }
 
 void xgpu_streams_free(xstreams *s) {
@@ -129,24 +113,25 @@ int xgpu_streams(xfile *f, const ovl_gpu_facts *facts, xstreams **out, ovl_err *
   f->gpu_corr = &facts->gpu_corr;
   f->sort_work = facts->sorted;
   xstreams *s = calloc(1, sizeof *s);
-  if (!s) return ovl_oom(err, "streams");
-  for (size_t i = 0; !rc && i < facts->nstreams; i++) {
-    const ovl_fact_stream *fs = &facts->streams[i];
-    xstream *x = find_stream(s, fs->device, fs->stream, 1);
-    if (!x) rc = ovl_oom(err, "streams");
-    else memcpy(x->count, fs->count, sizeof x->count);
+  if (s) s->items = calloc(facts->nstreams ? facts->nstreams : 1, sizeof *s->items);
+  if (!s || !s->items) {
+    free(s);
+    return ovl_oom(err, "streams");
   }
-  if (!rc) {
-    /* Streams ordered by device and id; the index is rebuilt for the new positions. */
-    ovl_qsort(s->items, s->n, sizeof *s->items, cmp_stream);
-    ovl_i64map_free(&s->index);
-    for (size_t i = 0; !rc && i < s->n; i++) {
-      s->items[i].order = 1000 + (int32_t)i * 1024;
-      s->items[i].proc = xfile_proc_of(f, s->items[i].device);
-      if (ovl_i64map_put(&s->index, stream_key(s->items[i].device, s->items[i].stream), (int64_t)i))
-        rc = ovl_oom(err, "streams");
-    }
-    s->last = 0;
+  s->n = facts->nstreams;  /* each (device, stream) once */
+  for (size_t i = 0; i < s->n; i++) {
+    const ovl_fact_stream *fs = &facts->streams[i];
+    s->items[i].device = fs->device;
+    s->items[i].stream = fs->stream;
+    memcpy(s->items[i].count, fs->count, sizeof s->items[i].count);
+  }
+  /* Streams ordered by device and id. */
+  ovl_qsort(s->items, s->n, sizeof *s->items, cmp_stream);
+  for (size_t i = 0; !rc && i < s->n; i++) {
+    s->items[i].order = 1000 + (int32_t)i * 1024;
+    s->items[i].proc = xfile_proc_of(f, s->items[i].device);
+    if (ovl_i64map_put(&s->index, ovl_fact_stream_key(s->items[i].device, s->items[i].stream), (int64_t)i))
+      rc = ovl_oom(err, "streams");
   }
   if (rc) {
     xgpu_streams_free(s);
@@ -315,8 +300,8 @@ static int gpu_one(xfile *f, xstreams *s, const ovl_classified_work *cw, void *c
   const ovl_work *w = &cw->w;
   ovl_exporter *ex = f->ex;
   uint32_t proc = xfile_proc_of(f, w->device);
-  xstream *x = find_stream(s, w->device, w->stream, 0);
-  if (!x) return ovl_fail(err, OVL_EINTERNAL, "%s: a stream appeared after the pre-pass", f->path);
+  xstream *x = find_stream(s, w->device, w->stream);
+  if (!x) return ovl_fail(err, OVL_EINTERNAL, "%s: a stream appeared that the first read of the GPU work did not see", f->path);
   if (!x->has_group) {
     char name[96];
     if (w->stream >= 0) snprintf(name, sizeof name, "stream %lld (%s)", (long long)w->stream, role_of(x));

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t stream_key(int64_t device, int64_t stream) {
+int64_t ovl_fact_stream_key(int64_t device, int64_t stream) {
   return (int64_t)((uint64_t)device << 32 ^ (uint64_t)stream);
 }
 
@@ -13,7 +13,7 @@ static ovl_fact_stream *fact_stream(ovl_gpu_facts *g, int64_t device, int64_t st
   if (g->nstreams && g->streams[g->last].device == device && g->streams[g->last].stream == stream)
     return &g->streams[g->last];
   int64_t idx;
-  if (ovl_i64map_get(&g->index, stream_key(device, stream), &idx) && g->streams[idx].device == device &&
+  if (ovl_i64map_get(&g->index, ovl_fact_stream_key(device, stream), &idx) && g->streams[idx].device == device &&
       g->streams[idx].stream == stream)
     return &g->streams[g->last = (size_t)idx];
   for (size_t i = 0; i < g->nstreams; i++)  /* key collision: rare */
@@ -25,7 +25,7 @@ static ovl_fact_stream *fact_stream(ovl_gpu_facts *g, int64_t device, int64_t st
     g->streams = grown;
     g->cap = cap;
   }
-  if (ovl_i64map_put(&g->index, stream_key(device, stream), (int64_t)g->nstreams)) return NULL;
+  if (ovl_i64map_put(&g->index, ovl_fact_stream_key(device, stream), (int64_t)g->nstreams)) return NULL;
   ovl_fact_stream *s = &g->streams[g->nstreams];
   memset(s, 0, sizeof *s);
   s->device = device;

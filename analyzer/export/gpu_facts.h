@@ -35,6 +35,8 @@ typedef struct ovl_gpu_facts {
   struct ovl_gpu_facts *next;
 } ovl_gpu_facts;
 
+/* The hash key of a stream (collisions possible: compare device and stream). */
+int64_t ovl_fact_stream_key(int64_t device, int64_t stream);
 /* Counts one item. Returns 0, or -1 when memory runs out. */
 int ovl_gpu_facts_add(ovl_gpu_facts *g, const ovl_classified_work *cw);
 /* Forgets every item (a pass that starts again). */
