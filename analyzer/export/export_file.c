@@ -52,10 +52,12 @@ uint32_t xfile_proc_of(const xfile *f, int64_t device) {
 }
 
 uint32_t xfile_string_iid(xfile *f, int64_t name) {
+  int cached = name >= 0 && name < f->ws.name_class_len;
+  if (cached && f->iid_of_string[name]) return f->iid_of_string[name];  /* per kernel and API call: no lookup */
   const char *text = ovl_trace_string(f->t, name);
-  if (name < 0 || name >= f->ws.name_class_len) return xname(f->ex, text ? text : "kernel");
-  if (!f->iid_of_string[name]) f->iid_of_string[name] = xname(f->ex, text ? text : "kernel");
-  return f->iid_of_string[name];
+  uint32_t iid = xname(f->ex, text ? text : "kernel");
+  if (cached) f->iid_of_string[name] = iid;
+  return iid;
 }
 
 static void xfile_free(xfile *f) {

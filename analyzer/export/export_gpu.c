@@ -329,9 +329,8 @@ static int gpu_one(xfile *f, xstreams *s, const ovl_classified_work *cw, void *c
     sl.name_iid = xname(ex, sl.name);
     sl.category = "nccl";
   } else {
-    const char *text = ovl_trace_string(f->t, w->name);
-    sl.name = text ? text : "kernel";
     sl.name_iid = xfile_string_iid(f, w->name);
+    sl.name = xname_text(ex, sl.name_iid);  /* the trace's name, or "kernel" */
     sl.category = cls == OVL_CLASS_COMM ? "nccl" : "kernel";
   }
   if (!sl.name_iid) return ovl_oom(err, "names");
