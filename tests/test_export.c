@@ -379,7 +379,8 @@ static void test_facts_like_prepass(void) {
   char *args[] = {path};
   CHECK_I64(ovl_analyze_job(&ctx, args, 1, NULL, NULL, &job, &err), 0);
   CHECK_I64(job.nranks, 2);
-  const char *source = job.ranks[0].ovl_path ? job.ranks[0].ovl_path : job.ranks[0].trace_path;
+  char source[512];  /* the ovl trace the analysis read (kept: the job is freed below) */
+  snprintf(source, sizeof source, "%s", job.ranks[0].ovl_path ? job.ranks[0].ovl_path : job.ranks[0].trace_path);
   const ovl_gpu_facts *g = ovl_export_facts_find(&facts, source);
   CHECK(g != NULL);
   if (g) {
