@@ -4,7 +4,7 @@
 ** ids have GPU work (a launch's flow starts only when it will end). Gathered while the
 ** analysis reads the work (its ovl_work_observer, analysis.h), so that the export does not
 ** read the trace once more for them; the export's own pre-pass fills the same struct when
-** the analysis did not (another caller, an MPI job).
+** the analysis did not (another caller of ovl_export_job, a file analysed twice).
 */
 #ifndef OVL_GPU_FACTS_H
 #define OVL_GPU_FACTS_H
