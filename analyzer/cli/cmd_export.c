@@ -92,7 +92,7 @@ int ovl_cmd_export(int argc, char **argv) {
   if (optind >= argc) return ovl_cli_usage("export", "no TRACE given");
 
   /* The analysis gathers what the export needs of the GPU work as it reads it (gpu_facts.h):
-  ** the export then reads each trace once more, not twice. */
+  ** the export then reads each trace's GPU work once more, not twice. */
   ovl_err err;
   ovl_err_clear(&err);
   ovl_export_facts facts;
