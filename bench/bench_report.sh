@@ -32,16 +32,20 @@ echo "trace: $big ($kernels kernels, an api row per launch, a collective every 5
   "$(du -m "$big" | cut -f1) MB)"
 echo "machine: $(nproc) CPUs; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-# measure LABEL CMD...: appends "wall cpu peak_kib" of one run to $dir/runs.LABEL.
+# Per-run figures go to a folder of this run's own: two runs sharing $dir do not mix them.
+runs_dir=$(mktemp -d)
+trap 'rm -rf "$runs_dir"' EXIT
+# measure LABEL CMD...: appends "wall cpu peak_kib minor_faults" of one run to $runs_dir/runs.LABEL
+# (first touches of memory: on the development VM each costs about 13 us of CPU).
 measure() {
   local label=$1; shift
-  /usr/bin/time -f '%e %U %S %M' -o "$dir/time" "$@" >/dev/null 2>&1
-  awk '{ printf "%s %.2f %s\n", $1, $2 + $3, $4 }' "$dir/time" >>"$dir/runs.$label"
+  /usr/bin/time -f '%e %U %S %M %R' -o "$runs_dir/time" "$@" >/dev/null 2>&1
+  awk '{ printf "%s %.2f %s %s\n", $1, $2 + $3, $4, $5 }' "$runs_dir/time" >>"$runs_dir/runs.$label"
 }
 labels=(scan)
 [ -n "$base" ] && labels+=(base)
 labels+=(ovl ovl-threads-0 ovl-threads-1)
-for l in "${labels[@]}"; do : >"$dir/runs.$l"; done
+for l in "${labels[@]}"; do : >"$runs_dir/runs.$l"; done
 for ((i = 0; i < runs; i++)); do  # alternated: each round runs every variant once
   measure scan sqlite3 "$big" "$scan_sql"
   [ -n "$base" ] && measure base "$base" report "$big"
@@ -53,23 +57,25 @@ echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 # median FILE COLUMN
 median() { sort -n -k"$2" "$1" | awk -v c="$2" '{ v[NR] = $c } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-scan_wall=$(median "$dir/runs.scan" 1)
-scan_cpu=$(median "$dir/runs.scan" 2)
-printf '%-34s %9s %9s %11s %9s %9s\n' "median of $runs runs" "wall s" "CPU s" "peak KiB" "wall/scan" "CPU/scan"
+scan_wall=$(median "$runs_dir/runs.scan" 1)
+scan_cpu=$(median "$runs_dir/runs.scan" 2)
+printf '%-34s %9s %9s %11s %9s %9s %9s\n' "median of $runs runs" "wall s" "CPU s" "peak KiB" "faults" "wall/scan" "CPU/scan"
 for l in "${labels[@]}"; do
-  w=$(median "$dir/runs.$l" 1) c=$(median "$dir/runs.$l" 2) m=$(median "$dir/runs.$l" 3)
+  w=$(median "$runs_dir/runs.$l" 1) c=$(median "$runs_dir/runs.$l" 2) m=$(median "$runs_dir/runs.$l" 3)
+  f=$(median "$runs_dir/runs.$l" 4)
   case $l in
     scan) name="sqlite3 scan (the floor)" ;;
     base) name="ovl report, base ($base)" ;;
     ovl) name="ovl report (as it decides)" ;;
     *) name="ovl report, OVL_READER_THREADS=${l##*-}" ;;
   esac
-  awk -v n="$name" -v w="$w" -v c="$c" -v m="$m" -v sw="$scan_wall" -v sc="$scan_cpu" \
-    'BEGIN { printf "%-34s %9.2f %9.2f %11d %9.2f %9.2f\n", n, w, c, m, w / sw, c / sc }'
+  awk -v n="$name" -v w="$w" -v c="$c" -v m="$m" -v f="$f" -v sw="$scan_wall" -v sc="$scan_cpu" \
+    'BEGIN { printf "%-34s %9.2f %9.2f %11d %9d %9.2f %9.2f\n", n, w, c, m, f, w / sw, c / sc }'
 done
 if [ -n "$base" ]; then
-  awk -v b="$(median "$dir/runs.base" 1)" -v o="$(median "$dir/runs.ovl" 1)" \
-    'BEGIN { printf "ovl report: %.2fx faster than the base (wall)\n", b / o }'
+  awk -v b="$(median "$runs_dir/runs.base" 1)" -v o="$(median "$runs_dir/runs.ovl" 1)" \
+    -v bc="$(median "$runs_dir/runs.base" 2)" -v oc="$(median "$runs_dir/runs.ovl" 2)" \
+    'BEGIN { printf "ovl report: %.2fx faster than the base (wall), %.2fx (CPU)\n", b / o, bc / oc }'
 fi
 
 # Memory against trace length: same number of collectives (per-step output), 10x the kernels.

@@ -4,6 +4,7 @@
 #include "base/vec.h"
 #include "nvtx_conventions.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 static int cmp_range(const void *pa, const void *pb) {
@@ -239,14 +240,29 @@ int ovl_host_markers_project(ovl_trace *t, ovl_host_markers *hm, ovl_err *err) {
 }
 
 long ovl_launch_step(const ovl_host_markers *hm, int64_t correlation) {
+  size_t hint = SIZE_MAX;
+  return ovl_launch_step_near(hm, correlation, &hint);
+}
+
+long ovl_launch_step_near(const ovl_host_markers *hm, int64_t correlation, size_t *hint) {
   if (!hm->by_correlation || correlation == OVL_NONE) return -1;
   size_t lo = 0, hi = hm->nranged;  /* first ranged step with min > correlation */
+  /* The hint's step first: ranged_min grows strictly, so when correlation lies between its
+  ** min and the next step's, the search would end there too. */
+  size_t h = *hint;
+  if (h < hi && hm->ranged_min[h] <= correlation) {
+    lo = h + 1;
+    if (lo == hi || hm->ranged_min[lo] > correlation) hi = lo;
+  } else if (h < hi) {
+    hi = h;
+  }
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
     if (hm->ranged_min[mid] <= correlation) lo = mid + 1;
     else hi = mid;
   }
   if (lo == 0) return -1;
+  *hint = lo - 1;
   if (correlation <= hm->ranged_max[lo - 1]) return hm->ranged_step[lo - 1];
   return lo == hm->nranged ? (long)hm->steps.len : -1;
 }

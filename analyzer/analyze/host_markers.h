@@ -48,5 +48,8 @@ long ovl_host_step_at(const ovl_host_markers *hm, int64_t t);
 /* Step that launched the work with this correlation id: its index, steps.len when it was
 ** launched after the last step, or -1 (before the first step, between steps, unknown). */
 long ovl_launch_step(const ovl_host_markers *hm, int64_t correlation);
+/* The same, looking first where *hint says (SIZE_MAX: nowhere) and leaving there where the
+** answer was found: quick for lookups in launch order (the analysis pass, per device). */
+long ovl_launch_step_near(const ovl_host_markers *hm, int64_t correlation, size_t *hint);
 
 #endif

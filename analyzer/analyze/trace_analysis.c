@@ -343,7 +343,7 @@ static void reset_pass(ovl_run *r) {
 static void drive_windows(ovl_run *r, ovl_device_pass *d, const ovl_work *w, long step_hint) {
   ovl_step_windows *win = &d->windows;
   if (d->method == OVL_STEPS_NVTX && r->hm.by_correlation) {
-    long ls = ovl_launch_step(&r->hm, w->correlation);
+    long ls = ovl_launch_step_near(&r->hm, w->correlation, &d->launch_hint);
     if (ls < 0) return;
     if ((size_t)ls >= win->n) {
       if (!d->after_last) {
@@ -513,40 +513,40 @@ static int observe_pass(ovl_run *r, const char *path, ovl_err *err) {
 /* One pass over the work. prepass: only infer collectives from NCCL kernels. */
 static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
   int rc = ovl_work_stream_open(&r->ws, window, r->launch_dims, err);
-  ovl_classified_work cw;
+  const ovl_classified_work *cw = NULL;
   int has = 0;
   void *observed = prepass ? NULL : r->observed;
-  while (!rc && !(rc = ovl_work_stream_next(&r->ws, &cw, &has, err)) && has) {
-    if (observed && r->ctx->opt.observer->on_work(observed, &cw)) {
+  while (!rc && !(rc = ovl_work_stream_next_ref(&r->ws, &cw, &has, err)) && has) {
+    if (observed && r->ctx->opt.observer->on_work(observed, cw)) {
       rc = ovl_oom(err, "work observer");
       break;
     }
-    const ovl_work w = cw.w;
-    const int32_t *colls = cw.colls;
-    uint32_t ncolls = cw.ncolls;
-    ovl_work_class cls = cw.cls;
+    const ovl_work *w = &cw->w;  /* the stream's own: no copy per piece */
+    const int32_t *colls = cw->colls;
+    uint32_t ncolls = cw->ncolls;
+    ovl_work_class cls = cw->cls;
     int32_t synth = -1;
-    if (!w.is_memop && cls == OVL_CLASS_COMM && !ncolls && (rc = synthesize(r, &w, &synth, err))) break;
-    if (synth >= 0) track_work(r, synth, &w);
+    if (!w->is_memop && cls == OVL_CLASS_COMM && !ncolls && (rc = synthesize(r, w, &synth, err))) break;
+    if (synth >= 0) track_work(r, synth, w);
     for (uint32_t k = 0; k < ncolls; k++)
-      if (executes(r, colls, ncolls, k, &w)) track_work(r, colls[k], &w);
+      if (executes(r, colls, ncolls, k, w)) track_work(r, colls[k], w);
     if (prepass) continue;
 
-    ovl_device_pass *d = find_device(r, w.device);
-    if (!d && (rc = add_device(r, w.device, &d, err))) break;
-    if (cw.from_channels) {
+    ovl_device_pass *d = find_device(r, w->device);
+    if (!d && (rc = add_device(r, w->device, &d, err))) break;
+    if (cw->from_channels) {
       /* NCCL's channel timing: neither a kernel nor a memop (ovl_channel_facts counts them) */
-    } else if (w.is_memop) {
+    } else if (w->is_memop) {
       d->n_memops++;
       d->n_comm_memops += cls == OVL_CLASS_COMM;
     } else {
       d->n_kernels++;
       d->n_comm_kernels += cls == OVL_CLASS_COMM;
     }
-    if ((rc = note_stream(d, &w, cls, err))) break;
-    ovl_sweep_item item = {w.start, w.end, cls, colls, ncolls, synth, -1, -1};
+    if ((rc = note_stream(d, w, cls, err))) break;
+    ovl_sweep_item item = {w->start, w->end, cls, colls, ncolls, synth, -1, -1};
     if (synth >= 0) item.ncolls = 1;
-    if (cls == OVL_CLASS_COMPUTE && w.name != OVL_NONE && (item.sig = ovl_kstats_index(&d->kstats, w.name, w.grid, w.block)) < 0) {
+    if (cls == OVL_CLASS_COMPUTE && w->name != OVL_NONE && (item.sig = ovl_kstats_index(&d->kstats, w->name, w->grid, w->block)) < 0) {
       rc = ovl_oom(err, "kernel statistics");
       break;
     }
@@ -559,18 +559,18 @@ static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
       if ((rc = note_collective_work(r, d, c, err))) break;
     }
     if (rc) break;
-    if (w.is_memop && cls == OVL_CLASS_MEMORY) note_copy(r, d, &w);
-    int traits = w.is_memop || w.name == OVL_NONE ? 0 : ovl_work_stream_kernel_traits(&r->ws, w.name);
+    if (w->is_memop && cls == OVL_CLASS_MEMORY) note_copy(r, d, w);
+    int traits = w->is_memop || w->name == OVL_NONE ? 0 : ovl_work_stream_kernel_traits(&r->ws, w->name);
     d->n_moe_kernels += (traits & OVL_NAME_MOE) != 0;
-    if (cls == OVL_CLASS_COMPUTE && (traits & OVL_NAME_LOOKALIKE) && (rc = note_lookalike(d, &w, err))) break;
+    if (cls == OVL_CLASS_COMPUTE && (traits & OVL_NAME_LOOKALIKE) && (rc = note_lookalike(d, w, err))) break;
     if (cls == OVL_CLASS_COMPUTE) {
-      note_compute_start(r, d, w.start);
-      if (d->max_compute_end == OVL_NONE || w.end > d->max_compute_end) d->max_compute_end = w.end;
+      note_compute_start(r, d, w->start);
+      if (d->max_compute_end == OVL_NONE || w->end > d->max_compute_end) d->max_compute_end = w->end;
     }
-    drive_windows(r, d, &w, step_hint);
+    drive_windows(r, d, w, step_hint);
     /* a mark is on the GPU when the compute launched before it ends (a collective launched
     ** just before a mark says nothing of the gradient's readiness) */
-    if (!prepass && r->hm.marks.len && cls == OVL_CLASS_COMPUTE) ovl_host_markers_work_end(&r->hm, w.correlation, w.end);
+    if (!prepass && r->hm.marks.len && cls == OVL_CLASS_COMPUTE) ovl_host_markers_work_end(&r->hm, w->correlation, w->end);
     if (ovl_sweep_add(&d->sweep, &item)) rc = ovl_oom(err, "sweep");
   }
   ovl_work_stream_close(&r->ws);

@@ -40,6 +40,7 @@ typedef struct ovl_device_pass {
   ovl_step_windows windows;
   ovl_sweep sweep;
   int after_last;              /* work launched after the last NVTX step has begun */
+  size_t launch_hint;          /* where ovl_launch_step_near looks first (any value is safe) */
   long n_kernels, n_comm_kernels, n_memops, n_comm_memops;
   long n_moe_kernels;          /* kernels whose name says they do mixture-of-experts work */
   int64_t max_compute_end;     /* of the compute kernels seen so far (they started earlier) */

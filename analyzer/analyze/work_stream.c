@@ -5,7 +5,6 @@
 
 #include "load/comm_names.h"
 
-#include "base/i64map.h"
 #include "base/vec.h"
 
 #include <assert.h>
@@ -23,26 +22,42 @@ static int cmp_link(const void *pa, const void *pb) {
   return (a->coll > b->coll) - (a->coll < b->coll);
 }
 
-/* collectives.id -> row, then the links (dangling ones and unknown correlations dropped)
-** sorted by correlation. */
+/* The last row with collectives.id == id (rows are sorted by id), or -1. hint: the row the
+** previous lookup found; links mostly come in id order, so the search gallops from it. */
+static int64_t row_of_id(const ovl_coll_rec *recs, size_t n, int64_t id, size_t *hint) {
+  if (n == 0 || recs[0].id > id) return -1;
+  size_t lo = 0, hi = n;  /* recs[lo].id <= id; hi == n or recs[hi].id > id */
+  if (*hint < n && recs[*hint].id <= id) {
+    lo = *hint;
+    for (size_t step = 1; (hi = lo + step) < n && recs[hi].id <= id; step *= 2) lo = hi;
+    if (hi > n) hi = n;
+  }
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (recs[mid].id <= id) lo = mid;
+    else hi = mid;
+  }
+  if (recs[lo].id != id) return -1;
+  *hint = lo;
+  return (int64_t)lo;
+}
+
+/* The links (dangling ones and unknown correlations dropped), each to its collectives row
+** found by id in the rows (sorted by id: a search, no map of every id), sorted by
+** correlation. A repeated id links to its last row. */
 static int load_links(ovl_work_stream *s, ovl_err *err) {
-  ovl_i64map by_id = {0};
-  int rc = OVL_OK;
-  for (size_t i = 0; !rc && i < s->nrecs; i++)
-    if (ovl_i64map_put(&by_id, s->recs[i].id, (int64_t)i)) rc = ovl_oom(err, "collectives");
+  for (size_t i = 1; i < s->nrecs; i++) assert(s->recs[i - 1].id <= s->recs[i].id);
   ovl_launch_rec *links = NULL;
   size_t nlinks = 0;
-  if (!rc) rc = ovl_trace_read_launches(s->t, &links, &nlinks, err);
+  int rc = ovl_trace_read_launches(s->t, &links, &nlinks, err);
   link_pair *pairs = rc ? NULL : malloc((nlinks ? nlinks : 1) * sizeof *pairs);
   if (!rc && !pairs) rc = ovl_oom(err, "collective links");
-  size_t n = 0;
+  size_t n = 0, hint = 0;
   for (size_t i = 0; !rc && i < nlinks; i++) {
-    int64_t idx;
-    if (links[i].correlation != OVL_NONE && ovl_i64map_get(&by_id, links[i].collective, &idx))
-      pairs[n++] = (link_pair){links[i].correlation, (int32_t)idx};
+    int64_t idx = links[i].correlation != OVL_NONE ? row_of_id(s->recs, s->nrecs, links[i].collective, &hint) : -1;
+    if (idx >= 0) pairs[n++] = (link_pair){links[i].correlation, (int32_t)idx};
   }
   free(links);
-  ovl_i64map_free(&by_id);
   if (!rc) {
     ovl_qsort(pairs, n, sizeof *pairs, cmp_link);
     s->link_corr = malloc((n ? n : 1) * sizeof *s->link_corr);
@@ -261,26 +276,36 @@ static int fill_pending(ovl_work_stream *s, ovl_err *err) {
   return OVL_OK;
 }
 
-int ovl_work_stream_next(ovl_work_stream *s, ovl_classified_work *out, int *has, ovl_err *err) {
+int ovl_work_stream_next_ref(ovl_work_stream *s, const ovl_classified_work **out, int *has, ovl_err *err) {
   *has = 0;
+  *out = NULL;
   int rc = fill_pending(s, err);
   if (rc) return rc;
   int chan = s->chan_next < s->nchan_work;
   if (chan && s->has_pending && s->pending.w.start <= s->chan_work[s->chan_next].start) chan = 0;
   if (chan) {  /* a collective timed by its channels */
-    out->w = s->chan_work[s->chan_next];
-    out->colls = &s->chan_coll[s->chan_next++];
-    out->ncolls = 1;
-    out->cls = OVL_CLASS_COMM;
-    out->from_channels = 1;
+    ovl_classified_work *c = &s->chan_out;
+    c->w = s->chan_work[s->chan_next];
+    c->colls = &s->chan_coll[s->chan_next++];
+    c->ncolls = 1;
+    c->cls = OVL_CLASS_COMM;
+    c->from_channels = 1;
+    *out = c;
   } else if (s->has_pending) {
-    *out = s->pending;
+    *out = &s->pending;  /* filled again only by the next call */
     s->has_pending = 0;
   } else {
     return OVL_OK;
   }
   *has = 1;
   return OVL_OK;
+}
+
+int ovl_work_stream_next(ovl_work_stream *s, ovl_classified_work *out, int *has, ovl_err *err) {
+  const ovl_classified_work *ref = NULL;
+  int rc = ovl_work_stream_next_ref(s, &ref, has, err);
+  if (!rc && *has) *out = *ref;
+  return rc;
 }
 
 void ovl_work_stream_close(ovl_work_stream *s) {

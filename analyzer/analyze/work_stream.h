@@ -68,6 +68,7 @@ typedef struct ovl_work_stream {
   int32_t *chan_coll;          /* ... and their recs indices */
   size_t nchan_work, chan_next;
   ovl_classified_work pending; /* the cursor's next piece, held while channel work goes first */
+  ovl_classified_work chan_out; /* the channel work ovl_work_stream_next_ref handed out last */
   int has_pending, cursor_done;
 } ovl_work_stream;
 
@@ -104,6 +105,9 @@ int ovl_work_stream_open(ovl_work_stream *s, size_t window, int launch_dims, ovl
 ** row came later than the window allows: the stream is then marked sorted, and the caller
 ** resets what it counted and runs the pass again. */
 int ovl_work_stream_next(ovl_work_stream *s, ovl_classified_work *out, int *has, ovl_err *err);
+/* The same without a copy of the piece: *out points into the stream and stays valid until the
+** next call (the analysis pass reads millions of pieces). */
+int ovl_work_stream_next_ref(ovl_work_stream *s, const ovl_classified_work **out, int *has, ovl_err *err);
 void ovl_work_stream_close(ovl_work_stream *s);
 
 #endif

@@ -36,6 +36,7 @@ struct ovl_trace {
   int64_t string_limit;
   ovl_bad_rows bad;
   int counted;               /* in open_traces */
+  struct api_scan *api_scan; /* the api scan running on db: ovl_push_api's rows go to it */
 };
 
 /* ---------------------------------------------------------------------------------- */
@@ -218,8 +219,8 @@ int ovl_trace_open(const char *path, ovl_trace **out, ovl_err *err) {
     /* A bounded page cache: memory must not grow with the size of the trace. No mmap_size:
     ** mapped pages would count in the resident size as the file is read, and on the
     ** development VM a page fault costs more than the pread it saves (bench/results/report-3m.md). */
-    sqlite3_exec(t->db, "PRAGMA cache_size=-4096; PRAGMA query_only=1;", NULL, NULL, NULL);
-    if (push_function(t->db, "ovl_push_api", -1, NULL, push_api) != SQLITE_OK)
+    sqlite3_exec(t->db, "PRAGMA cache_size=-256; PRAGMA query_only=1;", NULL, NULL, NULL);
+    if (push_function(t->db, "ovl_push_api", -1, &t->api_scan, push_api) != SQLITE_OK)
       rc = ovl_fail(err, OVL_EINTERNAL, "%s: cannot read api rows: %s", path, sqlite3_errmsg(t->db));
     if (!rc) rc = validate_tables(t, err);
   }
@@ -537,25 +538,24 @@ typedef struct api_scan {
   int rc;                  /* fn's first non-zero return: ends the scan */
 } api_scan;
 
-#define API_SCAN_POINTER "ovl_api_scan"
-
-/* ovl_push_api(scan, start, correlation) or (scan, start, end, tid, correlation, name): a row
-** to the scan's callback. True (stop) once the callback fails. */
+/* ovl_push_api(start, correlation) or (start, end, tid, correlation, name): a row to the
+** callback of the scan running on the connection (its user data: where that scan is
+** registered; no per-row lookup of a bound pointer). True (stop) once the callback fails. */
 static void push_api(sqlite3_context *sctx, int argc, sqlite3_value **argv) {
-  api_scan *a = sqlite3_value_pointer(argv[0], API_SCAN_POINTER);
-  if (!a || (argc != (a->launches_only ? 3 : 6))) {
+  api_scan *a = *(api_scan **)sqlite3_user_data(sctx);
+  if (!a || (argc != (a->launches_only ? 2 : 5))) {
     sqlite3_result_error(sctx, "ovl_push_api: not an api scan", -1);
     return;
   }
   row_malformed = 0;
-  ovl_api_row r = {val_int(argv[1]), OVL_NONE, OVL_NONE, OVL_NONE, OVL_NONE};
+  ovl_api_row r = {val_int(argv[0]), OVL_NONE, OVL_NONE, OVL_NONE, OVL_NONE};
   if (a->launches_only) {
-    r.correlation = val_int(argv[2]);
+    r.correlation = val_int(argv[1]);
   } else {
-    r.end = val_int(argv[2]);
-    r.tid = val_int(argv[3]);
-    r.correlation = val_int(argv[4]);
-    r.name = val_int(argv[5]);
+    r.end = val_int(argv[1]);
+    r.tid = val_int(argv[2]);
+    r.correlation = val_int(argv[3]);
+    r.name = val_int(argv[4]);
   }
   if (row_malformed || r.start == OVL_NONE || r.correlation == OVL_NONE || !ovl_time_ok(r.start) ||
       (!a->launches_only && (r.end == OVL_NONE || !ovl_interval_ok(r.start, r.end))))
@@ -566,25 +566,29 @@ static void push_api(sqlite3_context *sctx, int argc, sqlite3_value **argv) {
 }
 
 /* Scans api rows with rowid in [lo, hi] (the whole table for [INT64_MIN, INT64_MAX]: no
-** rowid test per row) on connection db (ovl_push_api registered on it), counting invalid ones
-** in *bad. */
-static int scan_api_range(ovl_trace *t, sqlite3 *db, int launches_only, int64_t lo, int64_t hi, ovl_api_fn fn,
-                          void *ctx, long *bad, ovl_err *err) {
+** rowid test per row) on connection db, whose ovl_push_api hands rows to *slot, counting
+** invalid ones in *bad. */
+static int scan_api_range(ovl_trace *t, sqlite3 *db, api_scan **slot, int launches_only, int64_t lo, int64_t hi,
+                          ovl_api_fn fn, void *ctx, long *bad, ovl_err *err) {
   sqlite3_stmt *st = NULL;
   /* The columns in the order stored (start, end, tid, correlation, name). */
   static const char *const sqls[2][2] = {
-    {"SELECT 1 FROM api WHERE rowid BETWEEN ?1 AND ?2 AND ovl_push_api(?3, start, end, tid, correlation, name)",
-     "SELECT 1 FROM api WHERE rowid BETWEEN ?1 AND ?2 AND ovl_push_api(?3, start, correlation)"},
-    {"SELECT 1 FROM api WHERE ovl_push_api(?3, start, end, tid, correlation, name)",
-     "SELECT 1 FROM api WHERE ovl_push_api(?3, start, correlation)"}};
+    {"SELECT 1 FROM api WHERE rowid BETWEEN ?1 AND ?2 AND ovl_push_api(start, end, tid, correlation, name)",
+     "SELECT 1 FROM api WHERE rowid BETWEEN ?1 AND ?2 AND ovl_push_api(start, correlation)"},
+    {"SELECT 1 FROM api WHERE ovl_push_api(start, end, tid, correlation, name)",
+     "SELECT 1 FROM api WHERE ovl_push_api(start, correlation)"}};
   const char *sql = sqls[lo == INT64_MIN && hi == INT64_MAX][launches_only != 0];
   if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
     return ovl_fail(err, OVL_EUSER, "%s: cannot read the trace: %s", t->path, sqlite3_errmsg(db));
   api_scan scan = {launches_only, fn, ctx, 0, OVL_OK};
-  sqlite3_bind_int64(st, 1, lo);
-  sqlite3_bind_int64(st, 2, hi);
-  sqlite3_bind_pointer(st, 3, &scan, API_SCAN_POINTER, NULL);
+  if (lo != INT64_MIN || hi != INT64_MAX) {
+    sqlite3_bind_int64(st, 1, lo);
+    sqlite3_bind_int64(st, 2, hi);
+  }
+  api_scan *outer = *slot;  /* a scan from inside another's callback: the outer one resumes after */
+  *slot = &scan;
   int src = sqlite3_step(st);  /* one step: a row only when the callback stopped the scan */
+  *slot = outer;
   int rc = scan.rc;
   if (!rc && src != SQLITE_DONE)
     rc = src == SQLITE_NOMEM ? ovl_oom(err, "SQLite")
@@ -625,12 +629,13 @@ typedef struct api_part {
 static void *api_part_main(void *arg) {
   api_part *p = arg;
   sqlite3 *db = NULL;
+  api_scan *slot = NULL;
   if (sqlite3_open_v2(p->t->path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
     p->rc = ovl_fail(&p->err, OVL_EUSER, "%s: cannot open: %s", p->t->path, db ? sqlite3_errmsg(db) : "out of memory");
-  else if (push_function(db, "ovl_push_api", -1, NULL, push_api) != SQLITE_OK)
+  else if (push_function(db, "ovl_push_api", -1, &slot, push_api) != SQLITE_OK)
     p->rc = ovl_fail(&p->err, OVL_EINTERNAL, "%s: cannot read api rows: %s", p->t->path, sqlite3_errmsg(db));
   else
-    p->rc = scan_api_range(p->t, db, p->launches_only, p->lo, p->hi, p->fn, p->ctx, &p->bad, &p->err);
+    p->rc = scan_api_range(p->t, db, &slot, p->launches_only, p->lo, p->hi, p->fn, p->ctx, &p->bad, &p->err);
   sqlite3_close(db);
   return NULL;
 }
@@ -641,7 +646,7 @@ int ovl_trace_scan_api_split(ovl_trace *t, int launches_only, size_t nparts, ovl
   if (!ovl_trace_has_table(t, "api")) return OVL_OK;
   if (nparts <= 1 || !reader_threads_wanted()) {  /* one scan, all rows to the first part */
     long bad = 0;
-    int rc = scan_api_range(t, t->db, launches_only, INT64_MIN, INT64_MAX, fn, ctxs[0], &bad, err);
+    int rc = scan_api_range(t, t->db, &t->api_scan, launches_only, INT64_MIN, INT64_MAX, fn, ctxs[0], &bad, err);
     t->bad.api = bad;
     return rc;
   }
@@ -671,7 +676,7 @@ int ovl_trace_scan_api_split(ovl_trace *t, int launches_only, size_t nparts, ovl
     if (i > 0) started[i] = pthread_create(&threads[i], NULL, api_part_main, &parts[i]) == 0;
     if (i > 0 && !started[i]) api_part_main(&parts[i]);
   }
-  parts[0].rc = scan_api_range(t, t->db, launches_only, parts[0].lo, parts[0].hi, fn, ctxs[0], &parts[0].bad,
+  parts[0].rc = scan_api_range(t, t->db, &t->api_scan, launches_only, parts[0].lo, parts[0].hi, fn, ctxs[0], &parts[0].bad,
                                &parts[0].err);
   for (size_t i = 0; i < nparts; i++) {
     if (i > 0 && started[i]) pthread_join(threads[i], NULL);
@@ -970,7 +975,7 @@ static int reader_start(row_reader *rd, const char *path, const char *table, con
   rd->pushed = !sorted;
   if (sqlite3_open_v2(path, &rd->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
     return ovl_fail(err, OVL_EUSER, "%s: cannot open: %s", path, rd->db ? sqlite3_errmsg(rd->db) : "out of memory");
-  sqlite3_exec(rd->db, "PRAGMA cache_size=-2048; PRAGMA query_only=1;", NULL, NULL, NULL);
+  sqlite3_exec(rd->db, "PRAGMA cache_size=-256; PRAGMA query_only=1;", NULL, NULL, NULL);
   if (push_function(rd->db, "ovl_push_work", ncols, rd, push_work) != SQLITE_OK)
     return ovl_fail(err, OVL_EINTERNAL, "%s: cannot read %s: %s", path, table, sqlite3_errmsg(rd->db));
   char sql[320];
