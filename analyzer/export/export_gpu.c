@@ -64,10 +64,10 @@ static int for_each_work(xfile *f, xstreams *s, work_fn fn, void *ctx, ovl_err *
   size_t window = f->ex->ctx->opt.reorder_window ? f->ex->ctx->opt.reorder_window : OVL_DEFAULT_REORDER_WINDOW;
   if (f->sort_work) window = 0;
   int rc = ovl_work_stream_open(&f->ws, window, 0, err);
-  ovl_classified_work cw;
+  const ovl_classified_work *cw = NULL;
   int has = 0;
-  while (!rc && !(rc = ovl_work_stream_next(&f->ws, &cw, &has, err)) && has)
-    if (xfile_proc_of(f, cw.w.device) != UINT32_MAX) rc = fn(f, s, &cw, ctx, err);
+  while (!rc && !(rc = ovl_work_stream_next_ref(&f->ws, &cw, &has, err)) && has)  /* no copy per piece */
+    if (xfile_proc_of(f, cw->w.device) != UINT32_MAX) rc = fn(f, s, cw, ctx, err);
   ovl_work_stream_close(&f->ws);
   if (rc == OVL_EUNSORTED) ovl_err_clear(err);
   return rc;
