@@ -11,6 +11,7 @@
 #include "check.h"
 #include "db_query.h"
 #include "export/export.h"
+#include "export/gpu_facts.h"
 #include "run_cmd.h"
 #include "trace_builder.h"
 
@@ -248,7 +249,7 @@ static void test_layout(void) {
   CHECK_I64(ovl_add_finding(&r->findings, &r->nfindings, "single_bucket", -1, 0, "rank finding"), 0);
   CHECK_I64(ovl_add_finding(&job.findings, &job.nfindings, "straggler", -1, 7, "job finding"), 0);
 
-  ovl_export_options opt = {OVL_EXPORT_CHROME, js, NULL, 0};
+  ovl_export_options opt = {OVL_EXPORT_CHROME, js, NULL, 0, NULL};
   ovl_export_stats st;
   CHECK_I64(ovl_export_job(&job, &ctx, &opt, &st, &err), 0);
   CHECK_I64(st.kernel_slices, 3);
@@ -321,7 +322,7 @@ static void test_unsorted_host_rows(void) {
   ovl_job job;
   char *args[] = {path};
   CHECK_I64(ovl_analyze_job(&ctx, args, 1, NULL, NULL, &job, &err), 0);
-  ovl_export_options opt = {OVL_EXPORT_PERFETTO, pf, NULL, 1};
+  ovl_export_options opt = {OVL_EXPORT_PERFETTO, pf, NULL, 1, NULL};
   ovl_export_stats st;
   CHECK_I64(ovl_export_job(&job, &ctx, &opt, &st, &err), 0);
   CHECK_I64(st.flows, 20);
@@ -334,6 +335,100 @@ static void test_unsorted_host_rows(void) {
   ovl_analysis_ctx_free(&ctx);
   unlink(path);
   unlink(pf);
+}
+
+/* What the export knows of the GPU work before drawing (each stream's role, the correlation
+** ids with GPU work) comes from the analysis's own pass (gpu_facts.h) instead of a pre-pass
+** of the export's: both ways give the same files, byte for byte, also when the analysis had
+** to sort the work and start its pass again (the facts then count each item once). */
+static void test_facts_like_prepass(void) {
+  char path[512], pf[2][512], js[2][512];
+  snprintf(path, sizeof path, "%s", tb_temp_path("facts.sqlite"));
+  for (int i = 0; i < 2; i++) {
+    snprintf(pf[i], sizeof pf[i], "%s", tb_temp_path(i ? "facts-prepass.pftrace" : "facts.pftrace"));
+    snprintf(js[i], sizeof js[i], "%s", tb_temp_path(i ? "facts-prepass.json" : "facts.json"));
+  }
+  tb b;
+  tb_open(&b, path);
+  long items = 0;
+  for (int64_t dev = 0; dev < 2; dev++) {
+    for (int i = 0; i < 6; i++) {
+      int64_t k = tb_kernel(&b, "compute", 10000 + i * 1000, 10800 + i * 1000, dev, 7);
+      if (i % 2 == 0) tb_api(&b, 9000 + i * 1000, 9100 + i * 1000, k);  /* a launch with its flow */
+      items++;
+    }
+    int64_t nccl = tb_kernel(&b, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", 12500, 16000, dev, 13);
+    tb_collective(&b, "AllReduce", 4096, 2, 12000, nccl);
+    tb_memop(&b, "HtoD", 9000, 9500, dev, 20, 1 << 20);  /* far before the rows above it */
+    tb_memop(&b, "DtoH", 17000, 17500, dev, 20, 1 << 20);
+    tb_kernel(&b, "compute", 18000, 18100, dev, 20);     /* stream 20 is still a memcpy stream */
+    items += 4;
+  }
+  tb_api(&b, 100, 200, 999999);  /* a launch without GPU work: no flow */
+  tb_close(&b);
+
+  ovl_export_facts facts;
+  CHECK_I64(ovl_export_facts_init(&facts), 0);
+  ovl_analysis_ctx ctx;
+  ovl_analysis_options aopt = {0};
+  aopt.reorder_window = 1;  /* the memops come out of order: the pass is sorted and run again */
+  aopt.observer = &facts.observer;
+  ovl_err err = {0};
+  CHECK_I64(ovl_analysis_ctx_init(&ctx, &aopt, &err), 0);
+  ovl_job job;
+  char *args[] = {path};
+  CHECK_I64(ovl_analyze_job(&ctx, args, 1, NULL, NULL, &job, &err), 0);
+  CHECK_I64(job.nranks, 2);
+  char source[512];  /* the ovl trace the analysis read (kept: the job is freed below) */
+  snprintf(source, sizeof source, "%s", job.ranks[0].ovl_path ? job.ranks[0].ovl_path : job.ranks[0].trace_path);
+  const ovl_gpu_facts *g = ovl_export_facts_find(&facts, source);
+  CHECK(g != NULL);
+  if (g) {
+    CHECK_I64((long)g->nstreams, 6);  /* streams 7, 13, 20 of two devices */
+    long counted = 0;
+    for (size_t i = 0; i < g->nstreams; i++)
+      for (int c = 0; c < 3; c++) counted += g->streams[i].count[c];
+    CHECK_I64(counted, items);
+    CHECK(!ovl_idset_has(&g->gpu_corr, 999999));
+    CHECK_I64(g->sorted, 1);
+  }
+  for (int i = 0; i < 2; i++) {
+    ovl_export_options opt = {OVL_EXPORT_PERFETTO, pf[i], NULL, 0, i ? NULL : &facts};
+    ovl_export_stats st;
+    CHECK_I64(ovl_export_job(&job, &ctx, &opt, &st, &err), 0);
+    if (err.msg[0]) fprintf(stderr, "export: %s\n", err.msg);
+    CHECK_I64(st.flows, 2 * 3 + 2);  /* three launches and the NCCL call per device */
+    opt.format = OVL_EXPORT_CHROME;
+    opt.path = js[i];
+    CHECK_I64(ovl_export_job(&job, &ctx, &opt, NULL, &err), 0);
+  }
+  char *out = NULL;
+  CHECK_I64(run_checker(pf[0], 0, 16, &out), 0);
+  free(out);
+  char *text = read_text(js[0]);
+  CHECK_I64(count_of(text, "\"name\":\"stream 20 (memcpy)\""), 2);
+  CHECK_I64(count_of(text, "\"name\":\"stream 13 (NCCL)\""), 2);
+  free(text);
+  for (int k = 0; k < 2; k++) {
+    const char *a = k ? js[0] : pf[0], *c = k ? js[1] : pf[1];
+    char *x = read_text(a), *y = read_text(c);
+    CHECK(strlen(x) > 0 && strcmp(x, y) == 0 ? 1 : (fprintf(stderr, "%s and %s differ\n", a, c), 0));
+    free(x);
+    free(y);
+  }
+  /* A file analysed twice (named twice): its facts are ambiguous, the export reads its own. */
+  ovl_job_free(&job);
+  char *twice[] = {path, path};
+  CHECK_I64(ovl_analyze_job(&ctx, twice, 2, NULL, NULL, &job, &err), 0);
+  CHECK(ovl_export_facts_find(&facts, source) == NULL);
+  ovl_job_free(&job);
+  ovl_analysis_ctx_free(&ctx);
+  ovl_export_facts_free(&facts);
+  unlink(path);
+  for (int i = 0; i < 2; i++) {
+    unlink(pf[i]);
+    unlink(js[i]);
+  }
 }
 
 /* Unknown values are left out of the annotations: a zero-length NCCL kernel has no bandwidth,
@@ -509,6 +604,7 @@ int main(int argc, char **argv) {
   test_rich_traces();
   test_layout();
   test_unsorted_host_rows();
+  test_facts_like_prepass();
   test_unknown_values();
   test_epoch_times();
   test_simulated();

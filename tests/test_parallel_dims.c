@@ -292,7 +292,7 @@ static void tp_by_fsdp(void) {
   /* the timeline carries each collective's dimension and each step's per-dimension times */
   char js[4300];
   snprintf(js, sizeof js, "%s/tpxfsdp.json", tmpdir_buf);
-  ovl_export_options xo = {OVL_EXPORT_CHROME, js, NULL, 0};
+  ovl_export_options xo = {OVL_EXPORT_CHROME, js, NULL, 0, NULL};
   ovl_export_stats xs;
   ovl_err xerr;
   ovl_err_clear(&xerr);

@@ -292,6 +292,23 @@ static inline const int64_t *ovl_coll_pieces(const ovl_rank_result *r, const ovl
 /* The name r's trace gives comm, or NULL (borrowed until r is freed). */
 const char *ovl_rank_comm_name(const ovl_rank_result *r, int64_t comm);
 
+/* Sees each piece of GPU work the analysis's pass classifies, so that a consumer needing
+** per-item facts of the work (the timeline export: the streams' roles, the correlation ids
+** with GPU work) need not read the trace again. A file's calls come from the one thread
+** analysing it; files may be analysed concurrently, so open must be thread-safe. */
+struct ovl_classified_work;
+typedef struct ovl_work_observer {
+  void *self;
+  /* The final pass over the ovl trace at path starts: the file's state, or NULL (memory). */
+  void *(*open)(void *self, const char *path);
+  /* The pass reads the work sorted by SQLite (rows further out of order than the reorder
+  ** window, so any pass with that window must sort), from its first item again: right after
+  ** open when known before, or when found out during the pass. */
+  void (*restart)(void *file_state);
+  /* One item, in the pass's order. Returns 0, or -1 when memory runs out. */
+  int (*on_work)(void *file_state, const struct ovl_classified_work *cw);
+} ovl_work_observer;
+
 typedef struct ovl_analysis_options {
   const char *comm_pattern;   /* extra communication kernel names (POSIX ERE), or NULL */
   const char *step_pattern;   /* extra step range names (POSIX ERE), or NULL */
@@ -299,6 +316,7 @@ typedef struct ovl_analysis_options {
   int launch_dims;            /* read kernel grid/block sizes */
   ovl_import_options import;  /* how foreign traces (Kineto, Nsight) are converted */
   const char *dim_overrides;  /* "COMM=DIM,..." (job_dims.h), or NULL */
+  const ovl_work_observer *observer;  /* NULL: none */
 } ovl_analysis_options;
 
 /* Compiled options, shared read-only by concurrent analyses. */

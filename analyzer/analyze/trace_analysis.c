@@ -500,12 +500,27 @@ static int executes(const ovl_run *r, const int32_t *colls, uint32_t n, uint32_t
          (best->group_id != OVL_NONE && c->group_id == best->group_id);
 }
 
+/* The final pass shows its work to the options' observer (analysis.h), if any. */
+static int observe_pass(ovl_run *r, const char *path, ovl_err *err) {
+  const ovl_work_observer *o = r->ctx->opt.observer;
+  if (!o) return OVL_OK;
+  r->observed = o->open(o->self, path);
+  if (!r->observed) return ovl_oom(err, "work observer");
+  if (r->ws.sorted) o->restart(r->observed);  /* the pre-pass found the rows out of order */
+  return OVL_OK;
+}
+
 /* One pass over the work. prepass: only infer collectives from NCCL kernels. */
 static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
   int rc = ovl_work_stream_open(&r->ws, window, r->launch_dims, err);
   const ovl_classified_work *cw = NULL;
   int has = 0;
+  void *observed = prepass ? NULL : r->observed;
   while (!rc && !(rc = ovl_work_stream_next_ref(&r->ws, &cw, &has, err)) && has) {
+    if (observed && r->ctx->opt.observer->on_work(observed, cw)) {
+      rc = ovl_oom(err, "work observer");
+      break;
+    }
     const ovl_work *w = &cw->w;  /* the stream's own: no copy per piece */
     const int32_t *colls = cw->colls;
     uint32_t ncolls = cw->ncolls;
@@ -571,6 +586,7 @@ static int run_pass_ordered(ovl_run *r, int prepass, ovl_err *err) {
   if (rc == OVL_EUNSORTED) {  /* the stream is marked sorted now */
     ovl_err_clear(err);
     reset_pass(r);
+    if (!prepass && r->observed) r->ctx->opt.observer->restart(r->observed);
     rc = run_pass(r, 0, prepass, err);
   }
   return rc;
@@ -642,6 +658,7 @@ int ovl_analyze_file(const ovl_analysis_ctx *ctx, const char *path, ovl_rank_res
     }
     if (!rc) rc = plan_periodic(&r, err);
   }
+  if (!rc) rc = observe_pass(&r, path, err);
   if (!rc) {
     reset_pass(&r);
     rc = run_pass_ordered(&r, 0, err);

@@ -73,6 +73,7 @@ typedef struct ovl_run {
   ovl_device_pass *devs;
   size_t ndevs;
   int launch_dims;             /* read kernel grid sizes (asked for, and the trace has them) */
+  void *observed;              /* the observer's state for this file (ctx->opt.observer), or NULL */
 } ovl_run;
 
 int ovl_run_reserve_colls(ovl_run *r, size_t n, ovl_err *err);

@@ -3,6 +3,7 @@
 #include "cli_job.h"
 
 #include "../export/export.h"
+#include "../export/gpu_facts.h"
 
 #include <getopt.h>
 #include <inttypes.h>
@@ -37,9 +38,9 @@ static const char help[] =
 
 enum { OPT_PERFETTO = 256, OPT_CHROME };
 
-static int write_one(const ovl_job *job, const ovl_analysis_ctx *ctx, ovl_export_format format, const char *path,
-                     int quiet, ovl_err *err) {
-  ovl_export_options opt = {format, path, NULL, 0};
+static int write_one(const ovl_job *job, const ovl_analysis_ctx *ctx, const ovl_export_facts *facts,
+                     ovl_export_format format, const char *path, int quiet, ovl_err *err) {
+  ovl_export_options opt = {format, path, NULL, 0, facts};
   ovl_export_stats st;
   int rc = ovl_export_job(job, ctx, &opt, &st, err);
   if (!rc) ovl_cli_progress_clear();
@@ -90,15 +91,24 @@ int ovl_cmd_export(int argc, char **argv) {
   if (!perfetto && !chrome) return ovl_cli_usage("export", "give --perfetto FILE or --chrome FILE");
   if (optind >= argc) return ovl_cli_usage("export", "no TRACE given");
 
+  /* The analysis gathers what the export needs of the GPU work as it reads it (gpu_facts.h):
+  ** the export then reads each trace's GPU work once more, not twice. */
+  ovl_err err;
+  ovl_err_clear(&err);
+  ovl_export_facts facts;
+  if (ovl_export_facts_init(&facts)) return ovl_cli_fail((ovl_oom(&err, "work observer"), &err));
+  jopt.analysis.observer = &facts.observer;
   ovl_cli_job j;
   const char *outputs[] = {perfetto, chrome};
   int status = ovl_cli_job_run(&jopt.analysis, outputs, 2, argv + optind, (size_t)(argc - optind), &j);
-  if (status) return status;
-  ovl_err err;
-  ovl_err_clear(&err);
+  if (status) {
+    ovl_export_facts_free(&facts);
+    return status;
+  }
   int rc = OVL_OK;
-  if (perfetto) rc = write_one(&j.job, &j.ctx, OVL_EXPORT_PERFETTO, perfetto, quiet, &err);
-  if (!rc && chrome) rc = write_one(&j.job, &j.ctx, OVL_EXPORT_CHROME, chrome, quiet, &err);
+  if (perfetto) rc = write_one(&j.job, &j.ctx, &facts, OVL_EXPORT_PERFETTO, perfetto, quiet, &err);
+  if (!rc && chrome) rc = write_one(&j.job, &j.ctx, &facts, OVL_EXPORT_CHROME, chrome, quiet, &err);
   ovl_cli_job_free(&j);
+  ovl_export_facts_free(&facts);
   return rc ? ovl_cli_fail(&err) : 0;
 }

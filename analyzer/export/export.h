@@ -24,6 +24,9 @@ typedef struct ovl_export_options {
   ** clock_offset from the job's cross-rank clock alignment. */
   const int64_t *rank_offsets;
   size_t reorder_window;   /* host rows held to restore start order; 0: default */
+  /* What the job's analysis gathered of each file's GPU work (gpu_facts.h: its observer was
+  ** in the analysis options), or NULL: the export reads it in a pre-pass of its own. */
+  const struct ovl_export_facts *facts;
 } ovl_export_options;
 
 typedef struct ovl_export_stats {

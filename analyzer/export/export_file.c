@@ -1,9 +1,10 @@
 /*
 ** Export of one trace file: opens its classified work stream (work_stream.h: collectives,
 ** their launch links, the classes of work), matches collectives to their analysis results,
-** then runs the passes: a pre-pass over GPU work
-** (which correlation ids have GPU work; each stream's role), the host pass (flow starts),
-** and the GPU pass (flow ends). Flows are only drawn when both ends exist.
+** takes what the analysis saw of the GPU work (gpu_facts.h: which correlation ids have GPU
+** work, each stream's role; a pre-pass reads them when it saw nothing), then runs the
+** passes: the host pass (flow starts) and the GPU pass (flow ends). Flows are only drawn
+** when both ends exist.
 */
 #include "export_internal.h"
 
@@ -51,10 +52,12 @@ uint32_t xfile_proc_of(const xfile *f, int64_t device) {
 }
 
 uint32_t xfile_string_iid(xfile *f, int64_t name) {
+  int cached = name >= 0 && name < f->ws.name_class_len;
+  if (cached && f->iid_of_string[name]) return f->iid_of_string[name];  /* per kernel and API call: no lookup */
   const char *text = ovl_trace_string(f->t, name);
-  if (name < 0 || name >= f->ws.name_class_len) return xname(f->ex, text ? text : "kernel");
-  if (!f->iid_of_string[name]) f->iid_of_string[name] = xname(f->ex, text ? text : "kernel");
-  return f->iid_of_string[name];
+  uint32_t iid = xname(f->ex, text ? text : "kernel");
+  if (cached) f->iid_of_string[name] = iid;
+  return iid;
 }
 
 static void xfile_free(xfile *f) {
@@ -68,7 +71,7 @@ static void xfile_free(xfile *f) {
   free(f->coll_state.running);
   free(f->iid_of_string);
   ovl_work_stream_free(&f->ws);
-  ovl_idset_free(&f->gpu_corr);
+  ovl_gpu_facts_free(&f->own_facts);
   ovl_idset_free(&f->launch_started);
   ovl_idset_free(&f->launch_ended);
   ovl_trace_close(f->t);
@@ -111,13 +114,13 @@ int xfile_export(ovl_exporter *ex, const char *ovl_path, const char *user_path, 
   }
   xstreams *streams = NULL;
   ovl_progress_file(user_path);
-  f.ws.progress = "exporting (pass 1 of 3: GPU work)";
-  if (!rc) rc = xgpu_prepass(&f, &streams, err);
+  f.ws.progress = "exporting (pre-pass: GPU work)";
+  if (!rc) rc = xgpu_streams(&f, ovl_export_facts_find(ex->opt->facts, ovl_path), &streams, err);
   /* A call's flow starts only when some GPU work executes it. */
   for (size_t i = 0; !rc && i < f.ws.nlinks; i++)
-    if (ovl_idset_has(&f.gpu_corr, f.ws.link_corr[i])) f.coll_has_gpu[f.ws.link_coll[i]] = 1;
+    if (ovl_idset_has(f.gpu_corr, f.ws.link_corr[i])) f.coll_has_gpu[f.ws.link_coll[i]] = 1;
   if (!rc) rc = xhost_export(&f, err);
-  f.ws.progress = "exporting (pass 3 of 3: GPU work)";
+  f.ws.progress = "exporting (GPU work)";
   if (!rc) rc = xgpu_export(&f, streams, err);
   ovl_progress_file(NULL);
   xgpu_streams_free(streams);

@@ -25,40 +25,24 @@ typedef struct xstream {
 } xstream;
 
 struct xstreams {
-  xstream *items;
-  size_t n, cap;
+  xstream *items;          /* sorted by device and stream */
+  size_t n;
   ovl_i64map index;        /* stream key -> items index */
   size_t last;             /* the stream looked up last */
 };
 
-static int64_t stream_key(int64_t device, int64_t stream) { return (int64_t)((uint64_t)device << 32 ^ (uint64_t)stream); }
-
-/* The stream entry of (device, stream), created when create is set; NULL when absent/OOM. */
-static xstream *find_stream(xstreams *s, int64_t device, int64_t stream, int create) {
+/* The stream entry of (device, stream), or NULL. */
+static xstream *find_stream(xstreams *s, int64_t device, int64_t stream) {
   if (s->n && s->items[s->last].device == device && s->items[s->last].stream == stream) return &s->items[s->last];
   int64_t idx;
-  if (ovl_i64map_get(&s->index, stream_key(device, stream), &idx) && s->items[idx].device == device &&
+  if (ovl_i64map_get(&s->index, ovl_fact_stream_key(device, stream), &idx) && s->items[idx].device == device &&
       s->items[idx].stream == stream) {
     s->last = (size_t)idx;
     return &s->items[idx];
   }
   for (size_t i = 0; i < s->n; i++)  /* key collision: rare */
     if (s->items[i].device == device && s->items[i].stream == stream) return &s->items[s->last = i];
-  if (!create) return NULL;
-  if (s->n == s->cap) {
-    size_t cap = s->cap ? s->cap * 2 : 16;
-    xstream *grown = realloc(s->items, cap * sizeof *grown);
-    if (!grown) return NULL;
-    s->items = grown;
-    s->cap = cap;
-  }
-  xstream *x = &s->items[s->n];
-  memset(x, 0, sizeof *x);
-  x->device = device;
-  x->stream = stream;
-  if (ovl_i64map_put(&s->index, stream_key(device, stream), (int64_t)s->n)) return NULL;
-  s->last = s->n++;
-  return x;
+  return NULL;
 }
 
 void xgpu_streams_free(xstreams *s) {
@@ -78,28 +62,35 @@ typedef int (*work_fn)(xfile *f, xstreams *s, const ovl_classified_work *cw, voi
 ** again. */
 static int for_each_work(xfile *f, xstreams *s, work_fn fn, void *ctx, ovl_err *err) {
   size_t window = f->ex->ctx->opt.reorder_window ? f->ex->ctx->opt.reorder_window : OVL_DEFAULT_REORDER_WINDOW;
+  if (f->sort_work) window = 0;
   int rc = ovl_work_stream_open(&f->ws, window, 0, err);
-  ovl_classified_work cw;
+  const ovl_classified_work *cw = NULL;
   int has = 0;
-  while (!rc && !(rc = ovl_work_stream_next(&f->ws, &cw, &has, err)) && has)
-    if (xfile_proc_of(f, cw.w.device) != UINT32_MAX) rc = fn(f, s, &cw, ctx, err);
+  while (!rc && !(rc = ovl_work_stream_next_ref(&f->ws, &cw, &has, err)) && has)  /* no copy per piece */
+    if (xfile_proc_of(f, cw->w.device) != UINT32_MAX) rc = fn(f, s, cw, ctx, err);
   ovl_work_stream_close(&f->ws);
   if (rc == OVL_EUNSORTED) ovl_err_clear(err);
   return rc;
 }
 
 /* ---------------------------------------------------------------------------------- */
-/* Pre-pass                                                                            */
+/* Streams and flows' starts: the facts of the file's GPU work (gpu_facts.h)             */
 /* ---------------------------------------------------------------------------------- */
 
 static int prepass_one(xfile *f, xstreams *s, const ovl_classified_work *cw, void *ctx, ovl_err *err) {
-  (void)ctx;
-  const ovl_work *w = &cw->w;
-  xstream *x = find_stream(s, w->device, w->stream, 1);
-  if (!x) return ovl_oom(err, "streams");
-  x->count[cw->cls]++;
-  if (ovl_idset_add(&f->gpu_corr, w->correlation)) return ovl_oom(err, "correlation ids");
+  (void)f;
+  (void)s;
+  if (ovl_gpu_facts_add(ctx, cw)) return ovl_oom(err, "streams");
   return OVL_OK;
+}
+
+/* The analysis's facts hold what the pre-pass would have counted when they cover only the
+** file's exported devices (the pre-pass skips other devices' work). */
+static int facts_usable(const xfile *f, const ovl_gpu_facts *facts) {
+  if (!facts) return 0;
+  for (size_t i = 0; i < facts->nstreams; i++)
+    if (xfile_proc_of(f, facts->streams[i].device) == UINT32_MAX) return 0;
+  return 1;
 }
 
 static int cmp_stream(const void *pa, const void *pb) {
@@ -108,25 +99,39 @@ static int cmp_stream(const void *pa, const void *pb) {
   return (a->stream > b->stream) - (a->stream < b->stream);
 }
 
-int xgpu_prepass(xfile *f, xstreams **out, ovl_err *err) {
-  xstreams *s = calloc(1, sizeof *s);
-  if (!s) return ovl_oom(err, "streams");
-  int rc = for_each_work(f, s, prepass_one, NULL, err);
-  if (rc == OVL_EUNSORTED) {
-    for (size_t i = 0; i < s->n; i++) memset(s->items[i].count, 0, sizeof s->items[i].count);
-    rc = for_each_work(f, s, prepass_one, NULL, err);
-  }
-  if (!rc) {
-    /* Streams ordered by device and id; the index is rebuilt for the new positions. */
-    ovl_qsort(s->items, s->n, sizeof *s->items, cmp_stream);
-    ovl_i64map_free(&s->index);
-    for (size_t i = 0; !rc && i < s->n; i++) {
-      s->items[i].order = 1000 + (int32_t)i * 1024;
-      s->items[i].proc = xfile_proc_of(f, s->items[i].device);
-      if (ovl_i64map_put(&s->index, stream_key(s->items[i].device, s->items[i].stream), (int64_t)i))
-        rc = ovl_oom(err, "streams");
+int xgpu_streams(xfile *f, const ovl_gpu_facts *facts, xstreams **out, ovl_err *err) {
+  int rc = OVL_OK;
+  if (!facts_usable(f, facts)) {
+    rc = for_each_work(f, NULL, prepass_one, &f->own_facts, err);
+    if (rc == OVL_EUNSORTED) {
+      ovl_gpu_facts_clear(&f->own_facts);
+      rc = for_each_work(f, NULL, prepass_one, &f->own_facts, err);
     }
-    s->last = 0;
+    facts = &f->own_facts;
+  }
+  if (rc) return rc;
+  f->gpu_corr = &facts->gpu_corr;
+  f->sort_work = facts->sorted;
+  xstreams *s = calloc(1, sizeof *s);
+  if (s) s->items = calloc(facts->nstreams ? facts->nstreams : 1, sizeof *s->items);
+  if (!s || !s->items) {
+    free(s);
+    return ovl_oom(err, "streams");
+  }
+  s->n = facts->nstreams;  /* each (device, stream) once */
+  for (size_t i = 0; i < s->n; i++) {
+    const ovl_fact_stream *fs = &facts->streams[i];
+    s->items[i].device = fs->device;
+    s->items[i].stream = fs->stream;
+    memcpy(s->items[i].count, fs->count, sizeof s->items[i].count);
+  }
+  /* Streams ordered by device and id. */
+  ovl_qsort(s->items, s->n, sizeof *s->items, cmp_stream);
+  for (size_t i = 0; !rc && i < s->n; i++) {
+    s->items[i].order = 1000 + (int32_t)i * 1024;
+    s->items[i].proc = xfile_proc_of(f, s->items[i].device);
+    if (ovl_i64map_put(&s->index, ovl_fact_stream_key(s->items[i].device, s->items[i].stream), (int64_t)i))
+      rc = ovl_oom(err, "streams");
   }
   if (rc) {
     xgpu_streams_free(s);
@@ -295,8 +300,8 @@ static int gpu_one(xfile *f, xstreams *s, const ovl_classified_work *cw, void *c
   const ovl_work *w = &cw->w;
   ovl_exporter *ex = f->ex;
   uint32_t proc = xfile_proc_of(f, w->device);
-  xstream *x = find_stream(s, w->device, w->stream, 0);
-  if (!x) return ovl_fail(err, OVL_EINTERNAL, "%s: a stream appeared after the pre-pass", f->path);
+  xstream *x = find_stream(s, w->device, w->stream);
+  if (!x) return ovl_fail(err, OVL_EINTERNAL, "%s: a stream appeared that the first read of the GPU work did not see", f->path);
   if (!x->has_group) {
     char name[96];
     if (w->stream >= 0) snprintf(name, sizeof name, "stream %lld (%s)", (long long)w->stream, role_of(x));
@@ -324,9 +329,8 @@ static int gpu_one(xfile *f, xstreams *s, const ovl_classified_work *cw, void *c
     sl.name_iid = xname(ex, sl.name);
     sl.category = "nccl";
   } else {
-    const char *text = ovl_trace_string(f->t, w->name);
-    sl.name = text ? text : "kernel";
     sl.name_iid = xfile_string_iid(f, w->name);
+    sl.name = xname_text(ex, sl.name_iid);  /* the trace's name, or "kernel" */
     sl.category = cls == OVL_CLASS_COMM ? "nccl" : "kernel";
   }
   if (!sl.name_iid) return ovl_oom(err, "names");
@@ -392,6 +396,9 @@ int xgpu_export(xfile *f, xstreams *s, ovl_err *err) {
     }
   }
   if (!rc) rc = for_each_work(f, s, gpu_one, &g, err);
+  /* the facts said whether the work must be sorted: the pass cannot be run again */
+  if (rc == OVL_EUNSORTED)
+    rc = ovl_fail(err, OVL_EINTERNAL, "%s: GPU work further out of order than seen before", f->path);
   for (size_t p = 0; !rc && p < f->nprocs; p++) rc = counters_finish(f, f->procs[p], err);
   for (size_t p = 0; p < f->nprocs; p++) {
     xcounters *c = &ex->procs[f->procs[p]].counters;

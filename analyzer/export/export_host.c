@@ -213,7 +213,7 @@ static int draw_item(host_pass *h, const host_item *it, ovl_err *err) {
   ovl_xslice sl = {it->start, it->end, it->iid, xname_text(f->ex, it->iid), h->api ? "cuda_api" : "nvtx", NULL, 0,
                    NULL, 0, NULL, 0};
   uint64_t flow;
-  if (h->api && xflow_ok(f->ex, it->correlation) && ovl_idset_has(&f->gpu_corr, it->correlation) &&
+  if (h->api && xflow_ok(f->ex, it->correlation) && ovl_idset_has(f->gpu_corr, it->correlation) &&
       !ovl_idset_has(&f->launch_started, it->correlation)) {
     if (ovl_idset_add(&f->launch_started, it->correlation)) return ovl_oom(err, "flows");
     flow = xflow_id(f->ex, f->host_proc, XFLOW_LAUNCH, it->correlation);
@@ -285,7 +285,7 @@ static int on_nvtx(void *ctx, const ovl_nvtx_row *row) {
 static int on_api(void *ctx, const ovl_api_row *row) {
   host_pass *h = ctx;
   if ((++h->api_rows & 0xFFFF) == 0 && h->api_estimate > 0)
-    ovl_progress("exporting (pass 2 of 3: host calls)", (double)h->api_rows / (double)h->api_estimate);
+    ovl_progress("exporting (host calls)", (double)h->api_rows / (double)h->api_estimate);
   host_item it = {row->start, row->end, 0, row->tid, row->correlation, xfile_string_iid(h->f, row->name), 0};
   if (!it.iid) return ovl_oom(h->err, "names");
   return offer(h, &it);

@@ -3,6 +3,7 @@
 **   export_job.c     entry point: processes, steps, findings, one pass set per trace file
 **   export_emit.c    names, tracks, lane groups; every timestamp is shifted here (xtime)
 **   export_file.c    per trace file: its work stream, results per collective, flows bookkeeping, the passes
+**   gpu_facts.c      what the analysis saw of each file's GPU work (streams' roles, correlations)
 **   export_host.c    host threads: NCCL calls, NVTX ranges, CUDA API calls
 **   export_gpu.c     GPU work on stream lanes, flow ends, collective annotations, counters
 */
@@ -14,6 +15,7 @@
 #include "export.h"
 #include "../analyze/work_stream.h"
 #include "export_sink.h"
+#include "gpu_facts.h"
 #include "idset.h"
 #include "lanes.h"
 
@@ -106,7 +108,9 @@ typedef struct xfile {
   size_t nrecs;
   const ovl_coll_result **coll_result;  /* per row: its analysis result, or NULL */
   /* flows: both ends must exist, every id starts once and ends once */
-  ovl_idset gpu_corr;      /* correlations of GPU work (the pre-pass) */
+  const ovl_idset *gpu_corr;  /* correlations of GPU work (the analysis's facts or own_facts) */
+  ovl_gpu_facts own_facts;    /* the pre-pass's, when the analysis gathered none */
+  int sort_work;              /* read the GPU work sorted by SQLite: the facts found it out of order */
   ovl_idset launch_started, launch_ended;
   unsigned char *coll_has_gpu, *coll_started, *coll_ended;
   ovl_coll_state coll_state;  /* the counters' sweeps: per collective, work running now */
@@ -125,9 +129,10 @@ uint32_t xfile_string_iid(xfile *f, int64_t name);
 
 /* ---- export_host.c / export_gpu.c ---- */
 int xhost_export(xfile *f, ovl_err *err);
-/* Pre-pass over GPU work: which correlations have GPU work, and each stream's role. */
+/* The file's streams (their roles) and its correlations with GPU work (f->gpu_corr), from
+** the facts the analysis gathered (NULL, or not the file's alone: a pre-pass reads them). */
 typedef struct xstreams xstreams;
-int xgpu_prepass(xfile *f, xstreams **streams, ovl_err *err);
+int xgpu_streams(xfile *f, const ovl_gpu_facts *facts, xstreams **streams, ovl_err *err);
 int xgpu_export(xfile *f, xstreams *streams, ovl_err *err);
 void xgpu_streams_free(xstreams *s);
 

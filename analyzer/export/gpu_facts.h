@@ -1,0 +1,61 @@
+/*
+** What the timeline export must know of a trace file's GPU work before it draws anything:
+** each stream's work items by class (its role, in the track's name) and which correlation
+** ids have GPU work (a launch's flow starts only when it will end). Gathered while the
+** analysis reads the work (its ovl_work_observer, analysis.h), so that the export does not
+** read the trace once more for them; the export's own pre-pass fills the same struct when
+** the analysis did not (another caller of ovl_export_job, a file analysed twice).
+*/
+#ifndef OVL_GPU_FACTS_H
+#define OVL_GPU_FACTS_H
+
+#include "base/i64map.h"
+#include "../analyze/analysis.h"
+#include "../analyze/work_stream.h"
+#include "idset.h"
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ovl_fact_stream {
+  int64_t device, stream;
+  long count[3];           /* work items per ovl_work_class */
+} ovl_fact_stream;
+
+/* One trace file's facts. */
+typedef struct ovl_gpu_facts {
+  char *path;              /* the ovl trace analysed */
+  ovl_fact_stream *streams;
+  size_t nstreams, cap;
+  ovl_i64map index;        /* stream key -> streams index */
+  size_t last;             /* the stream seen last */
+  ovl_idset gpu_corr;      /* correlation ids of GPU work */
+  int sorted;              /* the work had to be sorted (the analysis's reorder window) */
+  struct ovl_gpu_facts *next;
+} ovl_gpu_facts;
+
+/* The hash key of a stream (collisions possible: compare device and stream). */
+int64_t ovl_fact_stream_key(int64_t device, int64_t stream);
+/* Counts one item. Returns 0, or -1 when memory runs out. */
+int ovl_gpu_facts_add(ovl_gpu_facts *g, const ovl_classified_work *cw);
+/* Forgets every item (a pass that starts again). */
+void ovl_gpu_facts_clear(ovl_gpu_facts *g);
+void ovl_gpu_facts_free(ovl_gpu_facts *g);
+
+/* The facts of every file an analysis read with `observer` in its options. */
+typedef struct ovl_export_facts {
+  ovl_work_observer observer;  /* self is this struct */
+  pthread_mutex_t lock;        /* files: analyses of files run concurrently */
+  ovl_gpu_facts *files;
+} ovl_export_facts;
+
+/* Initialises x; hand &x->observer to the analysis (ovl_analysis_options.observer). x must
+** not move while in use. Returns 0, or -1 when the lock cannot be made. */
+int ovl_export_facts_init(ovl_export_facts *x);
+/* The facts of the ovl trace at path, or NULL when the analysis did not read it, or read it
+** more than once (two entries: either may be partial). */
+const ovl_gpu_facts *ovl_export_facts_find(const ovl_export_facts *x, const char *path);
+void ovl_export_facts_free(ovl_export_facts *x);
+
+#endif
