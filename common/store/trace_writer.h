@@ -3,7 +3,8 @@
 ** that is committed by ovl_tw_commit(), automatically every OVL_TW_AUTOCOMMIT_ROWS rows,
 ** and by ovl_tw_close(). Kernel, memop, api, launch, collective and channel rows (and nvtx
 ** ones with write-behind) may wait in the writer in small batches until the next commit (or
-** a later call) writes them, so an insert error can be reported by a later call. A writer is not thread-safe: use it from one thread.
+** a later call) writes them, so an insert error can be reported by a later call. A writer is
+** not thread-safe: use it from one thread.
 ** Every function returns OVL_OK or an error code with *err set ("<path>: <problem>").
 */
 #ifndef OVL_TRACE_WRITER_H
