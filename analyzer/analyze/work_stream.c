@@ -22,31 +22,65 @@ static int cmp_link(const void *pa, const void *pb) {
   return (a->coll > b->coll) - (a->coll < b->coll);
 }
 
-/* The last row with collectives.id == id (rows are sorted by id), or -1. hint: the row the
-** previous lookup found; links mostly come in id order, so the search gallops from it. */
-static int64_t row_of_id(const ovl_coll_rec *recs, size_t n, int64_t id, size_t *hint) {
-  if (n == 0 || recs[0].id > id) return -1;
-  size_t lo = 0, hi = n;  /* recs[lo].id <= id; hi == n or recs[hi].id > id */
-  if (*hint < n && recs[*hint].id <= id) {
+/* Ids at a stride, in ascending order: the collectives rows themselves (the reader's ORDER BY
+** id gives them so) or, where a trace's ids are not plain integers (SQLite orders text after
+** numbers, which read as other integers), a sorted copy of (id, row) pairs. */
+typedef struct id_view {
+  const char *base;
+  size_t stride, n;
+} id_view;
+
+typedef struct id_row {
+  int64_t id, row;  /* id first: the view reads it at offset 0, as in ovl_coll_rec */
+} id_row;
+
+static int64_t id_at(const id_view *v, size_t i) {
+  int64_t id;
+  memcpy(&id, v->base + i * v->stride, sizeof id);
+  return id;
+}
+
+static int cmp_id_row(const void *pa, const void *pb) {
+  const id_row *a = pa, *b = pb;
+  if (a->id != b->id) return a->id < b->id ? -1 : 1;
+  return (a->row > b->row) - (a->row < b->row);
+}
+
+/* The last position with id, or -1. hint: the position the previous lookup found; links
+** mostly come in id order, so the search gallops from it. */
+static int64_t row_of_id(const id_view *v, int64_t id, size_t *hint) {
+  size_t n = v->n;
+  if (n == 0 || id_at(v, 0) > id) return -1;
+  size_t lo = 0, hi = n;  /* id_at(lo) <= id; hi == n or id_at(hi) > id */
+  if (*hint < n && id_at(v, *hint) <= id) {
     lo = *hint;
-    for (size_t step = 1; (hi = lo + step) < n && recs[hi].id <= id; step *= 2) lo = hi;
+    for (size_t step = 1; (hi = lo + step) < n && id_at(v, hi) <= id; step *= 2) lo = hi;
     if (hi > n) hi = n;
   }
   while (hi - lo > 1) {
     size_t mid = lo + (hi - lo) / 2;
-    if (recs[mid].id <= id) lo = mid;
+    if (id_at(v, mid) <= id) lo = mid;
     else hi = mid;
   }
-  if (recs[lo].id != id) return -1;
+  if (id_at(v, lo) != id) return -1;
   *hint = lo;
   return (int64_t)lo;
 }
 
 /* The links (dangling ones and unknown correlations dropped), each to its collectives row
-** found by id in the rows (sorted by id: a search, no map of every id), sorted by
-** correlation. A repeated id links to its last row. */
+** found by id (a search, no map of every id), sorted by correlation. A repeated id links to
+** its last row. */
 static int load_links(ovl_work_stream *s, ovl_err *err) {
-  for (size_t i = 1; i < s->nrecs; i++) assert(s->recs[i - 1].id <= s->recs[i].id);
+  id_view v = {(const char *)s->recs, sizeof *s->recs, s->nrecs};
+  id_row *sorted = NULL;  /* only for ids out of order */
+  int in_order = 1;
+  for (size_t i = 1; i < s->nrecs && in_order; i++) in_order = s->recs[i - 1].id <= s->recs[i].id;
+  if (!in_order) {
+    if (!(sorted = malloc(s->nrecs * sizeof *sorted))) return ovl_oom(err, "collective links");
+    for (size_t i = 0; i < s->nrecs; i++) sorted[i] = (id_row){s->recs[i].id, (int64_t)i};
+    ovl_qsort(sorted, s->nrecs, sizeof *sorted, cmp_id_row);
+    v = (id_view){(const char *)sorted, sizeof *sorted, s->nrecs};
+  }
   ovl_launch_rec *links = NULL;
   size_t nlinks = 0;
   int rc = ovl_trace_read_launches(s->t, &links, &nlinks, err);
@@ -54,9 +88,10 @@ static int load_links(ovl_work_stream *s, ovl_err *err) {
   if (!rc && !pairs) rc = ovl_oom(err, "collective links");
   size_t n = 0, hint = 0;
   for (size_t i = 0; !rc && i < nlinks; i++) {
-    int64_t idx = links[i].correlation != OVL_NONE ? row_of_id(s->recs, s->nrecs, links[i].collective, &hint) : -1;
-    if (idx >= 0) pairs[n++] = (link_pair){links[i].correlation, (int32_t)idx};
+    int64_t at = links[i].correlation != OVL_NONE ? row_of_id(&v, links[i].collective, &hint) : -1;
+    if (at >= 0) pairs[n++] = (link_pair){links[i].correlation, (int32_t)(sorted ? sorted[at].row : at)};
   }
+  free(sorted);
   free(links);
   if (!rc) {
     ovl_qsort(pairs, n, sizeof *pairs, cmp_link);
