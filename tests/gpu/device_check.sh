@@ -8,6 +8,8 @@
 #   OUT=DIR tests/gpu/device_check.sh [--dry-run] [--kit BUILD_DIR]
 #   STAGES="capture pytorch" ...       only these stages (a rerun of the failing ones)
 #   KEEP_WORK=1 ...                    keep the work folder ($TMPDIR/ovl-gpu-work) afterwards
+#   STAGES="torchoverhead pack" ...    an extra stage, never run by default: the PyTorch DDP
+#                                      script's step time plain / under `ovl run`, alternated
 #
 # Stages: probe ctest capture plugin ddp verify buckets table overhead pytorch profiler pack (see
 # README.md for what each
@@ -21,6 +23,8 @@ set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 export ROOT
 ALL_STAGES="probe ctest capture plugin ddp verify buckets table overhead pytorch profiler pack"
+# Stages that run only when named in STAGES (too long for the one call's budget beside the rest).
+EXTRA_STAGES="torchoverhead"
 
 # ----------------------------------------------------------------------------------------
 # Stages (each runs in its own process: `device_check.sh --stage NAME`, with KIT, WORK, DRY,
@@ -341,6 +345,45 @@ sys.exit(0 if ok else 1)
 EOF
 }
 
+# The PyTorch DDP script's step time plain, under `ovl run`, and under `ovl run` with
+# OVL_DISABLE=1, alternated TORCH_OVERHEAD_REPS times (default 3): medians. The pytorch stage's
+# single plain and traced runs differed by -26..+45 % from one run to the next on the H100:
+# too noisy to say what libovl costs a launch-bound PyTorch job.
+stage_torchoverhead() {
+  have_torch_gpu || skip "no PyTorch with a usable GPU$([ "$DRY" = 1 ] && echo ' (dry run)')"
+  local args="--model small --steps 60 --warmup 10 --ovl-nvtx" rep variant log="$WORK/torchoverhead.txt"
+  mkdir -p "$WORK/torchoverhead"
+  : > "$log"
+  for rep in $(seq 1 "${TORCH_OVERHEAD_REPS:-3}"); do
+    for variant in plain libovl disabled; do
+      local out="$WORK/torchoverhead/$variant-$rep" cmd=()
+      case $variant in
+        libovl) cmd=("$KIT/ovl" run -o "$out" --) ;;
+        disabled) cmd=(env OVL_DISABLE=1 "$KIT/ovl" run -o "$out" --) ;;
+      esac
+      # shellcheck disable=SC2086
+      "${cmd[@]}" python3 -m torch.distributed.run --standalone --nproc-per-node 1 \
+        "$ROOT/workloads/pytorch/ddp_train.py" $args > "$out.out" 2>&1 || { cat "$out.out"; return 1; }
+      echo "$variant $rep $(grep -m1 '^RESULTS_JSON ' "$out.out" | cut -c14-)" >> "$log"
+    done
+  done
+  python3 - "$log" <<'EOF'
+import json, statistics, sys
+runs = {}
+for line in open(sys.argv[1]):
+    variant, rep, js = line.rstrip("\n").split(" ", 2)
+    r = json.loads(js)
+    runs.setdefault(variant, []).append(r["avg_epoch_s"] * r["epochs"] / r["steps"])
+med = {v: statistics.median(xs) for v, xs in runs.items()}
+for v in ("plain", "libovl", "disabled"):
+    print("%-8s %.3f ms per step (%+.2f%% of plain; runs %s)" % (
+        v, med[v] * 1e3, 100 * (med[v] / med["plain"] - 1), ", ".join("%.3f" % (x * 1e3) for x in runs[v])))
+print("RESULT: PyTorch DDP step %.3f ms plain, %+.2f%% under ovl run, %+.2f%% with OVL_DISABLE=1 (medians of %d)" % (
+    med["plain"] * 1e3, 100 * (med["libovl"] / med["plain"] - 1), 100 * (med["disabled"] / med["plain"] - 1),
+    len(runs["plain"])))
+EOF
+}
+
 # One PyTorch script under torchrun, plain and traced.
 torch_run() {  # torch_run NAME SCRIPT ARGS...
   local name=$1 script=$2; shift 2
@@ -494,7 +537,7 @@ stage_limit() {  # seconds per stage (limits; the pytorch stage took 93-147 s on
                  # past 150 s on an H100 on 2026-11-26, its last trace's summary unfinished)
   case $1 in probe) echo 30 ;; ctest) echo 180 ;; capture) echo 45 ;; plugin) echo 60 ;; ddp) echo 120 ;; verify) echo 90 ;;
     buckets) echo 120 ;; table) echo 150 ;; overhead) echo 120 ;;
-    pytorch) echo 240 ;; profiler) echo 60 ;; pack) echo 30 ;; *) echo 60 ;; esac
+    pytorch) echo 240 ;; profiler) echo 60 ;; pack) echo 30 ;; torchoverhead) echo 240 ;; *) echo 60 ;; esac
 }
 
 # The directories holding the CUDA libraries our binaries need and the loader does not find
@@ -562,7 +605,7 @@ main() {
     echo "kit $KIT; CUDA libraries for ovl's binaries: ${GPU_LIB_PATH:-none needed}"
   } > "$summary"
   for stage in ${STAGES:-$ALL_STAGES}; do
-    case " $ALL_STAGES " in *" $stage "*) ;; *) echo "$stage: unknown stage" >> "$summary"; failed=1; continue ;; esac
+    case " $ALL_STAGES $EXTRA_STAGES " in *" $stage "*) ;; *) echo "$stage: unknown stage" >> "$summary"; failed=1; continue ;; esac
     local limit t0 rc status detail log="$WORK/logs/$stage.log"
     limit=$(stage_limit "$stage")
     t0=$(date +%s)
