@@ -32,7 +32,10 @@ void ovl_huge_advise(void *p, size_t bytes) {
 
 void *ovl_huge_malloc(size_t bytes) {
   if (bytes < OVL_HUGE_PAGE_BYTES) return malloc(bytes ? bytes : 1);
-  /* Starting on a huge page boundary: only the block's tail is left to small pages. */
+  /* Starting on a huge page boundary, and ending on one when that adds at most an eighth:
+  ** a tail left to small pages would take a fault per 4 KiB. */
+  size_t whole = (bytes + OVL_HUGE_PAGE_BYTES - 1) / OVL_HUGE_PAGE_BYTES * OVL_HUGE_PAGE_BYTES;
+  if (whole >= bytes && whole - bytes <= bytes / 8) bytes = whole;
   void *p = NULL;
   if (posix_memalign(&p, OVL_HUGE_PAGE_BYTES, bytes) != 0) return NULL;
   ovl_huge_advise(p, bytes);

@@ -29,7 +29,8 @@ void ovl_huge_range(uintptr_t addr, size_t bytes, uintptr_t *lo, uintptr_t *hi);
 void ovl_huge_advise(void *p, size_t bytes);
 
 /* malloc(bytes), advised before anything touches it; a block of a huge page or more starts on
-** a huge page boundary. NULL when memory runs out. */
+** a huge page boundary (and is rounded up to end on one when that adds at most an eighth).
+** NULL when memory runs out. */
 void *ovl_huge_malloc(size_t bytes);
 
 /* Resizes p (old_bytes of which are kept) to new_bytes like realloc, but a large result is
