@@ -32,7 +32,7 @@ typedef struct ovl_kstat {
   double mean_over, m2_over;    /* the same for the runs overlapped */
 } ovl_kstat;
 
-/* Recently found signatures by name id: a kernel name nearly always comes with the grid and
+/* Recently found signatures by name id: a kernel name mostly comes with the grid and
 ** block of its last run, so one comparison replaces hashing seven words per kernel. */
 #define OVL_KSTATS_RECENT 64
 
