@@ -4,6 +4,7 @@
 #include "base/hash.h"
 
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,10 +35,13 @@ static int rehash(ovl_kstats *k, size_t nslots) {
 }
 
 int32_t ovl_kstats_index(ovl_kstats *k, int64_t name, const int64_t grid[3], const int64_t block[3]) {
+  int32_t *recent = &k->recent[(uint64_t)name & (OVL_KSTATS_RECENT - 1)];
+  assert(*recent >= 0 && (size_t)*recent <= k->len);
+  if (*recent && same_sig(&k->items[*recent - 1], name, grid, block)) return *recent - 1;
   uint64_t h = sig_hash(name, grid, block);
   if (k->nslots) {
     for (size_t j = h & (k->nslots - 1); k->slots[j]; j = (j + 1) & (k->nslots - 1))
-      if (same_sig(&k->items[k->slots[j] - 1], name, grid, block)) return k->slots[j] - 1;
+      if (same_sig(&k->items[k->slots[j] - 1], name, grid, block)) return (*recent = k->slots[j]) - 1;
   }
   if (k->len >= INT32_MAX - 1) return -1;
   /* Keep the load factor at most 1/2. */
@@ -57,6 +61,7 @@ int32_t ovl_kstats_index(ovl_kstats *k, int64_t name, const int64_t grid[3], con
   size_t j = h & (k->nslots - 1);
   while (k->slots[j]) j = (j + 1) & (k->nslots - 1);
   k->slots[j] = (int32_t)++k->len;
+  *recent = (int32_t)k->len;
   return (int32_t)k->len - 1;
 }
 

@@ -32,11 +32,16 @@ typedef struct ovl_kstat {
   double mean_over, m2_over;    /* the same for the runs overlapped */
 } ovl_kstat;
 
-typedef struct ovl_kstats {
+/* Recently found signatures by name id: a kernel name mostly comes with the grid and
+** block of its last run, so one comparison replaces hashing seven words per kernel. */
+#define OVL_KSTATS_RECENT 64
+
+typedef struct ovl_kstats {    /* all zero: empty */
   ovl_kstat *items;
   size_t len, cap;
   int32_t *slots;          /* open addressing: index + 1, 0 = empty */
   size_t nslots;
+  int32_t recent[OVL_KSTATS_RECENT];  /* index + 1 of a signature of name & (RECENT - 1), 0 = none */
 } ovl_kstats;
 
 /* Index of the signature, added on first use; -1 when memory runs out. */

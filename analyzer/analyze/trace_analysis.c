@@ -19,6 +19,7 @@
 #include "base/hash.h"
 #include "base/sane_values.h"
 
+#include "base/huge_pages.h"
 #include "base/i64map.h"
 #include "base/vec.h"
 #include "step_infer.h"
@@ -33,17 +34,21 @@
 /* Collectives and links                                                               */
 /* ---------------------------------------------------------------------------------- */
 
-/* Grows the per-collective arrays to exactly cap entries. */
+/* Grows the per-collective arrays to exactly cap entries. They live the whole run and are
+** touched once each: huge pages when large (base/huge_pages.h). The rows taken from the work
+** stream (coll_cap still 0) have a capacity of their own: realloc keeps them in place. */
 static int grow_colls(ovl_run *r, size_t cap, ovl_err *err) {
-  ovl_coll_rec *recs = realloc(r->recs, cap * sizeof *recs);
+  size_t old = r->coll_cap;
+  ovl_coll_rec *recs = old ? ovl_huge_realloc(r->recs, old * sizeof *recs, cap * sizeof *recs)
+                           : realloc(r->recs, cap * sizeof *recs);
   if (recs) r->recs = recs;
-  ovl_coll_track *track = realloc(r->track, cap * sizeof *track);
+  ovl_coll_track *track = ovl_huge_realloc(r->track, old * sizeof *track, cap * sizeof *track);
   if (track) r->track = track;
-  int64_t *exposed = realloc(r->cstate.exposed, cap * sizeof *exposed);
+  int64_t *exposed = ovl_huge_realloc(r->cstate.exposed, old * sizeof *exposed, cap * sizeof *exposed);
   if (exposed) r->cstate.exposed = exposed;
-  int32_t *running = realloc(r->cstate.running, cap * sizeof *running);
+  int32_t *running = ovl_huge_realloc(r->cstate.running, old * sizeof *running, cap * sizeof *running);
   if (running) r->cstate.running = running;
-  ovl_exposed_pieces *pieces = realloc(r->cstate.pieces, cap * sizeof *pieces);
+  ovl_exposed_pieces *pieces = ovl_huge_realloc(r->cstate.pieces, old * sizeof *pieces, cap * sizeof *pieces);
   if (pieces) r->cstate.pieces = pieces;
   if (!recs || !track || !exposed || !running || !pieces) return ovl_oom(err, "collectives");
   r->coll_cap = cap;

@@ -10,6 +10,7 @@
 */
 #include "trace_reader.h"
 
+#include "base/huge_pages.h"
 #include "base/i64map.h"
 #include "base/sane_values.h"
 #include "base/text_clean.h"
@@ -360,6 +361,38 @@ static int has_column(ovl_trace *t, const char *table, const char *column) {
   return ok;
 }
 
+/* Doubles a vector that may grow to millions of rows, on huge pages once it is large
+** (base/huge_pages.h): its pages are touched once, a fault each otherwise. */
+static int grow_huge(void **items, size_t *cap, size_t size) {
+  size_t ncap = *cap ? *cap * 2 : 64;
+  if (ncap > SIZE_MAX / size) return -1;
+  void *p = ovl_huge_realloc(*items, *cap * size, ncap * size);
+  if (!p) return -1;
+  *items = p;
+  *cap = ncap;
+  return 0;
+}
+
+/* Room for the collectives rows before reading them: their largest id (no scan; ids are
+** usually 1..n), believed only when the file could hold that many rows of at least 16 bytes.
+** One allocation, advised before its first touch, instead of doublings. */
+static size_t collectives_hint(ovl_trace *t) {
+  const int64_t min_row_bytes = 16;
+  int64_t max_id = 0, file_bytes = 0;
+  sqlite3_stmt *st = NULL;
+  if (sqlite3_prepare_v2(t->db, "SELECT max(rowid) FROM collectives", -1, &st, NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    max_id = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  st = NULL;
+  if (sqlite3_prepare_v2(t->db, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size", -1, &st,
+                         NULL) == SQLITE_OK &&
+      sqlite3_step(st) == SQLITE_ROW)
+    file_bytes = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  return max_id > 0 && max_id <= file_bytes / min_row_bytes ? (size_t)max_id : 0;
+}
+
 int ovl_trace_read_collectives(ovl_trace *t, ovl_coll_rec **out, size_t *n, ovl_err *err) {
   *out = NULL;
   *n = 0;
@@ -374,6 +407,8 @@ int ovl_trace_read_collectives(ovl_trace *t, ovl_coll_rec **out, size_t *n, ovl_
   sqlite3_stmt *st = NULL;
   int rc = prepare(t, sql, &st, err);
   OVL_VEC(ovl_coll_rec) v = {0};
+  size_t hint = rc ? 0 : collectives_hint(t);
+  if (hint && (v.items = ovl_huge_malloc(hint * sizeof *v.items))) v.cap = hint;
   int src = SQLITE_DONE;
   t->bad.collectives = 0;
   while (!rc && (src = sqlite3_step(st)) == SQLITE_ROW) {
@@ -405,10 +440,11 @@ int ovl_trace_read_collectives(ovl_trace *t, ovl_coll_rec **out, size_t *n, ovl_
       t->bad.collectives++;
       continue;
     }
-    if (OVL_VEC_PUSH(&v, c)) {
+    if (v.len == v.cap && grow_huge((void **)&v.items, &v.cap, sizeof *v.items)) {
       rc = ovl_oom(err, "collectives");
       break;
     }
+    v.items[v.len++] = c;
   }
   rc = end_rows(t, st, rc, src, err);
   return HAND_OUT(&v, out, n, rc);
@@ -763,7 +799,7 @@ struct ovl_work_cursor {
 static ovl_work *ring_tail_slot(work_source *s) {
   if (s->ring_len == s->ring_cap) {
     size_t ncap = s->ring_cap ? s->ring_cap * 2 : 256;
-    ovl_work *ring = malloc(ncap * sizeof *ring);
+    ovl_work *ring = ovl_huge_malloc(ncap * sizeof *ring);
     if (!ring) return NULL;
     for (size_t i = 0; i < s->ring_len; i++) ring[i] = s->ring[(s->ring_head + i) & (s->ring_cap - 1)];
     free(s->ring);
@@ -1095,10 +1131,10 @@ static int open_source(ovl_trace *t, work_source *s, int is_memop, const ovl_wor
   s->last_start = INT64_MIN;
   /* The ring at its working size at once (up to 64 Ki rows; it grows past that if it must):
   ** growing it by doubling would touch and copy twice the memory. Pages never used cost
-  ** nothing. */
+  ** nothing; the ones used are touched once, on huge pages (base/huge_pages.h). */
   size_t cap = 256;
   while (cap < s->window && cap < ((size_t)1 << 16)) cap *= 2;
-  if (!(s->ring = malloc(cap * sizeof *s->ring))) return ovl_oom(err, "reorder window");
+  if (!(s->ring = ovl_huge_malloc(cap * sizeof *s->ring))) return ovl_oom(err, "reorder window");
   s->ring_cap = cap;
   int rc = reader_start(&s->reader, t->path, is_memop ? "memops" : "kernels", cols, ncols, opt->reorder_window == 0,
                         is_memop, has_dims, threaded, err);
