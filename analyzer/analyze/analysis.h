@@ -243,6 +243,10 @@ typedef struct ovl_rank_result {
   size_t period;           /* periodic steps: collectives per step */
   ovl_step_result *steps;
   size_t nsteps;
+  /* When set, every step's colls lie in this one block (on huge pages: one fault per 2 MiB
+  ** where each step's own allocation faulted page by page), freed once; otherwise each step's
+  ** colls is an allocation of its own. */
+  ovl_coll_result *coll_block;
   ovl_grad_mark *marks;
   size_t nmarks;
   long n_kernels, n_comm_kernels, n_memops, n_comm_memops;

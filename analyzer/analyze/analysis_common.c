@@ -124,10 +124,11 @@ void ovl_rank_result_free(ovl_rank_result *r) {
   if (!r) return;
   for (size_t s = 0; s < r->nsteps; s++) {
     free_coll_extras(r->steps[s].colls, r->steps[s].ncolls);
-    free(r->steps[s].colls);
+    if (!r->coll_block) free(r->steps[s].colls);
     ovl_free_findings(r->steps[s].findings, r->steps[s].nfindings);
   }
   free(r->steps);
+  free(r->coll_block);
   free_coll_extras(r->unstepped, r->nunstepped);
   free(r->unstepped);
   free(r->coll_cross);

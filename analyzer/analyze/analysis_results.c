@@ -7,6 +7,7 @@
 */
 #include "trace_analysis_internal.h"
 
+#include "base/huge_pages.h"
 #include "base/vec.h"
 #include "grad_phase.h"
 
@@ -422,10 +423,15 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     res->unstepped = calloc((size_t)res->colls_outside_steps, sizeof *res->unstepped);
     if (!res->unstepped) rc = ovl_oom(err, "results");
   }
-  for (size_t s = 0; !rc && s < res->nsteps; s++) {
-    res->steps[s].colls = calloc(res->steps[s].ncolls ? res->steps[s].ncolls : 1, sizeof *res->steps[s].colls);
-    if (!res->steps[s].colls) rc = ovl_oom(err, "results");
-  }
+  /* Every step's collectives in one block: filled once and kept to the end, so huge pages
+  ** spare the page-by-page faults of one allocation per step. */
+  size_t in_steps = 0;
+  for (size_t s = 0; s < res->nsteps; s++) in_steps += (size_t)res->steps[s].ncolls;
+  if (!rc && !(res->coll_block = ovl_huge_malloc((in_steps ? in_steps : 1) * sizeof *res->coll_block)))
+    rc = ovl_oom(err, "results");
+  if (!rc) memset(res->coll_block, 0, (in_steps ? in_steps : 1) * sizeof *res->coll_block);
+  for (size_t s = 0, at = 0; !rc && s < res->nsteps; at += (size_t)res->steps[s++].ncolls)
+    res->steps[s].colls = res->coll_block + at;
   /* The collectives' exposed pieces, compacted to their (start, end) pairs: 16 bytes a piece
   ** where the run's records take 72 a collective. One device: compacted within the run's own
   ** array, front to back (a collective's pairs never reach past its own record), which is

@@ -12,7 +12,8 @@
 /* Every field of these is carried: a new field must be added to the codec (and then here). */
 _Static_assert(sizeof(ovl_coll_result) == 296, "ovl_coll_result changed: carry the new field in rank_pack.c");
 _Static_assert(sizeof(ovl_step_result) == 272, "ovl_step_result changed: carry the new field in rank_pack.c");
-_Static_assert(sizeof(ovl_rank_result) == 816, "ovl_rank_result changed: carry the new field in rank_pack.c");
+/* ovl_rank_result's coll_block is not carried: unpacked steps own their colls one by one. */
+_Static_assert(sizeof(ovl_rank_result) == 824, "ovl_rank_result changed: carry the new field in rank_pack.c");
 _Static_assert(sizeof(ovl_grad_mark) == 56, "ovl_grad_mark changed: carry the new field in rank_pack.c");
 _Static_assert(sizeof(ovl_host_only) == 704, "ovl_host_only changed: carry the new field in rank_pack.c");
 #endif
