@@ -40,6 +40,8 @@ struct ovl_json {
   const char *cur;         /* the last key, string or number: text, or in buf (see read_string) */
   size_t len, max_string;
   int truncated;
+  int has_int;             /* the last token was a NUMBER of at most 18 digits, no '.': int_value */
+  int64_t int_value;
   int keep;                /* 0 while skipping: strings are scanned, not copied */
   uint32_t high_surrogate; /* a \uD800-\uDBFF escape waiting for its low half, or 0 */
 };
@@ -84,6 +86,12 @@ uint64_t ovl_json_offset(const ovl_json *j) {
 const char *ovl_json_text(const ovl_json *j, size_t *len) {
   if (len) *len = j->len;
   return j->cur;
+}
+
+int ovl_json_integer(const ovl_json *j, int64_t *v) {
+  if (!j->has_int) return 0;
+  *v = j->int_value;
+  return 1;
 }
 
 int ovl_json_truncated(const ovl_json *j) {
@@ -535,12 +543,21 @@ static inline int is_space(char c) {
 static inline const char *fast_number(ovl_json *j, const char *p, const char *e) {
   const char *start = p;
   char *t = j->text;
-  if (*p == '-') *t++ = *p++;
+  int neg = *p == '-';
+  if (neg) *t++ = *p++;
   if (p == e || !(*p >= '0' && *p <= '9')) return NULL;
+  const char *digits_start = p;
+  uint64_t v = 0;
   if (*p == '0') *t++ = *p++;
   else
-    while (p < e && *p >= '0' && *p <= '9') *t++ = *p++;
+    while (p < e && *p >= '0' && *p <= '9') {
+      v = v * 10 + (uint64_t)(*p - '0');  /* wraps past 19 digits: has_int is 0 then */
+      *t++ = *p++;
+    }
+  j->has_int = p - digits_start <= 18;
+  j->int_value = neg ? -(int64_t)v : (int64_t)v;
   if (p < e && *p == '.') {
+    j->has_int = 0;
     *t++ = *p++;
     const char *digits = p;
     while (p < e && *p >= '0' && *p <= '9') *t++ = *p++;
@@ -636,9 +653,10 @@ static inline int fast_token(ovl_json *j, ovl_json_token *tok) {
   return 0;
 }
 
-/* The tokenizer proper; inlined into the public entry point and the skipping loop. */
-static inline int next_token(ovl_json *j, ovl_json_token *tok, ovl_err *err) {
-  if (fast_token(j, tok)) return OVL_OK;
+/* The tokenizer proper, for whatever fast_token leaves: kept out of line so that the fast
+** path needs no stack frame of its own. */
+static __attribute__((noinline)) int next_token(ovl_json *j, ovl_json_token *tok, ovl_err *err) {
+  j->has_int = 0;
   for (;;) {
     int c, rc = peek_token_start(j, &c, err);
     if (rc) return rc;
@@ -688,6 +706,7 @@ static inline int next_token(ovl_json *j, ovl_json_token *tok, ovl_err *err) {
 }
 
 int ovl_json_next(ovl_json *j, ovl_json_token *tok, ovl_err *err) {
+  if (fast_token(j, tok)) return OVL_OK;
   return next_token(j, tok, err);
 }
 

@@ -61,6 +61,10 @@ int ovl_json_next(ovl_json *j, ovl_json_token *tok, ovl_err *err);
 /* Text of the last KEY, STRING or NUMBER token: NUL-terminated (strings may hold NULs from
 ** \u0000 escapes; *len counts every byte kept). Valid until the next call. */
 const char *ovl_json_text(const ovl_json *j, size_t *len);
+/* Call right after a NUMBER token: 1 with *v when it was written as an integer of at most 18
+** digits (its value, read as it was scanned); 0 when another reading is needed (ovl_json_text):
+** a fraction, an exponent, more digits, or a number the tokenizer took the careful way. */
+int ovl_json_integer(const ovl_json *j, int64_t *v);
 /* 1 when the last string or number was longer than the limit and was cut. */
 int ovl_json_truncated(const ovl_json *j);
 /* Containers open after the last token (the top-level object counts 1). */

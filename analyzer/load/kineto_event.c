@@ -137,7 +137,7 @@ static int read_int(ovl_json *j, int64_t *v, ovl_err *err) {
   if (rc) return rc;
   const char *text = ovl_json_text(j, NULL);
   if (tok == OVL_JSON_NUMBER) {
-    if (ovl_kineto_int(text, v)) *v = OVL_NONE;
+    if (!ovl_json_integer(j, v) && ovl_kineto_int(text, v)) *v = OVL_NONE;
   } else if (tok == OVL_JSON_STRING) {
     const char *d = text + strcspn(text, "0123456789");
     if (*d && ovl_kineto_int(d, v)) *v = OVL_NONE;
@@ -256,7 +256,8 @@ static int read_dims(ovl_json *j, int64_t dims[3], ovl_err *err) {
   for (int i = 0; !(rc = ovl_json_next(j, &tok, err)) && tok != OVL_JSON_ARRAY_END; i++) {
     int64_t v;
     if (tok == OVL_JSON_OBJECT_BEGIN || tok == OVL_JSON_ARRAY_BEGIN) rc = ovl_json_skip_container(j, err);
-    else if (i < 3 && tok == OVL_JSON_NUMBER) dims[i] = ovl_kineto_int(ovl_json_text(j, NULL), &v) ? OVL_NONE : v;
+    else if (i < 3 && tok == OVL_JSON_NUMBER)
+      dims[i] = ovl_json_integer(j, &v) || !ovl_kineto_int(ovl_json_text(j, NULL), &v) ? v : OVL_NONE;
     if (rc) break;
   }
   return rc;
@@ -279,7 +280,9 @@ static int read_first_numel(ovl_json *j, int64_t *numel, ovl_err *err) {
     int64_t product = 1, v;
     int dims = 0;
     while (!(rc = ovl_json_next(j, &tok, err)) && tok == OVL_JSON_NUMBER) {
-      if (ovl_kineto_int(ovl_json_text(j, NULL), &v) || v < 0 || (v && product > INT64_MAX / v)) product = -1;
+      if ((!ovl_json_integer(j, &v) && ovl_kineto_int(ovl_json_text(j, NULL), &v)) || v < 0 ||
+          (v && product > INT64_MAX / v))
+        product = -1;
       else if (product >= 0) product *= v;
       dims++;
     }
