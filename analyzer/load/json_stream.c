@@ -40,8 +40,8 @@ struct ovl_json {
   const char *cur;         /* the last key, string or number: text, or in buf (see read_string) */
   size_t len, max_string;
   int truncated;
-  int has_int;             /* the last token was a NUMBER of at most 18 digits, no '.': int_value */
-  int64_t int_value;
+  int has_parts;           /* the last NUMBER was taken by fast_number: parts holds it */
+  ovl_json_decimal parts;
   int keep;                /* 0 while skipping: strings are scanned, not copied */
   uint32_t high_surrogate; /* a \uD800-\uDBFF escape waiting for its low half, or 0 */
 };
@@ -88,9 +88,15 @@ const char *ovl_json_text(const ovl_json *j, size_t *len) {
   return j->cur;
 }
 
+int ovl_json_number_parts(const ovl_json *j, ovl_json_decimal *d) {
+  if (!j->has_parts) return 0;
+  *d = j->parts;
+  return 1;
+}
+
 int ovl_json_integer(const ovl_json *j, int64_t *v) {
-  if (!j->has_int) return 0;
-  *v = j->int_value;
+  if (!j->has_parts || j->parts.fraction_digits || j->parts.whole_digits > 18) return 0;
+  *v = j->parts.negative ? -(int64_t)j->parts.whole : (int64_t)j->parts.whole;
   return 1;
 }
 
@@ -543,27 +549,36 @@ static inline int is_space(char c) {
 static inline const char *fast_number(ovl_json *j, const char *p, const char *e) {
   const char *start = p;
   char *t = j->text;
-  int neg = *p == '-';
-  if (neg) *t++ = *p++;
+  ovl_json_decimal *d = &j->parts;
+  d->negative = *p == '-';
+  if (d->negative) *t++ = *p++;
   if (p == e || !(*p >= '0' && *p <= '9')) return NULL;
-  const char *digits_start = p;
+  const char *digits = p;
   uint64_t v = 0;
   if (*p == '0') *t++ = *p++;
   else
     while (p < e && *p >= '0' && *p <= '9') {
-      v = v * 10 + (uint64_t)(*p - '0');  /* wraps past 19 digits: has_int is 0 then */
+      v = v * 10 + (uint64_t)(*p - '0');  /* wraps past 19 digits: whole_digits says so */
       *t++ = *p++;
     }
-  j->has_int = p - digits_start <= 18;
-  j->int_value = neg ? -(int64_t)v : (int64_t)v;
+  d->whole = v;
+  d->whole_digits = (int)(p - digits);
+  uint32_t f = 0;
   if (p < e && *p == '.') {
-    j->has_int = 0;
     *t++ = *p++;
-    const char *digits = p;
-    while (p < e && *p >= '0' && *p <= '9') *t++ = *p++;
+    digits = p;
+    while (p < e && *p >= '0' && *p <= '9') {
+      if (p - digits < 3) f = f * 10 + (uint32_t)(*p - '0');
+      *t++ = *p++;
+    }
     if (p == digits) return NULL;
+    d->fraction_digits = (int)(p - digits);
+  } else {
+    d->fraction_digits = 0;
   }
   if (p == e || number_chars[(unsigned char)*p] || p - start > OVL_JSON_MAX_NUMBER) return NULL;
+  d->fraction = f;
+  j->has_parts = 1;
   *t = 0;
   j->len = (size_t)(p - start);
   j->truncated = 0;
@@ -656,7 +671,7 @@ static inline int fast_token(ovl_json *j, ovl_json_token *tok) {
 /* The tokenizer proper, for whatever fast_token leaves: kept out of line so that the fast
 ** path needs no stack frame of its own. */
 static __attribute__((noinline)) int next_token(ovl_json *j, ovl_json_token *tok, ovl_err *err) {
-  j->has_int = 0;
+  j->has_parts = 0;
   for (;;) {
     int c, rc = peek_token_start(j, &c, err);
     if (rc) return rc;

@@ -154,8 +154,21 @@ static int read_time(ovl_json *j, int64_t *ns, double *us, ovl_err *err) {
   *us = NAN;
   if (rc || tok != OVL_JSON_NUMBER) return rc;
   const char *text = ovl_json_text(j, NULL);
-  int exact;
-  if (us_to_ns(text, ns, &exact)) {
+  int exact, unreadable;
+  ovl_json_decimal d;
+  if (ovl_json_number_parts(j, &d) && d.whole_digits <= 15 && d.fraction_digits <= 3) {
+    /* us_to_ns's reading from the parts the tokenizer read as it scanned: exact, and 15 digits
+    ** of µs are always in range. */
+    int64_t frac = d.fraction;
+    for (int k = d.fraction_digits; k < 3; k++) frac *= 10;
+    int64_t v = (int64_t)d.whole * 1000 + frac;
+    *ns = d.negative ? -v : v;
+    exact = 1;
+    unreadable = 0;
+  } else {
+    unreadable = us_to_ns(text, ns, &exact);
+  }
+  if (unreadable) {
     *ns = OVL_NONE;
   } else if (exact && (*ns % 1000 == 0 || (*ns > -(INT64_C(1) << 53) && *ns < (INT64_C(1) << 53)))) {
     /* The text's value is exactly ns / 1000: a whole number of µs converts with one correct
