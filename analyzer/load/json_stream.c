@@ -538,6 +538,24 @@ static int close_container(ovl_json *j, int is_object, ovl_json_token *tok) {
   return OVL_OK;
 }
 
+/* A bracket outside strings (the fast path's or the skipper's): an opening one is pushed, a
+** closing one popped. Returns 0, leaving *d alone, when the careful loop must judge it instead:
+** the stack is at the depth limit or must grow, or the bracket closes the other kind. */
+static inline int take_bracket(ovl_json *j, char c, size_t *d) {
+  size_t n = *d;
+  if (c == '{' || c == '[') {
+    if (n >= j->max_depth || n / 8 >= j->stack_bytes) return 0;
+    unsigned char bit = (unsigned char)(1u << (n % 8));
+    if (c == '{') j->stack[n / 8] |= bit;
+    else j->stack[n / 8] &= (unsigned char)~bit;
+    *d = n + 1;
+    return 1;
+  }
+  if (((j->stack[(n - 1) / 8] >> ((n - 1) % 8)) & 1) != (c == '}')) return 0;
+  *d = n - 1;
+  return 1;
+}
+
 static inline int is_space(char c) {
   return c == ' ' || c == '\n' || c == '\r' || c == '\t';
 }
@@ -651,11 +669,8 @@ static inline int fast_token(ovl_json *j, ovl_json_token *tok) {
   }
   if (c == '{' || c == '[') {
     size_t d = j->depth;
-    if (d >= j->max_depth || d / 8 >= j->stack_bytes) return 0;
-    unsigned char bit = (unsigned char)(1u << (d % 8));
-    if (c == '{') j->stack[d / 8] |= bit;
-    else j->stack[d / 8] &= (unsigned char)~bit;
-    j->depth = d + 1;
+    if (!take_bracket(j, c, &d)) return 0;
+    j->depth = d;
     j->p = p + 1;
     j->state = c == '{' ? S_KEY_OR_END : S_VALUE_OR_END;
     *tok = c == '{' ? OVL_JSON_OBJECT_BEGIN : OVL_JSON_ARRAY_BEGIN;
@@ -761,25 +776,13 @@ static int skip_words(ovl_json *j, const char **pp, size_t *dp, size_t depth) {
         str = NULL;
       } else if (c == '"') {
         str = at;
-      } else if (c == '{' || c == '[') {
-        if (d >= j->max_depth || d / 8 >= j->stack_bytes) {
-          p = at;
-          goto out;
-        }
-        unsigned char bit8 = (unsigned char)(1u << (d % 8));
-        if (c == '{') j->stack[d / 8] |= bit8;
-        else j->stack[d / 8] &= (unsigned char)~bit8;
-        d++;
-      } else {
-        if (((j->stack[(d - 1) / 8] >> ((d - 1) % 8)) & 1) != (c == '}')) {
-          p = at;
-          goto out;
-        }
-        if (--d < depth) {
-          p = at + 1;
-          closed = 1;
-          goto out;
-        }
+      } else if (!take_bracket(j, c, &d)) {
+        p = at;
+        goto out;
+      } else if (d < depth) {
+        p = at + 1;
+        closed = 1;
+        goto out;
       }
     }
   }
@@ -833,26 +836,14 @@ static int skip_blocks(ovl_json *j, const char **pp, size_t *dp, size_t depth) {
       int bit = __builtin_ctzll(brackets);
       brackets &= brackets - 1;
       const char *at = p + bit;
-      char c = *at;
-      if (c == '{' || c == '[') {
-        if (d >= j->max_depth || d / 8 >= j->stack_bytes) {
-          p = at;
-          goto out;
-        }
-        unsigned char bit8 = (unsigned char)(1u << (d % 8));
-        if (c == '{') j->stack[d / 8] |= bit8;
-        else j->stack[d / 8] &= (unsigned char)~bit8;
-        d++;
-      } else {
-        if (((j->stack[(d - 1) / 8] >> ((d - 1) % 8)) & 1) != (c == '}')) {
-          p = at;
-          goto out;
-        }
-        if (--d < depth) {
-          p = at + 1;
-          closed = 1;
-          goto out;
-        }
+      if (!take_bracket(j, *at, &d)) {
+        p = at;
+        goto out;
+      }
+      if (d < depth) {
+        p = at + 1;
+        closed = 1;
+        goto out;
       }
     }
     if (inside >> 63) {
@@ -900,16 +891,8 @@ static int skip_to_depth(ovl_json *j, size_t depth, ovl_err *err) {
         const char *close = find_string_end(p + 1, e);
         if (close == e || *close != '"') break;
         p = close + 1;
-      } else if (c == '{' || c == '[') {
-        if (d >= j->max_depth || d / 8 >= j->stack_bytes) break;
-        unsigned char bit = (unsigned char)(1u << (d % 8));
-        if (c == '{') j->stack[d / 8] |= bit;
-        else j->stack[d / 8] &= (unsigned char)~bit;
-        d++;
-        p++;
       } else {
-        if (((j->stack[(d - 1) / 8] >> ((d - 1) % 8)) & 1) != (c == '}')) break;
-        d--;
+        if (!take_bracket(j, c, &d)) break;
         p++;
         if (d < depth) break;
       }
