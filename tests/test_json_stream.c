@@ -397,6 +397,32 @@ static void integers(void) {
     if (want[i].has) CHECK_I64(v, want[i].v);
   }
   close_json(&o);
+  /* Numbers longer than the kept text, whole inside the chunk: cut to 63 characters (still
+  ** read as a number), whatever the string limit, and never written past the kept text. */
+  size_t long_digits[] = {64, 200, 70000};
+  for (size_t k = 0; k < sizeof long_digits / sizeof long_digits[0]; k++) {
+    for (size_t max_string = 63; max_string <= 65536; max_string += 65536 - 63) {
+      size_t n = long_digits[k] + 2;
+      char *big = malloc(n + 1);
+      big[0] = '[';
+      memset(big + 1, '7', long_digits[k]);
+      big[n - 1] = ']';
+      big[n] = 0;
+      write_file(path, big, n);
+      free(big);
+      o = open_json(path, 0, max_string);
+      int64_t v;
+      size_t len = 0;
+      CHECK(ovl_json_next(o.j, &tok, &err) == OVL_OK && tok == OVL_JSON_ARRAY_BEGIN);
+      CHECK(ovl_json_next(o.j, &tok, &err) == OVL_OK && tok == OVL_JSON_NUMBER);
+      ovl_json_text(o.j, &len);
+      CHECK_I64(len, OVL_JSON_MAX_NUMBER);
+      CHECK_I64(ovl_json_truncated(o.j), 1);
+      CHECK_I64(ovl_json_integer(o.j, &v), 0);
+      CHECK(ovl_json_next(o.j, &tok, &err) == OVL_OK && tok == OVL_JSON_ARRAY_END);
+      close_json(&o);
+    }
+  }
   remove(path);
 }
 

@@ -9,6 +9,7 @@
 */
 #include "json_stream.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -564,8 +565,10 @@ static inline int is_space(char c) {
 ** (at a byte no number holds) and fits the kept text: copied as it is scanned, and valid by
 ** construction. Returns the byte after it, or NULL for anything else (the careful read_number
 ** judges it then, and reports the same errors as ever). */
-static inline const char *fast_number(ovl_json *j, const char *p, const char *e) {
-  const char *start = p;
+static inline const char *fast_number(ovl_json *j, const char *p, const char *chunk_end) {
+  /* At most OVL_JSON_MAX_NUMBER + 1 bytes are scanned and copied (the kept text holds that
+  ** many): a number that reaches e is too long, or ends in the next chunk. */
+  const char *start = p, *e = chunk_end - p > OVL_JSON_MAX_NUMBER + 1 ? p + OVL_JSON_MAX_NUMBER + 1 : chunk_end;
   char *t = j->text;
   ovl_json_decimal *d = &j->parts;
   d->negative = *p == '-';
@@ -594,7 +597,8 @@ static inline const char *fast_number(ovl_json *j, const char *p, const char *e)
   } else {
     d->fraction_digits = 0;
   }
-  if (p == e || number_chars[(unsigned char)*p] || p - start > OVL_JSON_MAX_NUMBER) return NULL;
+  if (p == e || number_chars[(unsigned char)*p]) return NULL;
+  assert(p - start <= OVL_JSON_MAX_NUMBER);
   d->fraction = f;
   j->has_parts = 1;
   *t = 0;
