@@ -646,6 +646,8 @@ static inline int fast_token(ovl_json *j, ovl_json_token *tok) {
       j->len = (size_t)(close - first);
       *close = 0;
       j->cur = first;
+    } else {
+      j->len = 0;  /* as read_string leaves a string it only scanned */
     }
     if (st == S_KEY || st == S_KEY_OR_END) {
       j->state = S_COLON;
