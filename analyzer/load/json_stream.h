@@ -61,7 +61,8 @@ int ovl_json_next(ovl_json *j, ovl_json_token *tok, ovl_err *err);
 /* Text of the last KEY, STRING or NUMBER token: NUL-terminated (strings may hold NULs from
 ** \u0000 escapes; *len counts every byte kept). Valid until the next call. */
 const char *ovl_json_text(const ovl_json *j, size_t *len);
-/* A number of the plain shape -?(0|[1-9][0-9]*)(\.[0-9]+)?, in the parts read as it was scanned. */
+/* A number of the plain shape -?(0|[1-9][0-9]*)(\.[0-9]+)?, in the parts read as it was
+** scanned. */
 typedef struct ovl_json_decimal {
   int negative;          /* a '-' was written (also "-0") */
   uint64_t whole;        /* the digits before '.': exact while whole_digits <= 19 */
