@@ -339,8 +339,97 @@ static void nesting_and_skipping(void) {
   remove(path);
 }
 
+/* Skipped values longer than the skipper's 64-byte blocks: strings holding brackets (escaped
+** quotes among them) straddle every block boundary; the value after is read intact, and a
+** bracket that closes the wrong container is reported where it is. */
+static void block_skipping(void) {
+  const char *path = tb_temp_path("blocks.json");
+  for (int shift = 0; shift < 130; shift++) {
+    char doc[1024];
+    int n = snprintf(doc, sizeof doc,
+                     "{\"a\": [%*s{\"x\": \"]}[{ %.*s\", \"y\": [1, [2, {\"z\": \"}]\\\"{\"}]], \"w\": \"%.*s[\"}, "
+                     "[[], {}, \"}\"]], \"b\": 7}",
+                     shift, "", shift % 70, "0123456789abcdefghijklmnopqrstuvwxyz0123456789abcdefghijklmnopqrstuvwxyz",
+                     shift % 50, "{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{{");
+    write_file(path, doc, (size_t)n);
+    opened o = open_json(path, 0, 0);
+    ovl_err err = {0};
+    ovl_json_token tok;
+    CHECK(ovl_json_next(o.j, &tok, &err) == OVL_OK && ovl_json_next(o.j, &tok, &err) == OVL_OK);
+    CHECK(ovl_json_skip_value(o.j, &tok, &err) == OVL_OK && tok == OVL_JSON_ARRAY_BEGIN);
+    CHECK(ovl_json_next(o.j, &tok, &err) == OVL_OK && tok == OVL_JSON_KEY);
+    CHECK_STR(ovl_json_text(o.j, NULL), "b");
+    int64_t v = 0;
+    CHECK(ovl_json_next(o.j, &tok, &err) == OVL_OK && tok == OVL_JSON_NUMBER && ovl_json_integer(o.j, &v) && v == 7);
+    close_json(&o);
+    /* The last ']' of the skipped array made a '}': it closes an array, at its own offset. */
+    char *last = strstr(doc, "]], \"b\"") + 1;
+    *last = '}';
+    write_file(path, doc, (size_t)n);
+    o = open_json(path, 0, 0);
+    CHECK(ovl_json_next(o.j, &tok, &err) == OVL_OK && ovl_json_next(o.j, &tok, &err) == OVL_OK);
+    CHECK_I64(ovl_json_skip_value(o.j, &tok, &err), OVL_EUSER);
+    char where[64];
+    snprintf(where, sizeof where, "at byte %ld: '}' closes an array", (long)(last - doc));
+    CHECK(strstr(err.msg, where) != NULL);
+    if (!strstr(err.msg, where)) fprintf(stderr, "  shift %d: %s (want %s)\n", shift, err.msg, where);
+    close_json(&o);
+  }
+  remove(path);
+}
+
+/* Integers are read as they are scanned; every other number is left to the caller's text. */
+static void integers(void) {
+  const char *path = tb_temp_path("ints.json");
+  const char *doc = "[123, -0, 0, -45, 123456789012345678, 1234567890123456789, 1.5, 1e3, -7.0]";
+  static const struct { int has; int64_t v; } want[] = {
+    {1, 123}, {1, 0}, {1, 0}, {1, -45}, {1, INT64_C(123456789012345678)}, {0, 0}, {0, 0}, {0, 0}, {0, 0},
+  };
+  write_file(path, doc, strlen(doc));
+  opened o = open_json(path, 0, 0);
+  ovl_err err = {0};
+  ovl_json_token tok;
+  CHECK(ovl_json_next(o.j, &tok, &err) == OVL_OK && tok == OVL_JSON_ARRAY_BEGIN);
+  for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+    int64_t v = -1;
+    CHECK(ovl_json_next(o.j, &tok, &err) == OVL_OK && tok == OVL_JSON_NUMBER);
+    CHECK_I64(ovl_json_integer(o.j, &v), want[i].has);
+    if (want[i].has) CHECK_I64(v, want[i].v);
+  }
+  close_json(&o);
+  /* Numbers longer than the kept text, whole inside the chunk: cut to 63 characters (still
+  ** read as a number), whatever the string limit, and never written past the kept text. */
+  size_t long_digits[] = {64, 200, 70000};
+  for (size_t k = 0; k < sizeof long_digits / sizeof long_digits[0]; k++) {
+    for (size_t max_string = 63; max_string <= 65536; max_string += 65536 - 63) {
+      size_t n = long_digits[k] + 2;
+      char *big = malloc(n + 1);
+      big[0] = '[';
+      memset(big + 1, '7', long_digits[k]);
+      big[n - 1] = ']';
+      big[n] = 0;
+      write_file(path, big, n);
+      free(big);
+      o = open_json(path, 0, max_string);
+      int64_t v;
+      size_t len = 0;
+      CHECK(ovl_json_next(o.j, &tok, &err) == OVL_OK && tok == OVL_JSON_ARRAY_BEGIN);
+      CHECK(ovl_json_next(o.j, &tok, &err) == OVL_OK && tok == OVL_JSON_NUMBER);
+      ovl_json_text(o.j, &len);
+      CHECK_I64(len, OVL_JSON_MAX_NUMBER);
+      CHECK_I64(ovl_json_truncated(o.j), 1);
+      CHECK_I64(ovl_json_integer(o.j, &v), 0);
+      CHECK(ovl_json_next(o.j, &tok, &err) == OVL_OK && tok == OVL_JSON_ARRAY_END);
+      close_json(&o);
+    }
+  }
+  remove(path);
+}
+
 int main(void) {
   tokens();
+  block_skipping();
+  integers();
   errors();
   chunk_boundaries();
   long_strings();

@@ -9,10 +9,14 @@
 */
 #include "json_stream.h"
 
+#include <assert.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>  /* part of every x86-64 CPU; other targets take the word-at-a-time loops */
+#endif
 
 typedef enum parse_state {
   S_VALUE,         /* a value (document start, after ':' or after ',' in an array) */
@@ -37,6 +41,8 @@ struct ovl_json {
   const char *cur;         /* the last key, string or number: text, or in buf (see read_string) */
   size_t len, max_string;
   int truncated;
+  int has_parts;           /* the last NUMBER was taken by fast_number: parts holds it */
+  ovl_json_decimal parts;
   int keep;                /* 0 while skipping: strings are scanned, not copied */
   uint32_t high_surrogate; /* a \uD800-\uDBFF escape waiting for its low half, or 0 */
 };
@@ -81,6 +87,18 @@ uint64_t ovl_json_offset(const ovl_json *j) {
 const char *ovl_json_text(const ovl_json *j, size_t *len) {
   if (len) *len = j->len;
   return j->cur;
+}
+
+int ovl_json_number_parts(const ovl_json *j, ovl_json_decimal *d) {
+  if (!j->has_parts) return 0;
+  *d = j->parts;
+  return 1;
+}
+
+int ovl_json_integer(const ovl_json *j, int64_t *v) {
+  if (!j->has_parts || j->parts.fraction_digits || j->parts.whole_digits > 18) return 0;
+  *v = j->parts.negative ? -(int64_t)j->parts.whole : (int64_t)j->parts.whole;
+  return 1;
 }
 
 int ovl_json_truncated(const ovl_json *j) {
@@ -256,11 +274,27 @@ static int read_escape(ovl_json *j, ovl_err *err) {
   return OVL_OK;
 }
 
+#if defined(__SSE2__)
+/* Bit i set where byte i of the 16 at p equals c. */
+static inline uint32_t eq16(__m128i v, char c) {
+  return (uint32_t)_mm_movemask_epi8(_mm_cmpeq_epi8(v, _mm_set1_epi8(c)));
+}
+#endif
+
 /* The first '"' or '\\' in [p, e), or e. Eight bytes at a time: a byte equal to c makes
 ** the lane of w ^ (c * 0x01..01) zero, and the lowest "has a zero byte" bit marks the first
 ** one exactly (borrows only disturb lanes above it). Little-endian byte order. */
 static inline const char *find_string_end(const char *p, const char *e) {
   const uint64_t ones = 0x0101010101010101ULL, highs = 0x8080808080808080ULL;
+#if defined(__SSE2__)
+  /* Sixteen at a time first: kernel names run to hundreds of bytes. */
+  while (e - p >= 16) {
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    uint32_t hit = eq16(v, '"') | eq16(v, '\\');
+    if (hit) return p + __builtin_ctz(hit);
+    p += 16;
+  }
+#endif
   while (e - p >= 8) {
     uint64_t w, q, b;
     memcpy(&w, p, 8);
@@ -505,22 +539,160 @@ static int close_container(ovl_json *j, int is_object, ovl_json_token *tok) {
   return OVL_OK;
 }
 
-/* The tokenizer proper; inlined into the public entry point and the skipping loop. */
-static inline int next_token(ovl_json *j, ovl_json_token *tok, ovl_err *err) {
-  /* The separators between nearly all tokens, `": "` and `", "`, taken without a trip through
-  ** the loop below (which takes anything else, including these where the chunk ends). */
-  const char *p = j->p;
-  if (j->end - p >= 2) {
-    if (j->state == S_COLON && *p == ':') {
-      p += 1 + (p[1] == ' ');
-      j->p = p;
-      j->state = S_VALUE;
-    } else if (j->state == S_AFTER_VALUE && *p == ',') {
-      p += 1 + (p[1] == ' ');
-      j->p = p;
-      j->state = top_is_object(j) ? S_KEY : S_VALUE;
-    }
+/* A bracket outside strings (the fast path's or the skipper's): an opening one is pushed, a
+** closing one popped. Returns 0, leaving *d alone, when the careful loop must judge it instead:
+** the stack is at the depth limit or must grow, or the bracket closes the other kind. */
+static inline int take_bracket(ovl_json *j, char c, size_t *d) {
+  size_t n = *d;
+  if (c == '{' || c == '[') {
+    if (n >= j->max_depth || n / 8 >= j->stack_bytes) return 0;
+    unsigned char bit = (unsigned char)(1u << (n % 8));
+    if (c == '{') j->stack[n / 8] |= bit;
+    else j->stack[n / 8] &= (unsigned char)~bit;
+    *d = n + 1;
+    return 1;
   }
+  if (((j->stack[(n - 1) / 8] >> ((n - 1) % 8)) & 1) != (c == '}')) return 0;
+  *d = n - 1;
+  return 1;
+}
+
+static inline int is_space(char c) {
+  return c == ' ' || c == '\n' || c == '\r' || c == '\t';
+}
+
+/* A number in the commonest shape, -?(0|[1-9][0-9]*)(\.[0-9]+)?, that ends inside the chunk
+** (at a byte no number holds) and fits the kept text: copied as it is scanned, and valid by
+** construction. Returns the byte after it, or NULL for anything else (the careful read_number
+** judges it then, and reports the same errors as ever). */
+static inline const char *fast_number(ovl_json *j, const char *p, const char *chunk_end) {
+  /* At most OVL_JSON_MAX_NUMBER + 1 bytes are scanned and copied (the kept text holds that
+  ** many): a number that reaches e is too long, or ends in the next chunk. */
+  const char *start = p, *e = chunk_end - p > OVL_JSON_MAX_NUMBER + 1 ? p + OVL_JSON_MAX_NUMBER + 1 : chunk_end;
+  char *t = j->text;
+  ovl_json_decimal *d = &j->parts;
+  d->negative = *p == '-';
+  if (d->negative) *t++ = *p++;
+  if (p == e || !(*p >= '0' && *p <= '9')) return NULL;
+  const char *digits = p;
+  uint64_t v = 0;
+  if (*p == '0') *t++ = *p++;
+  else
+    while (p < e && *p >= '0' && *p <= '9') {
+      v = v * 10 + (uint64_t)(*p - '0');  /* wraps past 19 digits: whole_digits says so */
+      *t++ = *p++;
+    }
+  d->whole = v;
+  d->whole_digits = (int)(p - digits);
+  uint32_t f = 0;
+  if (p < e && *p == '.') {
+    *t++ = *p++;
+    digits = p;
+    while (p < e && *p >= '0' && *p <= '9') {
+      if (p - digits < 3) f = f * 10 + (uint32_t)(*p - '0');
+      *t++ = *p++;
+    }
+    if (p == digits) return NULL;
+    d->fraction_digits = (int)(p - digits);
+  } else {
+    d->fraction_digits = 0;
+  }
+  if (p == e || number_chars[(unsigned char)*p]) return NULL;
+  assert(p - start <= OVL_JSON_MAX_NUMBER);
+  d->fraction = f;
+  j->has_parts = 1;
+  *t = 0;
+  j->len = (size_t)(p - start);
+  j->truncated = 0;
+  j->cur = j->text;
+  return p;
+}
+
+/* The tokens nearly every Kineto byte is made of, taken where they lie whole in the chunk:
+** the separators `": "` and `", "`, keys and strings without escapes, numbers of the common
+** shape, brackets while the stack has room and they match. Returns 1 with the token, or 0 with
+** j->p at the first byte the general loop below must take (nothing is consumed that it would
+** not have consumed the same way, so its errors and offsets are unchanged). */
+static inline int fast_token(ovl_json *j, ovl_json_token *tok) {
+  const char *p = j->p, *e = j->end;
+  parse_state st = j->state;
+  if (e - p < 2) return 0;
+  if (st == S_COLON) {
+    if (*p != ':') return 0;
+    p += 1 + (p[1] == ' ');
+    st = S_VALUE;
+  } else if (st == S_AFTER_VALUE) {
+    int in_object = top_is_object(j);
+    if (*p == (in_object ? '}' : ']')) {
+      close_container(j, in_object, tok);
+      return 1;
+    }
+    if (*p != ',') return 0;
+    p += 1 + (p[1] == ' ');
+    st = in_object ? S_KEY : S_VALUE;
+  }
+  while (p < e && is_space(*p)) p++;
+  j->p = p;
+  j->state = st;
+  if (p == e) return 0;
+  char c = *p;
+  if (c == '"') {
+    if (st == S_COLON || st == S_AFTER_VALUE || st == S_DONE) return 0;
+    char *first = j->buf + (p + 1 - j->buf), *close = first + (find_string_end(first, e) - first);
+    if (close == e || *close != '"' || (size_t)(close - first) > j->max_string) return 0;
+    j->p = close + 1;
+    j->truncated = 0;
+    if (j->keep) {
+      j->len = (size_t)(close - first);
+      *close = 0;
+      j->cur = first;
+    } else {
+      j->len = 0;  /* as read_string leaves a string it only scanned */
+    }
+    if (st == S_KEY || st == S_KEY_OR_END) {
+      j->state = S_COLON;
+      *tok = OVL_JSON_KEY;
+    } else {
+      value_done(j);
+      *tok = OVL_JSON_STRING;
+    }
+    return 1;
+  }
+  if (st != S_VALUE && st != S_VALUE_OR_END) {
+    if (st == S_KEY_OR_END && c == '}') {
+      close_container(j, 1, tok);
+      return 1;
+    }
+    return 0;
+  }
+  if (c == '-' || (c >= '0' && c <= '9')) {
+    const char *after = fast_number(j, p, e);
+    if (!after) return 0;
+    j->p = after;
+    value_done(j);
+    *tok = OVL_JSON_NUMBER;
+    return 1;
+  }
+  if (c == '{' || c == '[') {
+    size_t d = j->depth;
+    if (!take_bracket(j, c, &d)) return 0;
+    j->depth = d;
+    j->p = p + 1;
+    j->state = c == '{' ? S_KEY_OR_END : S_VALUE_OR_END;
+    *tok = c == '{' ? OVL_JSON_OBJECT_BEGIN : OVL_JSON_ARRAY_BEGIN;
+    return 1;
+  }
+  if (c == ']' && st == S_VALUE_OR_END) {
+    close_container(j, 0, tok);
+    return 1;
+  }
+  return 0;
+}
+
+/* The tokenizer proper, for whatever fast_token leaves: kept out of line so that the fast
+** path needs no stack frame of its own. */
+static __attribute__((noinline)) int next_token(ovl_json *j, ovl_json_token *tok, ovl_err *err) {
+  j->has_parts = 0;
   for (;;) {
     int c, rc = peek_token_start(j, &c, err);
     if (rc) return rc;
@@ -570,6 +742,7 @@ static inline int next_token(ovl_json *j, ovl_json_token *tok, ovl_err *err) {
 }
 
 int ovl_json_next(ovl_json *j, ovl_json_token *tok, ovl_err *err) {
+  if (fast_token(j, tok)) return OVL_OK;
   return next_token(j, tok, err);
 }
 
@@ -609,25 +782,13 @@ static int skip_words(ovl_json *j, const char **pp, size_t *dp, size_t depth) {
         str = NULL;
       } else if (c == '"') {
         str = at;
-      } else if (c == '{' || c == '[') {
-        if (d >= j->max_depth || d / 8 >= j->stack_bytes) {
-          p = at;
-          goto out;
-        }
-        unsigned char bit8 = (unsigned char)(1u << (d % 8));
-        if (c == '{') j->stack[d / 8] |= bit8;
-        else j->stack[d / 8] &= (unsigned char)~bit8;
-        d++;
-      } else {
-        if (((j->stack[(d - 1) / 8] >> ((d - 1) % 8)) & 1) != (c == '}')) {
-          p = at;
-          goto out;
-        }
-        if (--d < depth) {
-          p = at + 1;
-          closed = 1;
-          goto out;
-        }
+      } else if (!take_bracket(j, c, &d)) {
+        p = at;
+        goto out;
+      } else if (d < depth) {
+        p = at + 1;
+        closed = 1;
+        goto out;
       }
     }
   }
@@ -639,6 +800,72 @@ out:
   return closed;
 }
 
+#if defined(__SSE2__)
+/* Bit i: an odd number of the bits 0..i of x are set (inside a string, for x = quotes). */
+static inline uint64_t prefix_xor(uint64_t x) {
+  x ^= x << 1;
+  x ^= x << 2;
+  x ^= x << 4;
+  x ^= x << 8;
+  x ^= x << 16;
+  x ^= x << 32;
+  return x;
+}
+
+/* Bit i: byte i of the 64 at p equals c (or c's bracket, with fold 0x20: see find_structure). */
+static inline uint64_t eq64(const __m128i v[4], char c) {
+  return (uint64_t)eq16(v[0], c) | (uint64_t)eq16(v[1], c) << 16 | (uint64_t)eq16(v[2], c) << 32 |
+         (uint64_t)eq16(v[3], c) << 48;
+}
+
+/* The skipper's first gear, 64 bytes at a time: which bytes lie inside strings follows from
+** the quotes alone (a prefix xor of their mask) as long as the block holds no backslash, so only
+** the brackets outside strings are walked one by one, never the quotes. Stops, leaving the rest
+** to skip_words, at the chunk's last 63 bytes, at a block with a backslash (escapes are judged
+** there) and at a bracket it must not take (stack full, a mismatch: the careful loop reports
+** it). *pp is then never inside a string: a string still open goes back to its quote. Returns
+** as skip_words does. */
+static int skip_blocks(ovl_json *j, const char **pp, size_t *dp, size_t depth) {
+  const char *p = *pp, *e = j->end, *str = NULL;  /* str: the open string's quote, or NULL */
+  size_t d = *dp;
+  int closed = 0;
+  for (; e - p >= 64; p += 64) {
+    __m128i v[4], fold = _mm_set1_epi8(0x20);
+    for (int i = 0; i < 4; i++) v[i] = _mm_loadu_si128((const __m128i *)(const void *)(p + 16 * i));
+    if (eq64(v, '\\')) break;
+    uint64_t quotes = eq64(v, '"');
+    uint64_t inside = prefix_xor(quotes) ^ (str ? ~0ULL : 0);
+    __m128i f[4];
+    for (int i = 0; i < 4; i++) f[i] = _mm_or_si128(v[i], fold);
+    uint64_t brackets = (eq64(f, '{') | eq64(f, '}')) & ~inside;
+    while (brackets) {
+      int bit = __builtin_ctzll(brackets);
+      brackets &= brackets - 1;
+      const char *at = p + bit;
+      if (!take_bracket(j, *at, &d)) {
+        p = at;
+        goto out;
+      }
+      if (d < depth) {
+        p = at + 1;
+        closed = 1;
+        goto out;
+      }
+    }
+    if (inside >> 63) {
+      if (quotes) str = p + 63 - __builtin_clzll(quotes);  /* the last quote opened it */
+    } else {
+      str = NULL;
+    }
+  }
+  if (str) p = str;
+out:
+  *pp = p;
+  *dp = d;
+  return closed;
+}
+#endif
+
 /* Skips bytes until fewer than `depth` containers are open: strings are jumped over and
 ** brackets matched, nothing else is decoded (the fast path for everything ovl ignores). */
 static int skip_to_depth(ovl_json *j, size_t depth, ovl_err *err) {
@@ -647,6 +874,13 @@ static int skip_to_depth(ovl_json *j, size_t depth, ovl_err *err) {
   while (!rc && j->depth >= depth) {
     const char *p = j->p, *e = j->end;
     size_t d = j->depth;
+#if defined(__SSE2__)
+    if (skip_blocks(j, &p, &d, depth)) {
+      j->p = p;
+      j->depth = d;
+      break;
+    }
+#endif
     if (skip_words(j, &p, &d, depth)) {
       j->p = p;
       j->depth = d;
@@ -663,16 +897,8 @@ static int skip_to_depth(ovl_json *j, size_t depth, ovl_err *err) {
         const char *close = find_string_end(p + 1, e);
         if (close == e || *close != '"') break;
         p = close + 1;
-      } else if (c == '{' || c == '[') {
-        if (d >= j->max_depth || d / 8 >= j->stack_bytes) break;
-        unsigned char bit = (unsigned char)(1u << (d % 8));
-        if (c == '{') j->stack[d / 8] |= bit;
-        else j->stack[d / 8] &= (unsigned char)~bit;
-        d++;
-        p++;
       } else {
-        if (((j->stack[(d - 1) / 8] >> ((d - 1) % 8)) & 1) != (c == '}')) break;
-        d--;
+        if (!take_bracket(j, c, &d)) break;
         p++;
         if (d < depth) break;
       }

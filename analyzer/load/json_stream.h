@@ -61,6 +61,22 @@ int ovl_json_next(ovl_json *j, ovl_json_token *tok, ovl_err *err);
 /* Text of the last KEY, STRING or NUMBER token: NUL-terminated (strings may hold NULs from
 ** \u0000 escapes; *len counts every byte kept). Valid until the next call. */
 const char *ovl_json_text(const ovl_json *j, size_t *len);
+/* A number of the plain shape -?(0|[1-9][0-9]*)(\.[0-9]+)?, in the parts read as it was
+** scanned. */
+typedef struct ovl_json_decimal {
+  int negative;          /* a '-' was written (also "-0") */
+  uint64_t whole;        /* the digits before '.': exact while whole_digits <= 19 */
+  int whole_digits;
+  uint32_t fraction;     /* the first three digits after '.' as an integer: ".5" gives 5 */
+  int fraction_digits;   /* every digit after '.' (0: no '.'); fraction holds min(3, this) */
+} ovl_json_decimal;
+
+/* Call right after a NUMBER token: 1 with *d when the number was of the plain shape (most are);
+** 0 when another reading is needed (ovl_json_text): an exponent, NaN, or a number the tokenizer
+** took the careful way (straddling a chunk end). */
+int ovl_json_number_parts(const ovl_json *j, ovl_json_decimal *d);
+/* The same, for a number written as an integer of at most 18 digits: 1 with its value. */
+int ovl_json_integer(const ovl_json *j, int64_t *v);
 /* 1 when the last string or number was longer than the limit and was cut. */
 int ovl_json_truncated(const ovl_json *j);
 /* Containers open after the last token (the top-level object counts 1). */

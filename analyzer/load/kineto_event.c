@@ -137,7 +137,7 @@ static int read_int(ovl_json *j, int64_t *v, ovl_err *err) {
   if (rc) return rc;
   const char *text = ovl_json_text(j, NULL);
   if (tok == OVL_JSON_NUMBER) {
-    if (ovl_kineto_int(text, v)) *v = OVL_NONE;
+    if (!ovl_json_integer(j, v) && ovl_kineto_int(text, v)) *v = OVL_NONE;
   } else if (tok == OVL_JSON_STRING) {
     const char *d = text + strcspn(text, "0123456789");
     if (*d && ovl_kineto_int(d, v)) *v = OVL_NONE;
@@ -154,8 +154,21 @@ static int read_time(ovl_json *j, int64_t *ns, double *us, ovl_err *err) {
   *us = NAN;
   if (rc || tok != OVL_JSON_NUMBER) return rc;
   const char *text = ovl_json_text(j, NULL);
-  int exact;
-  if (us_to_ns(text, ns, &exact)) {
+  int exact, unreadable;
+  ovl_json_decimal d;
+  if (ovl_json_number_parts(j, &d) && d.whole_digits <= 15 && d.fraction_digits <= 3) {
+    /* us_to_ns's reading from the parts the tokenizer read as it scanned: exact, and 15 digits
+    ** of µs are always in range. */
+    int64_t frac = d.fraction;
+    for (int k = d.fraction_digits; k < 3; k++) frac *= 10;
+    int64_t v = (int64_t)d.whole * 1000 + frac;
+    *ns = d.negative ? -v : v;
+    exact = 1;
+    unreadable = 0;
+  } else {
+    unreadable = us_to_ns(text, ns, &exact);
+  }
+  if (unreadable) {
     *ns = OVL_NONE;
   } else if (exact && (*ns % 1000 == 0 || (*ns > -(INT64_C(1) << 53) && *ns < (INT64_C(1) << 53)))) {
     /* The text's value is exactly ns / 1000: a whole number of µs converts with one correct
@@ -256,7 +269,8 @@ static int read_dims(ovl_json *j, int64_t dims[3], ovl_err *err) {
   for (int i = 0; !(rc = ovl_json_next(j, &tok, err)) && tok != OVL_JSON_ARRAY_END; i++) {
     int64_t v;
     if (tok == OVL_JSON_OBJECT_BEGIN || tok == OVL_JSON_ARRAY_BEGIN) rc = ovl_json_skip_container(j, err);
-    else if (i < 3 && tok == OVL_JSON_NUMBER) dims[i] = ovl_kineto_int(ovl_json_text(j, NULL), &v) ? OVL_NONE : v;
+    else if (i < 3 && tok == OVL_JSON_NUMBER)
+      dims[i] = ovl_json_integer(j, &v) || !ovl_kineto_int(ovl_json_text(j, NULL), &v) ? v : OVL_NONE;
     if (rc) break;
   }
   return rc;
@@ -279,7 +293,9 @@ static int read_first_numel(ovl_json *j, int64_t *numel, ovl_err *err) {
     int64_t product = 1, v;
     int dims = 0;
     while (!(rc = ovl_json_next(j, &tok, err)) && tok == OVL_JSON_NUMBER) {
-      if (ovl_kineto_int(ovl_json_text(j, NULL), &v) || v < 0 || (v && product > INT64_MAX / v)) product = -1;
+      if ((!ovl_json_integer(j, &v) && ovl_kineto_int(ovl_json_text(j, NULL), &v)) || v < 0 ||
+          (v && product > INT64_MAX / v))
+        product = -1;
       else if (product >= 0) product *= v;
       dims++;
     }
