@@ -220,6 +220,14 @@ static void test_rich_traces(void) {
 }
 
 /* Layout details through the library: lanes, flows, counters, findings, clock offsets. */
+/* One trace analysed as a job with these options: the context and job the test then uses. */
+static void analyze_path(char *path, const ovl_analysis_options *aopt, ovl_analysis_ctx *ctx, ovl_job *job) {
+  ovl_err err = {0};
+  CHECK_I64(ovl_analysis_ctx_init(ctx, aopt, &err), 0);
+  char *args[] = {path};
+  CHECK_I64(ovl_analyze_job(ctx, args, 1, NULL, NULL, job, &err), 0);
+}
+
 static void test_layout(void) {
   char path[512], js[512], pf[512];
   snprintf(path, sizeof path, "%s", tb_temp_path("layout.sqlite"));
@@ -236,11 +244,9 @@ static void test_layout(void) {
 
   ovl_analysis_ctx ctx;
   ovl_analysis_options aopt = {0};
-  ovl_err err = {0};
-  CHECK_I64(ovl_analysis_ctx_init(&ctx, &aopt, &err), 0);
   ovl_job job;
-  char *args[] = {path};
-  CHECK_I64(ovl_analyze_job(&ctx, args, 1, NULL, NULL, &job, &err), 0);
+  analyze_path(path, &aopt, &ctx, &job);
+  ovl_err err = {0};
   CHECK_I64(job.nranks, 1);
   /* Hand-built findings: one at a step, one for the rank, one for the job. */
   ovl_rank_result *r = &job.ranks[0];
@@ -317,11 +323,9 @@ static void test_unsorted_host_rows(void) {
   tb_close(&b);
   ovl_analysis_ctx ctx;
   ovl_analysis_options aopt = {0};
-  ovl_err err = {0};
-  CHECK_I64(ovl_analysis_ctx_init(&ctx, &aopt, &err), 0);
   ovl_job job;
-  char *args[] = {path};
-  CHECK_I64(ovl_analyze_job(&ctx, args, 1, NULL, NULL, &job, &err), 0);
+  analyze_path(path, &aopt, &ctx, &job);
+  ovl_err err = {0};
   ovl_export_options opt = {OVL_EXPORT_PERFETTO, pf, NULL, 1, NULL};
   ovl_export_stats st;
   CHECK_I64(ovl_export_job(&job, &ctx, &opt, &st, &err), 0);
@@ -373,11 +377,9 @@ static void test_facts_like_prepass(void) {
   ovl_analysis_options aopt = {0};
   aopt.reorder_window = 1;  /* the memops come out of order: the pass is sorted and run again */
   aopt.observer = &facts.observer;
-  ovl_err err = {0};
-  CHECK_I64(ovl_analysis_ctx_init(&ctx, &aopt, &err), 0);
   ovl_job job;
-  char *args[] = {path};
-  CHECK_I64(ovl_analyze_job(&ctx, args, 1, NULL, NULL, &job, &err), 0);
+  analyze_path(path, &aopt, &ctx, &job);
+  ovl_err err = {0};
   CHECK_I64(job.nranks, 2);
   char source[512];  /* the ovl trace the analysis read (kept: the job is freed below) */
   snprintf(source, sizeof source, "%s", job.ranks[0].ovl_path ? job.ranks[0].ovl_path : job.ranks[0].trace_path);
