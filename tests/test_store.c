@@ -8,7 +8,9 @@
 ** is gone and later commits still land. A scratch file (an import's) is written with its
 ** journal in memory and can still roll back. With write-behind (a worker thread inserting
 ** full batches) every table still gets its rows in call order, and a failed insert on the
-** worker is reported by a later call.
+** worker is reported by a later call. A reader holding the file delays the writer's open,
+** it does not fail it; one still connected at close leaves the trace in WAL mode, and the
+** close says so.
 */
 #include "analyze/analysis.h"
 #include "check.h"
@@ -16,9 +18,11 @@
 #include "load/trace_reader.h"
 #include "trace_builder.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <time.h>
 
 static void round_trip(void) {
   const char *path = tb_temp_path("store.sqlite");
@@ -428,7 +432,67 @@ static void write_behind_error(void) {
   sqlite3_close(db);
 }
 
+/* A reader that holds the file for a moment. */
+typedef struct held_reader {
+  sqlite3 *db;
+  double seconds;
+} held_reader;
+
+static void *release_later(void *arg) {
+  held_reader *h = arg;
+  struct timespec t = {0, (long)(h->seconds * 1e9)};
+  nanosleep(&t, NULL);
+  sqlite3_exec(h->db, "COMMIT", NULL, NULL, NULL);
+  return NULL;
+}
+
+/* A reader holding the file while it is created (`ovl report` on a live trace, a test polling
+** its commits) delays the writer, it does not fail it: the switch to WAL waits for the lock;
+** and a reader still inside a read transaction at close leaves the trace complete, in WAL
+** mode, with no error. */
+static void reader_holds_the_file(void) {
+  const char *path = tb_temp_path("held.sqlite");
+  FILE *f = fopen(path, "wb");  /* the caller's empty file, as libovl makes it */
+  CHECK(f != NULL);
+  if (f) fclose(f);
+  held_reader h = {NULL, 0.2};
+  CHECK(sqlite3_open_v2(path, &h.db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+  CHECK(sqlite3_exec(h.db, "BEGIN; SELECT count(*) FROM sqlite_master;", NULL, NULL, NULL) == SQLITE_OK);
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, release_later, &h) == 0);
+  ovl_err err = {0};
+  ovl_trace_writer *w = NULL;
+  int rc = ovl_tw_open_created(&w, path, &err);
+  pthread_join(t, NULL);
+  CHECK(rc == OVL_OK);
+  if (rc) fprintf(stderr, "open failed: %s\n", err.msg);
+  if (!w) {
+    sqlite3_close(h.db);
+    return;
+  }
+  CHECK(ovl_tw_meta(w, "rank", "0", &err) == OVL_OK);
+  CHECK(ovl_tw_commit(w, &err) == OVL_OK);
+  /* A reader still connected at close: the trace stays in WAL mode, complete with its -wal
+  ** file, and the close says so (libovl warns with it). */
+  ovl_memop_row m = {1, 2, 0, 8, 1, "HtoD", 64};
+  CHECK(ovl_tw_memop(w, &m, &err) == OVL_OK);
+  CHECK_I64(dbq_int(h.db, "SELECT count(*) FROM meta WHERE key = 'rank'"), 1);  /* it reads the live trace */
+  CHECK(ovl_tw_close(w, &err) != OVL_OK);
+  CHECK(strstr(err.msg, path) != NULL && strstr(err.msg, "-wal") != NULL);
+  sqlite3 *db = dbq_open(path);
+  CHECK_STR(dbq_text(db, "SELECT value FROM meta WHERE key = 'rank'"), "0");
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM memops"), 1);
+  sqlite3_close(db);
+  sqlite3_close(h.db);
+  char side[1024];
+  snprintf(side, sizeof side, "%s-wal", path);
+  remove(side);
+  snprintf(side, sizeof side, "%s-shm", path);
+  remove(side);
+}
+
 int main(void) {
+  reader_holds_the_file();
   round_trip();
   write_behind_order();
   write_behind_error();

@@ -486,6 +486,10 @@ static int open_writer(ovl_trace_writer **out, const char *path, int how, ovl_er
     free_writer(w);
     return rc;
   }
+  /* Someone reading the file as it is created (`ovl report` on a live trace, a test polling
+  ** its commits) holds a shared lock for a moment; switching to WAL needs the file alone.
+  ** Wait for it a bounded time rather than give up capture on the first try. */
+  sqlite3_busy_timeout(w->db, OVL_TW_BUSY_TIMEOUT_MS);
   /* The page cache holds what an append needs (the right edge of each table) and the dirty
   ** pages waiting for a commit; more is spilled to the journal. A small one is reused rather
   ** than grown: 64 MB cost a page fault per fresh 4 KiB, 25 % of the writer's time. A
@@ -917,7 +921,13 @@ int ovl_tw_close(ovl_trace_writer *w, ovl_err *err) {
   if (!w) return OVL_OK;
   int rc = ovl_tw_commit(w, err);
   finalize_all(w);
-  if (!rc) rc = exec(w, "PRAGMA journal_mode=DELETE;", err);
+  /* Leaving WAL needs the file alone: while another connection has it open (a reader of the
+  ** live trace) the trace is complete but only together with its -wal file; say so. */
+  if (!rc && sqlite3_exec(w->db, "PRAGMA journal_mode=DELETE;", NULL, NULL, NULL) != SQLITE_OK)
+    rc = (sqlite3_errcode(w->db) & 0xff) == SQLITE_BUSY
+             ? ovl_fail(err, OVL_EUSER, "%s: a reader still has the trace open, so it is complete only "
+                        "with its -wal file beside it: keep both", w->path)
+             : ovl_fail(err, OVL_EUSER, "%s: %s", w->path, sqlite3_errmsg(w->db));
   if (sqlite3_close(w->db) != SQLITE_OK && !rc)
     rc = ovl_fail(err, OVL_EINTERNAL, "%s: cannot close the trace: %s", w->path, sqlite3_errmsg(w->db));
   else

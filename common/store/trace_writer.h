@@ -14,6 +14,9 @@
 #include "trace_rows.h"
 
 #define OVL_TW_AUTOCOMMIT_ROWS 1000000
+/* How long a writer waits for a reader's lock on the file while creating it before it gives
+** up; bounded, so libovl never hangs the traced program. */
+#define OVL_TW_BUSY_TIMEOUT_MS 1000
 
 typedef struct ovl_trace_writer ovl_trace_writer;
 
