@@ -9,6 +9,7 @@
 ** OVL_EUNSORTED and the caller retries with SQLite sorting.
 */
 #include "trace_reader.h"
+#include "scan_vfs.h"
 
 #include "base/huge_pages.h"
 #include "base/i64map.h"
@@ -213,7 +214,7 @@ int ovl_trace_open(const char *path, ovl_trace **out, ovl_err *err) {
     return ovl_oom(err, "trace");
   }
   int rc = OVL_OK;
-  if (sqlite3_open_v2(path, &t->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+  if (sqlite3_open_v2(path, &t->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, ovl_scan_vfs_name()) != SQLITE_OK)
     rc = t->db ? ovl_fail(err, OVL_EUSER, "%s: cannot open: %s", path, sqlite3_errmsg(t->db))
                : ovl_oom(err, "SQLite connection");
   if (!rc) {
@@ -666,7 +667,7 @@ static void *api_part_main(void *arg) {
   api_part *p = arg;
   sqlite3 *db = NULL;
   api_scan *slot = NULL;
-  if (sqlite3_open_v2(p->t->path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+  if (sqlite3_open_v2(p->t->path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, ovl_scan_vfs_name()) != SQLITE_OK)
     p->rc = ovl_fail(&p->err, OVL_EUSER, "%s: cannot open: %s", p->t->path, db ? sqlite3_errmsg(db) : "out of memory");
   else if (push_function(db, "ovl_push_api", -1, &slot, push_api) != SQLITE_OK)
     p->rc = ovl_fail(&p->err, OVL_EINTERNAL, "%s: cannot read api rows: %s", p->t->path, sqlite3_errmsg(db));
@@ -1009,7 +1010,7 @@ static int reader_start(row_reader *rd, const char *path, const char *table, con
   rd->threaded = threaded;
   rd->ncols = ncols;
   rd->pushed = !sorted;
-  if (sqlite3_open_v2(path, &rd->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK)
+  if (sqlite3_open_v2(path, &rd->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, ovl_scan_vfs_name()) != SQLITE_OK)
     return ovl_fail(err, OVL_EUSER, "%s: cannot open: %s", path, rd->db ? sqlite3_errmsg(rd->db) : "out of memory");
   sqlite3_exec(rd->db, "PRAGMA cache_size=-256; PRAGMA query_only=1;", NULL, NULL, NULL);
   if (push_function(rd->db, "ovl_push_work", ncols, rd, push_work) != SQLITE_OK)
