@@ -112,10 +112,6 @@ static void sees_new_commits(const char *journal) {
   CHECK_I64(mismatches, 0);
   sqlite3_close(r);
   sqlite3_close(w);
-  snprintf(sql, sizeof sql, "%s-wal", path);
-  remove(sql);
-  snprintf(sql, sizeof sql, "%s-shm", path);
-  remove(sql);
 }
 
 int main(void) {

@@ -484,11 +484,6 @@ static void reader_holds_the_file(void) {
   CHECK_I64(dbq_int(db, "SELECT count(*) FROM memops"), 1);
   sqlite3_close(db);
   sqlite3_close(h.db);
-  char side[1024];
-  snprintf(side, sizeof side, "%s-wal", path);
-  remove(side);
-  snprintf(side, sizeof side, "%s-shm", path);
-  remove(side);
 }
 
 int main(void) {

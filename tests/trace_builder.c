@@ -136,6 +136,12 @@ static void remove_temp_paths(void) {
   if (getpid() != temp_owner) return;  /* a fork()ed child exiting leaves its parent's files */
   for (size_t i = 0; i < ntemp_paths; i++) {
     remove_tree(temp_paths[i]);
+    /* A database left in WAL mode (a test's reader still connected) keeps its companions. */
+    char side[600];
+    snprintf(side, sizeof side, "%s-wal", temp_paths[i]);
+    remove(side);
+    snprintf(side, sizeof side, "%s-shm", temp_paths[i]);
+    remove(side);
     free(temp_paths[i]);
   }
   free(temp_paths);

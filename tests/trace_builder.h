@@ -36,7 +36,8 @@ void tb_api(tb *b, int64_t start, int64_t end, int64_t correlation);
 void tb_meta(tb *b, const char *key, const char *value);
 /* A temporary file path under TMPDIR (or /tmp) unique to this process: "<dir>/ovl-test-<pid>-<tag>".
 ** The string stays valid until exit; whatever is at the path then (a file, or a folder and
-** its contents) is removed when the process exits. */
+** its contents, and a database's -wal and -shm files beside it) is removed when the process
+** exits. */
 const char *tb_temp_path(const char *tag);
 
 #endif

@@ -244,25 +244,30 @@ static int scan_current_time_int64(sqlite3_vfs *vfs, sqlite3_int64 *out) {
 
 static void register_once(void) {
   if (sqlite3_initialize() != SQLITE_OK || !(real_vfs = sqlite3_vfs_find(NULL))) return;
-  scan_vfs.iVersion = 2;
-  scan_vfs.szOsFile = (int)sizeof(scan_file) + real_vfs->szOsFile;
-  scan_vfs.mxPathname = real_vfs->mxPathname;
-  scan_vfs.zName = "ovl-scan";
-  scan_vfs.xOpen = scan_open;
-  scan_vfs.xDelete = scan_delete;
-  scan_vfs.xAccess = scan_access;
-  scan_vfs.xFullPathname = scan_full_pathname;
-  scan_vfs.xDlOpen = scan_dl_open;
-  scan_vfs.xDlError = scan_dl_error;
-  scan_vfs.xDlSym = scan_dl_sym;
-  scan_vfs.xDlClose = scan_dl_close;
-  scan_vfs.xRandomness = scan_randomness;
-  scan_vfs.xSleep = scan_sleep;
-  scan_vfs.xCurrentTime = scan_current_time;
-  scan_vfs.xGetLastError = scan_get_last_error;
+  scan_vfs = (sqlite3_vfs){
+      .iVersion = 2,
+      .szOsFile = (int)sizeof(scan_file) + real_vfs->szOsFile,
+      .mxPathname = real_vfs->mxPathname,
+      .zName = "ovl-scan",
+      .xOpen = scan_open,
+      .xDelete = scan_delete,
+      .xAccess = scan_access,
+      .xFullPathname = scan_full_pathname,
+      .xDlOpen = scan_dl_open,
+      .xDlError = scan_dl_error,
+      .xDlSym = scan_dl_sym,
+      .xDlClose = scan_dl_close,
+      .xRandomness = scan_randomness,
+      .xSleep = scan_sleep,
+      .xCurrentTime = scan_current_time,
+      .xGetLastError = scan_get_last_error,
+      .xCurrentTimeInt64 = scan_current_time_int64,
+  };
   /* Version 2 needs the wrapped VFS's 64-bit clock; every VFS SQLite ships has one. */
-  if (real_vfs->iVersion < 2 || !real_vfs->xCurrentTimeInt64) scan_vfs.iVersion = 1;
-  else scan_vfs.xCurrentTimeInt64 = scan_current_time_int64;
+  if (real_vfs->iVersion < 2 || !real_vfs->xCurrentTimeInt64) {
+    scan_vfs.iVersion = 1;
+    scan_vfs.xCurrentTimeInt64 = NULL;
+  }
   if (sqlite3_vfs_register(&scan_vfs, 0) == SQLITE_OK) registered_name = scan_vfs.zName;
 }
 
