@@ -7,8 +7,12 @@ ovl_bench_run() {
   local t0 t1 rss="?"
   t0=$(date +%s.%N)
   if [ -x /usr/bin/time ]; then
-    /usr/bin/time -f '%M' -o "$dir/rss" "$@" >/dev/null 2>&1
-    rss=$(tail -1 "$dir/rss")
+    # A file of its own: two benchmarks may share $dir.
+    local rss_file
+    rss_file=$(mktemp "${TMPDIR:-/tmp}/ovl-bench-rss.XXXXXX")
+    /usr/bin/time -f '%M' -o "$rss_file" "$@" >/dev/null 2>&1
+    rss=$(tail -1 "$rss_file")
+    rm -f "$rss_file"
   else
     "$@" >/dev/null 2>&1
   fi
