@@ -15,6 +15,7 @@
 #include "comm_names.h"
 #include "import_collectives.h"
 #include "import_meta.h"
+#include "scan_vfs.h"
 
 #include <math.h>
 #include <sqlite3.h>
@@ -458,7 +459,7 @@ static int write_meta(nsys_import *ni, ovl_err *err) {
 
 static int open_export(nsys_import *ni, const char *path, ovl_err *err) {
   ni->path = path;
-  if (sqlite3_open_v2(path, &ni->db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+  if (sqlite3_open_v2(path, &ni->db, SQLITE_OPEN_READONLY, ovl_scan_vfs_name()) != SQLITE_OK)
     return ovl_fail(err, OVL_EUSER, "%s: cannot open SQLite database: %s", path,
                     ni->db ? sqlite3_errmsg(ni->db) : "out of memory");
   ni->has_strings = has_table(ni, "StringIds");
