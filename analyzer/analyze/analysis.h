@@ -23,6 +23,7 @@
 #include "parallel_dim.h"
 #include "sweep.h"
 
+#include <math.h>
 #include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -90,13 +91,13 @@ extern const ovl_coll_extra ovl_coll_extra_none;
 /* 1 when x holds nothing beyond ovl_coll_extra_none. */
 int ovl_coll_extra_is_none(const ovl_coll_extra *x);
 
-/* A collective across ranks (job_cross_rank.c), for a call matched on every rank. */
+/* A collective across ranks (job_cross_rank.c), for a call matched on every rank. Its transfer
+** time and the bus bandwidth over it follow from these and the collective's own fields:
+** ovl_coll_transfer_ns, ovl_coll_transfer_busbw. */
 typedef struct ovl_coll_cross {
   int64_t wait_ns;         /* GPU time spent waiting for the last peer to arrive */
-  int64_t transfer_ns;     /* GPU time from the last arrival to the end */
   int64_t exposed_transfer_ns;  /* exposed time within the transfer part */
   int arrived_last;        /* this rank was the last to arrive (beyond clock noise) */
-  double transfer_busbw_gbps;   /* bus bandwidth over the transfer part; NAN when unknown */
 } ovl_coll_cross;
 
 /* One collective of a rank, in three parts, each filled by one stage: the measurement (the
@@ -151,6 +152,19 @@ static inline int64_t ovl_coll_queueing(const ovl_coll_result *c) {
 /* The readiness stall: launch - ready (host times); OVL_NONE when the readiness is unknown. */
 static inline int64_t ovl_coll_stall(const ovl_coll_result *c) {
   return c->ready != OVL_NONE && c->host_launch != OVL_NONE ? c->host_launch - c->ready : OVL_NONE;
+}
+
+/* GPU time from the last arrival to the end (its duration less its wait); OVL_NONE when not
+** matched across ranks. */
+static inline int64_t ovl_coll_transfer_ns(const ovl_coll_result *c) {
+  return c->cross && c->cross->wait_ns != OVL_NONE ? (c->gpu_end - c->gpu_start) - c->cross->wait_ns : OVL_NONE;
+}
+
+/* Bus bandwidth over the transfer part; NAN when unknown (not matched, no size, no transfer). */
+static inline double ovl_coll_transfer_busbw(const ovl_coll_result *c) {
+  int64_t t = ovl_coll_transfer_ns(c);
+  if (t == OVL_NONE || t <= 0 || c->bytes == OVL_NONE || c->bytes < 0) return NAN;
+  return ovl_algbw_bytes((ovl_op)c->op, c->bytes, c->nranks) / (double)t * ovl_busbw_factor((ovl_op)c->op, c->nranks);
 }
 
 /* Its data type and reduction op as the trace names them; "" when unknown. */

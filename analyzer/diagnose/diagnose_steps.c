@@ -550,9 +550,9 @@ static void comm_bound(const step_view *v, ovl_msg *m) {
     if (c->cross && c->cross->wait_ns != OVL_NONE) {
       crossed = 1;
       wait += (double)c->cross->wait_ns;
-      transfer += (double)c->cross->transfer_ns;
+      transfer += (double)ovl_coll_transfer_ns(c);
     }
-    double b = c->cross && !isnan(c->cross->transfer_busbw_gbps) ? c->cross->transfer_busbw_gbps : c->busbw_gbps;
+    double b = !isnan(ovl_coll_transfer_busbw(c)) ? ovl_coll_transfer_busbw(c) : c->busbw_gbps;
     if (bw && !isnan(b) && c->bytes != OVL_NONE && c->bytes >= OVL_BUSBW_MIN_BYTES) bw[nbw++] = b;
   }
   if (bw) ovl_qsort(bw, nbw, sizeof *bw, cmp_double_desc);

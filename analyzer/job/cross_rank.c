@@ -292,7 +292,6 @@ static int arrivals(work *w, ovl_xr_result *out) {
       if (wait > dur) wait = dur;
       ovl_xr_call_result *cr = &out->calls[p->rank][p->call];
       cr->wait_ns = wait;
-      cr->transfer_ns = dur - wait;
       cr->arrived_last = k == last_k;
       out->ranks[p->rank].wait_ns += wait;
       out->ranks[p->rank].transfer_ns += dur - wait;
@@ -363,7 +362,7 @@ int ovl_cross_rank(const ovl_xr_rank_input *ranks, size_t n, ovl_xr_result *out)
     out->calls[i] = malloc((ranks[i].ncalls ? ranks[i].ncalls : 1) * sizeof **out->calls);
     if (!out->calls[i]) rc = -1;
     for (size_t j = 0; !rc && j < ranks[i].ncalls; j++)
-      out->calls[i][j] = (ovl_xr_call_result){OVL_NONE, OVL_NONE, 0};
+      out->calls[i][j] = (ovl_xr_call_result){OVL_NONE, 0};
   }
   if (!rc) rc = match(&w, out);
   if (!rc && n) rc = align_clocks(&w, ref, out);

@@ -168,13 +168,8 @@ static int exposed_transfers(const ovl_rank_result *r, const member_calls *mc, c
 /* The cross-rank part of a matched call, written into *out, which c then points at. */
 static void write_call(ovl_coll_result *c, const ovl_xr_call_result *x, int64_t exposed_transfer, ovl_coll_cross *out) {
   out->wait_ns = x->wait_ns;
-  out->transfer_ns = x->transfer_ns;
   out->arrived_last = x->arrived_last;
   out->exposed_transfer_ns = exposed_transfer;
-  out->transfer_busbw_gbps = NAN;
-  if (c->bytes != OVL_NONE && c->bytes >= 0 && x->transfer_ns > 0)
-    out->transfer_busbw_gbps = ovl_algbw_bytes(c->op, c->bytes, c->nranks) / (double)x->transfer_ns *
-                               ovl_busbw_factor(c->op, c->nranks);
   c->cross = out;
 }
 
@@ -298,7 +293,7 @@ static int cross_rank_stage(ovl_job *job, const ovl_remote_pieces *remote, ovl_e
       r->ncoll_cross++;
       c->matched++;
       c->wait_ns += cr->wait_ns;
-      c->transfer_ns += cr->transfer_ns;
+      c->transfer_ns += ovl_coll_transfer_ns(mc[i].refs[j]);
       c->exposed_transfer_ns += cr->exposed_transfer_ns;
     }
     free(exposed);

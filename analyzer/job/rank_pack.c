@@ -236,10 +236,8 @@ void ovl_rank_pack(const ovl_rank_result *r, ovl_bytes *b) {
   for (size_t i = 0; i < r->ncoll_cross; i++) {
     const ovl_coll_cross *x = &r->coll_cross[i];
     put_int(b, x->wait_ns);
-    put_int(b, x->transfer_ns);
     put_int(b, x->exposed_transfer_ns);
     ovl_put_i64(b, x->arrived_last);
-    ovl_put_f64(b, x->transfer_busbw_gbps);
   }
   coll_pred p;
   memset(&p, 0, sizeof p);
@@ -570,15 +568,13 @@ static void get_rank(rank_in *ri) {
   ri->npieces = ovl_get_count(in, 2);
   if (ri->npieces > ri->nrecords * OVL_EXPOSED_PIECES) in->bad = 1;
   else if (ri->nrecords) r->coll_piece_bounds = alloc_items(ri, ri->npieces ? ri->npieces : 1, 2 * sizeof(int64_t));
-  size_t ncross = ovl_get_count(in, 5);
+  size_t ncross = ovl_get_count(in, 3);
   if (ncross && (r->coll_cross = alloc_items(ri, ncross, sizeof *r->coll_cross)) != NULL) {
     for (size_t i = 0; i < ncross && !in->bad; i++, r->ncoll_cross++) {
       ovl_coll_cross *x = &r->coll_cross[i];
       x->wait_ns = get_int(in);
-      x->transfer_ns = get_int(in);
       x->exposed_transfer_ns = get_int(in);
       x->arrived_last = (int)ovl_get_i64(in);
-      x->transfer_busbw_gbps = ovl_get_f64(in);
     }
   }
   if (ri->oom || in->bad) return;

@@ -122,10 +122,10 @@ static void collective(ovl_json *j, const ovl_coll_result *c, int64_t offset) {
   nccl_account(j, c);
   if (c->cross) {
     ovl_json_int(j, "wait_ns", c->cross->wait_ns);
-    ovl_json_int(j, "transfer_ns", c->cross->transfer_ns);
+    ovl_json_int(j, "transfer_ns", ovl_coll_transfer_ns(c));
     ovl_json_int(j, "exposed_transfer_ns", c->cross->exposed_transfer_ns);
     ovl_json_bool(j, "arrived_last", c->cross->arrived_last);
-    ovl_json_double(j, "transfer_busbw_gbps", c->cross->transfer_busbw_gbps);
+    ovl_json_double(j, "transfer_busbw_gbps", ovl_coll_transfer_busbw(c));
   }
   ovl_report_dims_coll_json(j, c);
   ovl_json_object_end(j);
