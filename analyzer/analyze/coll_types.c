@@ -8,6 +8,8 @@
 */
 #include "coll_types.h"
 
+#include "base/hash.h"
+
 #include <assert.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -38,12 +40,7 @@ static void fill_pair(type_pair *p, const char *dtype, const char *redop) {
   if (redop) strncpy(p->redop, redop, sizeof p->redop - 1);
 }
 
-static uint64_t pair_hash(const type_pair *p) {
-  const unsigned char *b = (const unsigned char *)p;
-  uint64_t h = 1469598103934665603ull;  /* FNV-1a */
-  for (size_t i = 0; i < sizeof *p; i++) h = (h ^ b[i]) * 1099511628211ull;
-  return h;
-}
+static uint64_t pair_hash(const type_pair *p) { return ovl_hash_bytes(OVL_HASH_SEED, p, sizeof *p); }
 
 /* Caller holds the lock (or the pair is 0). */
 static type_pair *pair_at(uint32_t id) {
