@@ -248,10 +248,10 @@ static void two_nvtx_steps(int with_api) {
   /* bucket ranges and gradient-ready marks, in both NVTX spellings */
   CHECK_I64(s0->colls[0].bucket, 0);
   CHECK_I64(s0->colls[0].ready, 15);
-  CHECK_I64(s0->colls[0].stall, 5);
+  CHECK_I64(ovl_coll_stall(&s0->colls[0]), 5);
   CHECK_I64(s1->colls[0].bucket, 0);
   CHECK_I64(s1->colls[0].ready, 505);
-  CHECK_I64(s1->colls[0].stall, 15);
+  CHECK_I64(ovl_coll_stall(&s1->colls[0]), 15);
   CHECK_I64(r[0].nmarks, 2);
   CHECK_I64(r[0].marks[0].step, 0);
   CHECK_I64(r[0].marks[1].step, 1);

@@ -108,7 +108,7 @@ static void healthy(void) {
         CHECK(r->steps[s].colls[k].diag.role == OVL_ROLE_GRADIENT);
         CHECK_I64(r->steps[s].colls[k].diag.ready_order, (int64_t)k);
         /* queueing: the wait for the channel */
-        CHECK_NEAR((double)r->steps[s].colls[k].queueing, model.buckets[k].start_ns - model.buckets[k].ready_ns, 1.0);
+        CHECK_NEAR((double)ovl_coll_queueing(&r->steps[s].colls[k]), model.buckets[k].start_ns - model.buckets[k].ready_ns, 1.0);
       }
     }
     ovl_sim_result_free(&model);

@@ -66,7 +66,7 @@ static void round_trip(const ovl_sim_params *p, int bucket_layers, int steps) {
       CHECK_I64(st->ncolls, model.nbuckets);
       for (size_t i = 0; i < st->ncolls; i++) {
         CHECK_I64(st->colls[i].bucket, (int64_t)i);
-        CHECK_I64(st->colls[i].stall, 0);  /* launched the moment the bucket was ready */
+        CHECK_I64(ovl_coll_stall(&st->colls[i]), 0);  /* launched the moment the bucket was ready */
         CHECK_NEAR((double)st->colls[i].bytes, model.buckets[i].bytes, 0.5);
       }
     }

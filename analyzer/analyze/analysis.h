@@ -18,10 +18,12 @@
 #include "../load/import_options.h"
 #include "../load/trace_reader.h"
 #include "classify.h"
+#include "coll_types.h"
 #include "nccl_channels.h"
 #include "parallel_dim.h"
 #include "sweep.h"
 
+#include <math.h>
 #include <regex.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -89,53 +91,85 @@ extern const ovl_coll_extra ovl_coll_extra_none;
 /* 1 when x holds nothing beyond ovl_coll_extra_none. */
 int ovl_coll_extra_is_none(const ovl_coll_extra *x);
 
-/* A collective across ranks (job_cross_rank.c), for a call matched on every rank. */
+/* A collective across ranks (job_cross_rank.c), for a call matched on every rank. Its transfer
+** time and the bus bandwidth over it follow from these and the collective's own fields:
+** ovl_coll_transfer_ns, ovl_coll_transfer_busbw. */
 typedef struct ovl_coll_cross {
   int64_t wait_ns;         /* GPU time spent waiting for the last peer to arrive */
-  int64_t transfer_ns;     /* GPU time from the last arrival to the end */
   int64_t exposed_transfer_ns;  /* exposed time within the transfer part */
   int arrived_last;        /* this rank was the last to arrive (beyond clock noise) */
-  double transfer_busbw_gbps;   /* bus bandwidth over the transfer part; NAN when unknown */
 } ovl_coll_cross;
 
 /* One collective of a rank, in three parts, each filled by one stage: the measurement (the
 ** fields below diag's: what its trace shows, analysis_results.c), its role in the step (diag,
 ** grad_phase.c) and the cross-rank part (cross, job_cross_rank.c; stored once per matched
-** call in the rank's coll_cross, so ranks outside a job carry one pointer). */
+** call in the rank's coll_cross, so ranks outside a job carry one pointer). A job holds one
+** per collective of every rank: keep it small (what follows from other fields is computed by
+** the accessors below, texts are interned, small numbers are small). */
 typedef struct ovl_coll_result {
   int64_t id;              /* collectives.id; OVL_NONE when inferred from a kernel name */
-  int order;               /* firing order within its step, from 0 */
-  ovl_op op;
   int64_t comm, seq, nranks, rank, bytes, count, peer, group_id;
-  char dtype[16], redop[16];
   int64_t device, stream;
   long bucket;             /* from the `bucket <k>` NVTX range; -1 when unknown */
   int64_t host_launch, host_end;  /* OVL_NONE when unknown */
   int64_t gpu_start, gpu_end;
   int64_t exposed;         /* ns of its GPU interval with no compute running */
-  int64_t ready, stall;    /* bucket readiness and launch - ready (host times); OVL_NONE when unknown */
+  int64_t ready;           /* bucket readiness (host time, set only with host_launch); OVL_NONE when unknown */
   int64_t ready_gpu;       /* the bucket's readiness on the GPU's timeline (its last mark's gpu_t) */
-  int64_t queueing;        /* gpu_start - host_launch; OVL_NONE when the launch is unknown */
   int64_t compute_before;  /* end of the last compute kernel that started before it; OVL_NONE if none */
   int64_t compute_after;   /* start of the first compute kernel at or after its end; OVL_NONE if none */
   int64_t correlation;     /* of its first GPU work */
   double algbw_gbps, busbw_gbps;
-  long step;               /* -1 when outside every step */
-  ovl_coll_diag diag;      /* {OVL_ROLE_OTHER, -1} until the gradient phase is measured */
   ovl_coll_cross *cross;   /* NULL unless matched on every rank of its job */
-  ovl_coll_dim pdim;       /* parallelism dimension and role (job_dims.c); zero until then */
-  int bytes_from_marks;    /* 1: the trace gave no size (a collective known by its kernel only,
-                           ** such as an emulated one) and bytes is the sum of its bucket's
-                           ** grad_ready marks since the bucket's previous launch */
+  /* what few collectives have, kept apart (owned by the collective: ovl_rank_result_free frees
+  ** it); NULL when it would equal ovl_coll_extra_none. Read it through ovl_coll_extra_of. */
+  ovl_coll_extra *extra;
+  int order;               /* firing order within its step, from 0 */
+  int32_t step;            /* -1 when outside every step (a rank's steps are far fewer than 2^31) */
+  uint32_t types;          /* its dtype and redop (coll_types.h): read through ovl_coll_dtype/_redop */
   /* Where the exposed time lies: npieces (start, end) pairs from pair pieces_at of the rank's
   ** coll_piece_bounds (pieces_exact as ovl_exposed_pieces.exact), when has_pieces. The
   ** cross-rank stage's input, dropped once it has run. Read through ovl_coll_pieces. */
   uint32_t pieces_at;
-  uint8_t npieces, pieces_exact, has_pieces;
-  /* what few collectives have, kept apart (owned by the collective: ovl_rank_result_free frees
-  ** it); NULL when it would equal ovl_coll_extra_none. Read it through ovl_coll_extra_of. */
-  ovl_coll_extra *extra;
+  ovl_coll_diag diag;      /* {OVL_ROLE_OTHER, -1} until the gradient phase is measured */
+  uint8_t op;              /* ovl_op */
+  ovl_coll_dim pdim;       /* parallelism dimension and role (job_dims.c); zero until then */
+  uint8_t npieces;
+  unsigned pieces_exact : 1, has_pieces : 1;
+  unsigned bytes_from_marks : 1;  /* the trace gave no size (a collective known by its kernel
+                           ** only, such as an emulated one) and bytes is the sum of its
+                           ** bucket's grad_ready marks since the bucket's previous launch */
 } ovl_coll_result;
+
+/* gpu_start - host_launch; OVL_NONE when either is unknown, or when the work starts before its
+** launch (clocks that disagree, a broken link): the queueing is then unknown, not negative. */
+static inline int64_t ovl_coll_queueing(const ovl_coll_result *c) {
+  return c->host_launch != OVL_NONE && c->gpu_start != OVL_NONE && c->gpu_start >= c->host_launch
+             ? c->gpu_start - c->host_launch
+             : OVL_NONE;
+}
+
+/* The readiness stall: launch - ready (host times); OVL_NONE when the readiness is unknown. */
+static inline int64_t ovl_coll_stall(const ovl_coll_result *c) {
+  return c->ready != OVL_NONE && c->host_launch != OVL_NONE ? c->host_launch - c->ready : OVL_NONE;
+}
+
+/* GPU time from the last arrival to the end (its duration less its wait); OVL_NONE when not
+** matched across ranks. */
+static inline int64_t ovl_coll_transfer_ns(const ovl_coll_result *c) {
+  return c->cross && c->cross->wait_ns != OVL_NONE ? (c->gpu_end - c->gpu_start) - c->cross->wait_ns : OVL_NONE;
+}
+
+/* Bus bandwidth over the transfer part; NAN when unknown (not matched, no size, no transfer). */
+static inline double ovl_coll_transfer_busbw(const ovl_coll_result *c) {
+  int64_t t = ovl_coll_transfer_ns(c);
+  if (t == OVL_NONE || t <= 0 || c->bytes == OVL_NONE || c->bytes < 0) return NAN;
+  return ovl_algbw_bytes((ovl_op)c->op, c->bytes, c->nranks) / (double)t * ovl_busbw_factor((ovl_op)c->op, c->nranks);
+}
+
+/* Its data type and reduction op as the trace names them; "" when unknown. */
+static inline const char *ovl_coll_dtype(const ovl_coll_result *c) { return ovl_coll_types_dtype(c->types); }
+static inline const char *ovl_coll_redop(const ovl_coll_result *c) { return ovl_coll_types_redop(c->types); }
 
 /* Gives c a copy of x (c's previous one freed), or none (c->extra NULL) when x is none. -1: no
 ** memory (c->extra NULL). */

@@ -101,8 +101,7 @@ static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out
   out->count = rec->count;
   out->peer = rec->peer;
   out->group_id = rec->group_id;
-  memcpy(out->dtype, rec->dtype, sizeof out->dtype);
-  memcpy(out->redop, rec->redop, sizeof out->redop);
+  int failed = ovl_coll_types_intern(rec->dtype, rec->redop, &out->types);
   out->device = t->device;
   out->stream = rec->stream != OVL_NONE ? rec->stream : t->stream;
   out->host_launch = rec->host_start;
@@ -115,16 +114,12 @@ static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out
   out->bytes_from_marks = 0;
   long dim = range_value(r->hm.dims.items, r->hm.dims.len, rec->host_start, rec->tid);
   out->pdim.nvtx = dim > 0 ? (unsigned char)dim : 0;
-  out->ready = out->stall = out->ready_gpu = OVL_NONE;
-  /* Work cannot start before its launch: when the trace says it did (clocks that disagree, a
-  ** broken link), the queueing is unknown rather than negative. */
-  out->queueing = rec->host_start != OVL_NONE && t->gpu_start != OVL_NONE && t->gpu_start >= rec->host_start
-                      ? t->gpu_start - rec->host_start
-                      : OVL_NONE;
+  out->ready = out->ready_gpu = OVL_NONE;
   out->compute_before = t->compute_before;
   out->compute_after = t->compute_after;
   out->diag = (ovl_coll_diag){OVL_ROLE_OTHER, -1};
-  out->step = step;
+  assert(step >= -1 && step <= INT32_MAX);
+  out->step = (int32_t)step;
   out->pieces_at = 0;
   out->npieces = out->pieces_exact = out->has_pieces = 0;
   out->cross = NULL;
@@ -137,7 +132,7 @@ static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out
   extra.d2h_bytes = t->d2h_bytes;
   memcpy(extra.algorithm, rec->algorithm, sizeof extra.algorithm);
   memcpy(extra.protocol, rec->protocol, sizeof extra.protocol);
-  int failed = ovl_coll_extra_set(out, &extra);
+  failed |= ovl_coll_extra_set(out, &extra);
   int64_t dur = t->gpu_end - t->gpu_start;
   if (rec->bytes != OVL_NONE && rec->bytes >= 0 && dur > 0) {
     out->algbw_gbps = ovl_algbw_bytes(out->op, rec->bytes, rec->nranks) / (double)dur;  /* bytes/ns = GB/s */
@@ -221,7 +216,6 @@ static int assign_readiness(ovl_rank_result *res, int nvtx_steps) {
     }
     if (ready != OVL_NONE) {
       ev[i].coll->ready = ready;
-      ev[i].coll->stall = ev[i].coll->host_launch - ready;
       ev[i].coll->ready_gpu = ready_gpu;
       if (sized && marked > 0 && (ev[i].coll->bytes == OVL_NONE || ev[i].coll->bytes < 0)) size_from_marks(ev[i].coll, marked);
     }

@@ -21,7 +21,7 @@ static int integer_dtype(const char *dtype) {
 
 static ovl_coll_role role_of(const ovl_rank_result *r, const ovl_coll_result *c, int step_has_buckets) {
   if (on_compute_stream(r, c)) return OVL_ROLE_BLOCKING;
-  if (c->op == OVL_OP_ALLREDUCE && c->bucket < 0 && integer_dtype(c->dtype)) return OVL_ROLE_UNUSED_MAP;
+  if (c->op == OVL_OP_ALLREDUCE && c->bucket < 0 && integer_dtype(ovl_coll_dtype(c))) return OVL_ROLE_UNUSED_MAP;
   if (step_has_buckets) return c->bucket >= 0 ? OVL_ROLE_GRADIENT : OVL_ROLE_OTHER;
   if (c->op != OVL_OP_ALLREDUCE && c->op != OVL_OP_REDUCESCATTER) return OVL_ROLE_OTHER;
   return (c->bytes == OVL_NONE || c->bytes > OVL_SCALAR_BYTES) ? OVL_ROLE_GRADIENT : OVL_ROLE_OTHER;

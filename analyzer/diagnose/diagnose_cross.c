@@ -215,7 +215,7 @@ static int rewrite(const ovl_job *job, const ovl_step_result *st, const ovl_coll
   ovl_msg_printf(&m, " and %s transferring (%s of it exposed). The exposed time is waiting for a peer, not the call "
                      "blocking: making it asynchronous would only move the wait. Make the late rank arrive earlier "
                      "(%s); this rank itself can recover only the exposed transfer.",
-                 ovl_ns_str((double)x->transfer_ns, t3), ovl_ns_str((double)x->exposed_transfer_ns, t5),
+                 ovl_ns_str((double)ovl_coll_transfer_ns(c), t3), ovl_ns_str((double)x->exposed_transfer_ns, t5),
                  late && late->cross.straggler ? "its straggler finding says why"
                                                : "look at what it does before this call: no straggler finding covers it");
   if (m.oom || !m.s) {

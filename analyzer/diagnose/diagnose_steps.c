@@ -137,12 +137,13 @@ static int readiness_stall(step_view *v, int *fired) {
   for (int j = 0; j < st->ngrad; j++) {
     const ovl_coll_result *c = v->grad[j];
     blocker[j] = -1;
-    int stalled = c->stall != OVL_NONE && c->ready != OVL_NONE && (double)c->stall >= min_stall;
+    int64_t stall = ovl_coll_stall(c);
+    int stalled = stall != OVL_NONE && c->ready != OVL_NONE && (double)stall >= min_stall;
     if (stalled && latest >= 0 && v->grad[latest]->ready > c->ready) blocker[j] = latest;
     if (c->ready != OVL_NONE && (latest < 0 || c->ready > v->grad[latest]->ready)) latest = j;
     if (blocker[j] < 0) continue;
     nstalled++;
-    total += (double)c->stall;
+    total += (double)stall;
     if (main_blocker < 0 || v->grad[blocker[j]]->ready > v->grad[main_blocker]->ready) main_blocker = blocker[j];
   }
   double tail = v->ready_ok ? ovl_replay_observed_tail(st, v->ready, 1, 1, 0, 1) : -1;
@@ -374,7 +375,7 @@ static int find_unused(step_view *v) {
     ovl_msg_printf(&m, "the signature of DDP's find_unused_parameters=True: an %s all-reduce of %s (a used-parameter "
                        "map of %lld parameter tensors) follows the last gradient bucket at %s into the step (%s, %s "
                        "exposed)",
-                   c->dtype[0] ? c->dtype : "integer", ovl_bytes_str((double)bytes, t1), (long long)(bytes / 4),
+                   ovl_coll_dtype(c)[0] ? ovl_coll_dtype(c) : "integer", ovl_bytes_str((double)bytes, t1), (long long)(bytes / 4),
                    ovl_ns_str(rel(v, c->gpu_start), t2), ovl_ns_str((double)(c->gpu_end - c->gpu_start), t3),
                    ovl_ns_str((double)c->exposed, t4));
     if (copy > 0) ovl_msg_printf(&m, ", and its result is copied to the host (%s, blocking)", ovl_ns_str(copy, t1));
@@ -408,7 +409,7 @@ static void describe_blocking(const step_view *v, const ovl_coll_result *c, int 
   if (c->bytes != OVL_NONE) ovl_bytes_str((double)c->bytes, size);
   else snprintf(size, sizeof size, "unknown size");
   ovl_msg_printf(m, "%s%s %s of %s%s%s", on_stream ? "" : "compute waits for ", article(ovl_op_name(c->op)),
-                 ovl_op_name(c->op), size, c->dtype[0] ? " " : "", c->dtype);
+                 ovl_op_name(c->op), size, ovl_coll_dtype(c)[0] ? " " : "", ovl_coll_dtype(c));
   if (on_stream)
     ovl_msg_printf(m, " runs on stream %lld, a compute stream, at %s into the step: compute on that stream waits for "
                       "it (%s exposed)",
@@ -549,9 +550,9 @@ static void comm_bound(const step_view *v, ovl_msg *m) {
     if (c->cross && c->cross->wait_ns != OVL_NONE) {
       crossed = 1;
       wait += (double)c->cross->wait_ns;
-      transfer += (double)c->cross->transfer_ns;
+      transfer += (double)ovl_coll_transfer_ns(c);
     }
-    double b = c->cross && !isnan(c->cross->transfer_busbw_gbps) ? c->cross->transfer_busbw_gbps : c->busbw_gbps;
+    double b = !isnan(ovl_coll_transfer_busbw(c)) ? ovl_coll_transfer_busbw(c) : c->busbw_gbps;
     if (bw && !isnan(b) && c->bytes != OVL_NONE && c->bytes >= OVL_BUSBW_MIN_BYTES) bw[nbw++] = b;
   }
   if (bw) ovl_qsort(bw, nbw, sizeof *bw, cmp_double_desc);

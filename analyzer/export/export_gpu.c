@@ -271,7 +271,8 @@ static size_t coll_args(const ovl_coll_result *c, const ovl_coll_rec *rec, size_
   if (c) {
     if (c->bucket >= 0) a[n++] = (ovl_xarg){"bucket", OVL_XARG_INT, c->bucket, 0, NULL};
     a[n++] = (ovl_xarg){"exposed_ns", OVL_XARG_INT, c->exposed, 0, NULL};
-    if (c->stall != OVL_NONE) a[n++] = (ovl_xarg){"readiness_stall_ns", OVL_XARG_INT, c->stall, 0, NULL};
+    if (ovl_coll_stall(c) != OVL_NONE)
+      a[n++] = (ovl_xarg){"readiness_stall_ns", OVL_XARG_INT, ovl_coll_stall(c), 0, NULL};
     if (c->ready != OVL_NONE) a[n++] = (ovl_xarg){"ready_ns", OVL_XARG_INT, c->ready, 0, NULL};
     /* Unknown bandwidths (NaN: no size, or no duration) are left out, not shown as NaN. */
     if (isfinite(c->busbw_gbps)) a[n++] = (ovl_xarg){"busbw_gbps", OVL_XARG_DOUBLE, 0, c->busbw_gbps, NULL};

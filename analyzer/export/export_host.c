@@ -175,7 +175,8 @@ static int draw_call(host_pass *h, size_t c, ovl_err *err) {
   if (rec->seq != OVL_NONE) a[n++] = (ovl_xarg){"seq", OVL_XARG_INT, rec->seq, 0, NULL};
   if (rec->peer != OVL_NONE && rec->peer >= 0) a[n++] = (ovl_xarg){"peer", OVL_XARG_INT, rec->peer, 0, NULL};
   if (res && res->bucket >= 0) a[n++] = (ovl_xarg){"bucket", OVL_XARG_INT, res->bucket, 0, NULL};
-  if (res && res->stall != OVL_NONE) a[n++] = (ovl_xarg){"readiness_stall_ns", OVL_XARG_INT, res->stall, 0, NULL};
+  if (res && ovl_coll_stall(res) != OVL_NONE)
+    a[n++] = (ovl_xarg){"readiness_stall_ns", OVL_XARG_INT, ovl_coll_stall(res), 0, NULL};
   uint64_t flow;
   ovl_xslice sl = {rec->host_start, rec->host_end, xname(f->ex, name), name, "nccl_call", a, n, NULL, 0, NULL, 0};
   if (!sl.name_iid) return ovl_oom(err, "names");

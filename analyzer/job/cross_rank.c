@@ -212,9 +212,14 @@ static int align_clocks(work *w, size_t ref, ovl_xr_result *out) {
     out->alignment_samples++;
     for (size_t k = in->first; k < in->first + in->count; k++) count[w->parts[k].rank]++;
   }
-  for (size_t i = 0; !rc && i < w->n; i++)
+  size_t samples = 0;
+  for (size_t i = 0; !rc && i < w->n; i++) {
     if (count[i] && !(residuals[i] = malloc(count[i] * sizeof **residuals))) rc = -1;
+    samples += count[i];
+  }
+  /* sized once: growing it by doubling would hold two copies at the stage's peak */
   OVL_VEC(int64_t) all = {0};
+  if (!rc && samples && OVL_VEC_RESERVE(&all, samples)) rc = -1;
   for (int it = 0; !rc && it <= ALIGN_ITERATIONS; it++) {
     memset(count, 0, w->n * sizeof *count);
     all.len = 0;
@@ -292,7 +297,6 @@ static int arrivals(work *w, ovl_xr_result *out) {
       if (wait > dur) wait = dur;
       ovl_xr_call_result *cr = &out->calls[p->rank][p->call];
       cr->wait_ns = wait;
-      cr->transfer_ns = dur - wait;
       cr->arrived_last = k == last_k;
       out->ranks[p->rank].wait_ns += wait;
       out->ranks[p->rank].transfer_ns += dur - wait;
@@ -360,14 +364,17 @@ int ovl_cross_rank(const ovl_xr_rank_input *ranks, size_t n, ovl_xr_result *out)
   for (size_t i = 0; !rc && i < n; i++) {
     out->ranks[i].rank = ranks[i].rank;
     if (ranks[i].rank < ranks[ref].rank) ref = i;
-    out->calls[i] = malloc((ranks[i].ncalls ? ranks[i].ncalls : 1) * sizeof **out->calls);
-    if (!out->calls[i]) rc = -1;
-    for (size_t j = 0; !rc && j < ranks[i].ncalls; j++)
-      out->calls[i][j] = (ovl_xr_call_result){OVL_NONE, OVL_NONE, 0};
   }
   if (!rc) rc = match(&w, out);
   if (!rc && n) rc = align_clocks(&w, ref, out);
   for (size_t i = 0; !rc && i < n; i++) out->ranks[i].clock_offset = w.shift[i];
+  /* the answers only now: the clock alignment's residuals are gone, so they never coexist */
+  for (size_t i = 0; !rc && i < n; i++) {
+    out->calls[i] = malloc((ranks[i].ncalls ? ranks[i].ncalls : 1) * sizeof **out->calls);
+    if (!out->calls[i]) rc = -1;
+    for (size_t j = 0; !rc && j < ranks[i].ncalls; j++)
+      out->calls[i][j] = (ovl_xr_call_result){OVL_NONE, 0};
+  }
   if (!rc) rc = arrivals(&w, out);
   free(w.parts);
   OVL_VEC_FREE(&w.matched);

@@ -69,9 +69,11 @@ typedef struct ovl_xr_rank_result {
   int64_t late_host_ns;         /* median host-launch lateness vs the others when last, OVL_NONE unknown */
 } ovl_xr_rank_result;
 
-/* Per call of each input rank (same order as the input): the split of its GPU time. */
+/* Per call of each input rank (same order as the input): the split of its GPU time, the
+** transfer being the rest of it (gpu_end - gpu_start - wait_ns: not stored, as a job holds one
+** of these per call of every rank). */
 typedef struct ovl_xr_call_result {
-  int64_t wait_ns, transfer_ns; /* OVL_NONE when the call was not matched */
+  int64_t wait_ns;         /* OVL_NONE when the call was not matched */
   int arrived_last;
 } ovl_xr_call_result;
 

@@ -236,6 +236,12 @@ void ovl_measure_files(const ovl_analysis_ctx *ctx, char *const *paths, size_t n
 
 int ovl_job_assemble(const ovl_analysis_ctx *ctx, ovl_measured_file *files, size_t n, const char *skipped_warning,
                      ovl_job *job, ovl_err *err) {
+  return ovl_job_assemble_remote(ctx, files, n, skipped_warning, NULL, job, err);
+}
+
+int ovl_job_assemble_remote(const ovl_analysis_ctx *ctx, ovl_measured_file *files, size_t n,
+                            const char *skipped_warning, const ovl_remote_pieces *remote, ovl_job *job,
+                            ovl_err *err) {
   memset(job, 0, sizeof *job);
   job->cross.most_waited_for = SIZE_MAX;
   int rc = merge_results(job, files, n, err);
@@ -247,8 +253,8 @@ int ovl_job_assemble(const ovl_analysis_ctx *ctx, ovl_measured_file *files, size
   ovl_qsort(job->ranks, job->nranks, sizeof *job->ranks, cmp_rank);
   rc = ovl_job_partition(job, err);
   if (!rc && job->nparts > 1 && warn_parts(job)) rc = ovl_oom(err, "warnings");
-  if (!rc) rc = ovl_job_dims_classify(job, ctx->opt.dim_overrides, err);
-  if (!rc) rc = ovl_job_cross_rank(job, err);
+  if (!rc) rc = ovl_job_dims_classify(job, ctx->opt.dim_overrides, remote, err);
+  if (!rc) rc = ovl_job_cross_rank(job, remote, err);
   if (!rc) rc = ovl_job_dims_finish(job, err);
   if (rc) ovl_job_free(job);
   return rc;

@@ -100,6 +100,12 @@ void ovl_measure_files(const ovl_analysis_ctx *ctx, char *const *paths, size_t n
 ** (job zeroed) and *err says why. */
 int ovl_job_assemble(const ovl_analysis_ctx *ctx, ovl_measured_file *files, size_t n, const char *skipped_warning,
                      ovl_job *job, ovl_err *err);
+/* The same, for ranks measured elsewhere: remote answers for the ranks whose exposed pieces
+** stayed with the process that measured them (remote_pieces.h); NULL: none did. */
+struct ovl_remote_pieces;
+int ovl_job_assemble_remote(const ovl_analysis_ctx *ctx, ovl_measured_file *files, size_t n,
+                            const char *skipped_warning, const struct ovl_remote_pieces *remote, ovl_job *job,
+                            ovl_err *err);
 void ovl_measured_file_free(ovl_measured_file *f);
 
 /* Expands the TRACE arguments (files and directories), resolves each format, measures every
@@ -125,7 +131,8 @@ void ovl_job_parts_describe(const ovl_job *job, size_t k, char *buf, size_t len)
 ** clocks (setting each member's clock_offset), splits collective time into waiting and
 ** transfer, finds stragglers (the statistics; the straggler finding is the diagnosis') and
 ** fills job->cross and the matched collectives' cross parts; then drops the collectives'
-** exposed pieces (its input only). Called by ovl_measure_job. */
-int ovl_job_cross_rank(ovl_job *job, ovl_err *err);
+** exposed pieces (its input only; read through remote for the ranks it holds, NULL: none).
+** Called by ovl_measure_job. */
+int ovl_job_cross_rank(ovl_job *job, const struct ovl_remote_pieces *remote, ovl_err *err);
 
 #endif

@@ -13,7 +13,9 @@
 #include "base/units.h"
 #include "base/vec.h"
 #include "cross_rank.h"
+#include "remote_pieces.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -108,40 +110,87 @@ static int choose_members(ovl_job *job, ovl_err *err) {
 /* Inputs and answers                                                                  */
 /* ---------------------------------------------------------------------------------- */
 
-/* A member's collective results in the order the stage numbers its calls: the stage reads
-** each call from its result (read_call), so no copy of the calls is made. */
+/* A member's collective results in the order the stage numbers its calls (coll_iter's): the
+** stage reads each call from its result (read_call), so no copy of the calls is made, nor a
+** pointer a call (8 bytes a collective of the job): call j is found from where each step's
+** calls start. */
 typedef struct member_calls {
-  ovl_coll_result **refs;
+  ovl_rank_result *r;
+  size_t *step_first;      /* nsteps + 1: step s's first call; the last, the first unstepped one */
   size_t n;
 } member_calls;
 
 static int gather(ovl_rank_result *r, member_calls *m) {
-  size_t n = r->nunstepped;
-  for (size_t s = 0; s < r->nsteps; s++) n += r->steps[s].ncolls;
-  m->refs = malloc((n ? n : 1) * sizeof *m->refs);
-  m->n = 0;
-  if (!m->refs) return -1;
-  coll_iter it = {r, 0, 0};
-  for (ovl_coll_result *c; (c = coll_next(&it)) != NULL;) m->refs[m->n++] = c;
+  m->r = r;
+  m->step_first = malloc((r->nsteps + 1) * sizeof *m->step_first);
+  if (!m->step_first) return -1;
+  size_t n = 0;
+  for (size_t s = 0; s < r->nsteps; s++) {
+    m->step_first[s] = n;
+    n += r->steps[s].ncolls;
+  }
+  m->step_first[r->nsteps] = n;
+  m->n = n + r->nunstepped;
   return 0;
 }
 
+/* Call j (< m->n) of the member. */
+static ovl_coll_result *call_at(const member_calls *m, size_t j) {
+  const size_t ns = m->r->nsteps, *first = m->step_first;
+  assert(j < m->n);
+  if (j >= first[ns]) return &m->r->unstepped[j - first[ns]];
+  size_t lo = 0, hi = ns;  /* the last step starting at or before j holds it */
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (first[mid] <= j) lo = mid;
+    else hi = mid;
+  }
+  return &m->r->steps[lo].colls[j - first[lo]];
+}
+
 static void read_call(const void *ctx, size_t j, ovl_xr_call *out) {
-  const ovl_coll_result *c = ((const member_calls *)ctx)->refs[j];
+  const ovl_coll_result *c = call_at(ctx, j);
   *out = (ovl_xr_call){c->comm, c->seq, c->op, c->bytes, c->nranks, c->host_launch, c->gpu_start, c->gpu_end, c->step};
 }
 
+/* The exposed time of each matched call of member i after its wait (its transfer part), in
+** call order, into out: from the rank's pieces, or asked of remote when it holds them. */
+static int exposed_transfers(const ovl_rank_result *r, const member_calls *mc, const ovl_xr_call_result *calls,
+                             const ovl_remote_pieces *remote, int64_t *out, ovl_err *err) {
+  if (!remote || !remote->holds(remote->self, r)) {
+    for (size_t j = 0, k = 0; j < mc->n; j++) {
+      if (calls[j].wait_ns == OVL_NONE) continue;
+      const ovl_coll_result *c = call_at(mc, j);
+      const int64_t *pieces = ovl_coll_pieces(r, c);
+      out[k++] = pieces ? ovl_exposed_within(pieces, c->npieces, c->gpu_start + calls[j].wait_ns, c->gpu_end) : 0;
+    }
+    return OVL_OK;
+  }
+  size_t n = 0;
+  for (size_t j = 0; j < mc->n; j++) n += calls[j].wait_ns != OVL_NONE;
+  uint32_t *index = malloc((n ? n : 1) * sizeof *index);
+  int64_t *cut = malloc((n ? n : 1) * sizeof *cut), *end = malloc((n ? n : 1) * sizeof *end);
+  int rc = index && cut && end ? OVL_OK : ovl_oom(err, "cross-rank results");
+  for (size_t j = 0, k = 0; !rc && j < mc->n; j++) {
+    if (calls[j].wait_ns == OVL_NONE) continue;
+    assert(j <= UINT32_MAX);
+    index[k] = (uint32_t)j;
+    const ovl_coll_result *c = call_at(mc, j);
+    cut[k] = c->gpu_start + calls[j].wait_ns;
+    end[k++] = c->gpu_end;
+  }
+  if (!rc) rc = remote->exposed_after(remote->self, r, index, cut, end, n, out, err);
+  free(index);
+  free(cut);
+  free(end);
+  return rc;
+}
+
 /* The cross-rank part of a matched call, written into *out, which c then points at. */
-static void write_call(const ovl_rank_result *r, ovl_coll_result *c, const ovl_xr_call_result *x, ovl_coll_cross *out) {
+static void write_call(ovl_coll_result *c, const ovl_xr_call_result *x, int64_t exposed_transfer, ovl_coll_cross *out) {
   out->wait_ns = x->wait_ns;
-  out->transfer_ns = x->transfer_ns;
   out->arrived_last = x->arrived_last;
-  const int64_t *pieces = ovl_coll_pieces(r, c);
-  out->exposed_transfer_ns = pieces ? ovl_exposed_within(pieces, c->npieces, c->gpu_start + x->wait_ns, c->gpu_end) : 0;
-  out->transfer_busbw_gbps = NAN;
-  if (c->bytes != OVL_NONE && c->bytes >= 0 && x->transfer_ns > 0)
-    out->transfer_busbw_gbps = ovl_algbw_bytes(c->op, c->bytes, c->nranks) / (double)x->transfer_ns *
-                               ovl_busbw_factor(c->op, c->nranks);
+  out->exposed_transfer_ns = exposed_transfer;
   c->cross = out;
 }
 
@@ -206,7 +255,7 @@ static void drop_rank_pieces(ovl_rank_result *r) {
 /* Entry point                                                                         */
 /* ---------------------------------------------------------------------------------- */
 
-static int cross_rank_stage(ovl_job *job, ovl_err *err) {
+static int cross_rank_stage(ovl_job *job, const ovl_remote_pieces *remote, ovl_err *err) {
   int rc = choose_members(job, err);
   size_t n = job->cross.nmembers;
   if (rc || n < 2) return rc;
@@ -251,25 +300,31 @@ static int cross_rank_stage(ovl_job *job, ovl_err *err) {
     free(r->coll_cross);
     r->ncoll_cross = 0;
     r->coll_cross = malloc((nmatched ? nmatched : 1) * sizeof *r->coll_cross);
-    if (!r->coll_cross) {
-      rc = ovl_oom(err, "cross-rank results");
+    int64_t *exposed = malloc((nmatched ? nmatched : 1) * sizeof *exposed);
+    if (!r->coll_cross || !exposed) rc = ovl_oom(err, "cross-rank results");
+    if (!rc) rc = exposed_transfers(r, &mc[i], x.calls[i], remote, exposed, err);
+    if (rc) {
+      free(exposed);
       break;
     }
     for (size_t j = 0; j < mc[i].n; j++) {
       if (x.calls[i][j].wait_ns == OVL_NONE) continue;
       const ovl_coll_cross *cr = &r->coll_cross[r->ncoll_cross];
-      write_call(r, mc[i].refs[j], &x.calls[i][j], &r->coll_cross[r->ncoll_cross++]);
+      ovl_coll_result *call = call_at(&mc[i], j);
+      write_call(call, &x.calls[i][j], exposed[r->ncoll_cross], &r->coll_cross[r->ncoll_cross]);
+      r->ncoll_cross++;
       c->matched++;
       c->wait_ns += cr->wait_ns;
-      c->transfer_ns += cr->transfer_ns;
+      c->transfer_ns += ovl_coll_transfer_ns(call);
       c->exposed_transfer_ns += cr->exposed_transfer_ns;
     }
+    free(exposed);
     /* this member's answers are written: its share of the stage's memory goes now, not at
     ** the end, so the answers never coexist with every member's inputs */
     free(x.calls[i]);
     x.calls[i] = NULL;
-    free(mc[i].refs);
-    mc[i].refs = NULL;
+    free(mc[i].step_first);
+    mc[i].step_first = NULL;
     drop_rank_pieces(r);
     c->times_last = xr->times_last;
     c->decisive = xr->decisive;
@@ -293,7 +348,7 @@ static int cross_rank_stage(ovl_job *job, ovl_err *err) {
       jc->most_waited_for = jc->members[i];
   }
   ovl_xr_result_free(&x);
-  for (size_t i = 0; mc && i < n; i++) free(mc[i].refs);
+  for (size_t i = 0; mc && i < n; i++) free(mc[i].step_first);
   free(mc);
   free(in);
   return rc;
@@ -303,8 +358,8 @@ static void drop_pieces(ovl_job *job) {
   for (size_t i = 0; i < job->nranks; i++) drop_rank_pieces(&job->ranks[i]);
 }
 
-int ovl_job_cross_rank(ovl_job *job, ovl_err *err) {
-  int rc = cross_rank_stage(job, err);
+int ovl_job_cross_rank(ovl_job *job, const ovl_remote_pieces *remote, ovl_err *err) {
+  int rc = cross_rank_stage(job, remote, err);
   drop_pieces(job);
   return rc;
 }

@@ -288,34 +288,63 @@ static int64_t union_length(span *spans, size_t k) {
   return k > 0 ? total + cur_e - cur_s : 0;
 }
 
-/* Sets the per-dimension totals of colls[0..n); spans is scratch for n * OVL_EXPOSED_PIECES.
+void ovl_dim_exposed_of(ovl_pieces_fn get, const void *ctx, const uint8_t *dims, size_t n, void *scratch,
+                        ovl_dim_exposed *out) {
+  span *spans = scratch;
+  for (int d = 0; d < OVL_DIM_COUNT; d++) {
+    size_t kp = 0;
+    int exact = 1;
+    for (size_t i = 0; i < n && exact; i++) {
+      if (dims[i] != d) continue;
+      int np = 0, ex = 0;
+      const int64_t *p = get(ctx, i, &np, &ex);
+      if (!p || !ex) exact = 0;
+      else
+        for (int j = 0; j < np; j++) spans[kp++] = (span){p[2 * j], p[2 * j + 1]};
+    }
+    out->exact[d] = (uint8_t)exact;
+    out->unions[d] = exact ? union_length(spans, kp) : 0;
+  }
+}
+
+/* A step's collectives and their rank: ovl_pieces_fn over its own pieces. */
+typedef struct step_colls {
+  const ovl_rank_result *r;
+  const ovl_coll_result *colls;
+} step_colls;
+
+static const int64_t *own_pieces(const void *ctx, size_t i, int *n, int *exact) {
+  const step_colls *sc = ctx;
+  const ovl_coll_result *c = &sc->colls[i];
+  *n = c->npieces;
+  *exact = c->pieces_exact;
+  return ovl_coll_pieces(sc->r, c);
+}
+
+/* The dimension a collective counts in (ovl_dim_exposed_of's dims). */
+static uint8_t counted_dim(const ovl_coll_result *c) {
+  return c->gpu_start == OVL_NONE || c->gpu_end == OVL_NONE ? OVL_DIM_SKIP : c->pdim.dim;
+}
+
+/* Sets the per-dimension totals of colls[0..n); x: their pieces' unions (ovl_dim_exposed_of).
 ** Exposed time is the union of the collectives' exposed pieces when every piece list is
 ** exact (collectives of one dimension may overlap each other: a stage's send and next
 ** receive), else the sum of their exposed times, capped at the dimension's union. */
-static void dim_totals(const ovl_rank_result *r, const ovl_coll_result *colls, size_t n, span *spans,
+static void dim_totals(const ovl_coll_result *colls, size_t n, const ovl_dim_exposed *x, span *spans,
                        ovl_dim_totals out[OVL_DIM_COUNT]) {
   memset(out, 0, OVL_DIM_COUNT * sizeof *out);
   for (int d = 0; d < OVL_DIM_COUNT; d++) {
-    size_t k = 0, kp = 0;
-    int exact = 1;
+    size_t k = 0;
     int64_t sum = 0;
     for (size_t i = 0; i < n; i++) {
       const ovl_coll_result *c = &colls[i];
-      if (c->pdim.dim != d || c->gpu_start == OVL_NONE || c->gpu_end == OVL_NONE) continue;
+      if (counted_dim(c) != d) continue;
       spans[k++] = (span){c->gpu_start, c->gpu_end};
       sum += c->exposed;
       out[d].colls++;
     }
     out[d].comm = union_length(spans, k);
-    for (size_t i = 0; i < n && exact; i++) {
-      const ovl_coll_result *c = &colls[i];
-      if (c->pdim.dim != d || c->gpu_start == OVL_NONE || c->gpu_end == OVL_NONE) continue;
-      const int64_t *p = ovl_coll_pieces(r, c);
-      if (!p || !c->pieces_exact) exact = 0;
-      else
-        for (int j = 0; j < c->npieces; j++) spans[kp++] = (span){p[2 * j], p[2 * j + 1]};
-    }
-    out[d].exposed = exact ? union_length(spans, kp) : (sum < out[d].comm ? sum : out[d].comm);
+    out[d].exposed = x->exact[d] ? x->unions[d] : (sum < out[d].comm ? sum : out[d].comm);
   }
 }
 
@@ -327,19 +356,43 @@ static void add_totals(ovl_dim_totals *acc, const ovl_dim_totals *t) {
   }
 }
 
-static int rank_totals(ovl_rank_result *r, ovl_err *err) {
-  size_t most = r->nunstepped;
+/* Every step's collectives' dimensions in turn, into dims. */
+static void step_dims(const ovl_rank_result *r, uint8_t *dims) {
+  size_t k = 0;
   for (size_t s = 0; s < r->nsteps; s++)
-    if (r->steps[s].ncolls > most) most = r->steps[s].ncolls;
-  span *spans = malloc((most ? most : 1) * OVL_EXPOSED_PIECES * sizeof *spans);
-  if (!spans) return ovl_oom(err, "dimension totals");
-  memset(r->dims, 0, sizeof r->dims);
+    for (size_t i = 0; i < r->steps[s].ncolls; i++) dims[k++] = counted_dim(&r->steps[s].colls[i]);
+}
+
+static int rank_totals(ovl_rank_result *r, const ovl_remote_pieces *remote, ovl_err *err) {
+  size_t most = r->nunstepped, all = 0;
   for (size_t s = 0; s < r->nsteps; s++) {
-    dim_totals(r, r->steps[s].colls, r->steps[s].ncolls, spans, r->steps[s].dims);
-    add_totals(r->dims, r->steps[s].dims);
+    if (r->steps[s].ncolls > most) most = r->steps[s].ncolls;
+    all += r->steps[s].ncolls;
+  }
+  int far = remote && remote->holds(remote->self, r);
+  span *spans = malloc((most ? most : 1) * OVL_EXPOSED_PIECES * sizeof *spans);
+  uint8_t *dims = malloc(all ? all : 1);
+  ovl_dim_exposed *x = malloc((r->nsteps ? r->nsteps : 1) * sizeof *x);
+  int rc = spans && dims && x ? OVL_OK : ovl_oom(err, "dimension totals");
+  if (!rc) {
+    step_dims(r, dims);
+    if (far) rc = remote->dim_exposed(remote->self, r, dims, x, err);
+    for (size_t s = 0, k = 0; !far && s < r->nsteps; k += r->steps[s++].ncolls) {
+      step_colls sc = {r, r->steps[s].colls};
+      ovl_dim_exposed_of(own_pieces, &sc, dims + k, r->steps[s].ncolls, spans, &x[s]);
+    }
+  }
+  if (!rc) {
+    memset(r->dims, 0, sizeof r->dims);
+    for (size_t s = 0; s < r->nsteps; s++) {
+      dim_totals(r->steps[s].colls, r->steps[s].ncolls, &x[s], spans, r->steps[s].dims);
+      add_totals(r->dims, r->steps[s].dims);
+    }
   }
   free(spans);
-  return OVL_OK;
+  free(dims);
+  free(x);
+  return rc;
 }
 
 /* ---------------------------------------------------------------------------------- */
@@ -501,7 +554,7 @@ static int cmp_group(const void *pa, const void *pb) {
   return (a->comm > b->comm) - (a->comm < b->comm);
 }
 
-int ovl_job_dims_classify(ovl_job *job, const char *overrides, ovl_err *err) {
+int ovl_job_dims_classify(ovl_job *job, const char *overrides, const ovl_remote_pieces *remote, ovl_err *err) {
   groups gs;
   memset(&gs, 0, sizeof gs);
   int rc = OVL_OK;
@@ -524,7 +577,7 @@ int ovl_job_dims_classify(ovl_job *job, const char *overrides, ovl_err *err) {
   if (!rc) rc = each_override(overrides, apply_override, &gs, err);
   for (size_t i = 0; !rc && i < job->nranks; i++) {
     assign_roles(&job->ranks[i], &gs);
-    rc = rank_totals(&job->ranks[i], err);
+    rc = rank_totals(&job->ranks[i], remote, err);
   }
   if (rc) {
     for (size_t i = 0; i < gs.v.len; i++) free(gs.v.items[i].members);

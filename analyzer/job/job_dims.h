@@ -27,11 +27,13 @@
 #define OVL_JOB_DIMS_H
 
 #include "job.h"
+#include "remote_pieces.h"
 
 /* The groups, roles and per-dimension totals. overrides: NULL or "COMM=DIM[,COMM=DIM...]"
 ** (COMM a comm id as the report prints it, DIM a name ovl_pdim_parse knows). Called by
-** ovl_measure_job before the cross-rank stage (it reads the collectives' exposed pieces). */
-int ovl_job_dims_classify(ovl_job *job, const char *overrides, ovl_err *err);
+** ovl_measure_job before the cross-rank stage (it reads the collectives' exposed pieces: through
+** remote for the ranks it holds, NULL for none). */
+int ovl_job_dims_classify(ovl_job *job, const char *overrides, const ovl_remote_pieces *remote, ovl_err *err);
 /* Pipeline stages (on job time: after the cross-rank stage set the clock offsets). Called by
 ** ovl_measure_job after the cross-rank stage. */
 int ovl_job_dims_finish(ovl_job *job, ovl_err *err);

@@ -10,7 +10,7 @@
 
 #if UINTPTR_MAX == UINT64_MAX
 /* Every field of these is carried: a new field must be added to the codec (and then here). */
-_Static_assert(sizeof(ovl_coll_result) == 296, "ovl_coll_result changed: carry the new field in rank_pack.c");
+_Static_assert(sizeof(ovl_coll_result) == 240, "ovl_coll_result changed: carry the new field in rank_pack.c");
 _Static_assert(sizeof(ovl_step_result) == 272, "ovl_step_result changed: carry the new field in rank_pack.c");
 /* ovl_rank_result's coll_block is not carried: unpacked steps own their colls one by one. */
 _Static_assert(sizeof(ovl_rank_result) == 824, "ovl_rank_result changed: carry the new field in rank_pack.c");
@@ -117,8 +117,8 @@ static void put_coll(ovl_bytes *b, const ovl_rank_result *r, const ovl_coll_resu
   ovl_put_opt_near(b, c->count, q->count);
   put_int(b, c->peer);
   ovl_put_opt_near(b, c->group_id, q->group_id);
-  put_text(b, c->dtype, sizeof c->dtype, p->dtype);
-  put_text(b, c->redop, sizeof c->redop, p->redop);
+  put_text(b, ovl_coll_dtype(c), OVL_COLL_TYPE_LEN, p->dtype);
+  put_text(b, ovl_coll_redop(c), OVL_COLL_TYPE_LEN, p->redop);
   ovl_put_opt_near(b, c->device, q->device);
   ovl_put_opt_near(b, c->stream, q->stream);
   put_int(b, c->bucket);
@@ -129,9 +129,7 @@ static void put_coll(ovl_bytes *b, const ovl_rank_result *r, const ovl_coll_resu
   ovl_put_opt_near(b, c->host_end, c->host_launch);
   put_int(b, c->exposed);
   ovl_put_opt_near(b, c->ready, c->gpu_start);
-  put_int(b, c->stall);
   ovl_put_opt_near(b, c->ready_gpu, c->gpu_start);
-  put_int(b, c->queueing);
   ovl_put_opt_near(b, c->compute_before, c->gpu_start);
   ovl_put_opt_near(b, c->compute_after, c->gpu_end);
   const ovl_coll_extra *x = ovl_coll_extra_of(c);
@@ -238,10 +236,8 @@ void ovl_rank_pack(const ovl_rank_result *r, ovl_bytes *b) {
   for (size_t i = 0; i < r->ncoll_cross; i++) {
     const ovl_coll_cross *x = &r->coll_cross[i];
     put_int(b, x->wait_ns);
-    put_int(b, x->transfer_ns);
     put_int(b, x->exposed_transfer_ns);
     ovl_put_i64(b, x->arrived_last);
-    ovl_put_f64(b, x->transfer_busbw_gbps);
   }
   coll_pred p;
   memset(&p, 0, sizeof p);
@@ -416,7 +412,7 @@ static void get_pieces(rank_in *ri, ovl_coll_result *c) {
   }
   ri->records_used++;
   c->npieces = (uint8_t)(tag - 1);
-  c->pieces_exact = (uint8_t)ovl_get_u64(in);
+  c->pieces_exact = ovl_get_u64(in) != 0;
   c->pieces_at = (uint32_t)ri->pieces_used;
   c->has_pieces = 1;
   int64_t *p = ri->r->coll_piece_bounds + 2 * ri->pieces_used;
@@ -434,7 +430,9 @@ static void get_coll(rank_in *ri, ovl_coll_result *c, coll_pred *p) {
   const ovl_coll_result *q = &p->prev;
   c->id = ovl_get_opt_near(in, q->id + 1);
   c->order = (int)ovl_get_i64(in);
-  c->op = (ovl_op)ovl_get_i64(in);
+  int64_t op = ovl_get_i64(in);
+  if (op < 0 || op >= OVL_OP_COUNT) in->bad = 1;
+  c->op = (uint8_t)op;
   c->comm = ovl_get_opt_near(in, q->comm);
   c->seq = ovl_get_opt_near(in, q->seq + 1);
   c->nranks = ovl_get_opt_near(in, q->nranks);
@@ -443,21 +441,21 @@ static void get_coll(rank_in *ri, ovl_coll_result *c, coll_pred *p) {
   c->count = ovl_get_opt_near(in, q->count);
   c->peer = get_int(in);
   c->group_id = ovl_get_opt_near(in, q->group_id);
-  get_text(in, c->dtype, sizeof c->dtype, p->dtype);
-  get_text(in, c->redop, sizeof c->redop, p->redop);
+  char dtype[OVL_COLL_TYPE_LEN], redop[OVL_COLL_TYPE_LEN];
+  get_text(in, dtype, sizeof dtype, p->dtype);
+  get_text(in, redop, sizeof redop, p->redop);
+  if (ovl_coll_types_intern(dtype, redop, &c->types)) ri->oom = 1;
   c->device = ovl_get_opt_near(in, q->device);
   c->stream = ovl_get_opt_near(in, q->stream);
   c->bucket = (long)get_int(in);
-  c->bytes_from_marks = (int)ovl_get_i64(in);
+  c->bytes_from_marks = ovl_get_i64(in) != 0;
   c->gpu_start = ovl_get_opt_near(in, q->gpu_start);
   c->gpu_end = ovl_get_opt_near(in, c->gpu_start);
   c->host_launch = ovl_get_opt_near(in, c->gpu_start);
   c->host_end = ovl_get_opt_near(in, c->host_launch);
   c->exposed = get_int(in);
   c->ready = ovl_get_opt_near(in, c->gpu_start);
-  c->stall = get_int(in);
   c->ready_gpu = ovl_get_opt_near(in, c->gpu_start);
-  c->queueing = get_int(in);
   c->compute_before = ovl_get_opt_near(in, c->gpu_start);
   c->compute_after = ovl_get_opt_near(in, c->gpu_end);
   ovl_coll_extra x = ovl_coll_extra_none;
@@ -467,7 +465,9 @@ static void get_coll(rank_in *ri, ovl_coll_result *c, coll_pred *p) {
   c->correlation = ovl_get_opt_near(in, q->correlation);
   c->algbw_gbps = ovl_get_f64(in);
   c->busbw_gbps = ovl_get_f64(in);
-  c->step = (long)get_int(in);
+  int64_t step = get_int(in);
+  if (step < -1 || step > INT32_MAX) in->bad = 1;
+  c->step = (int32_t)step;
   get_pieces(ri, c);
   c->diag.role = (ovl_coll_role)ovl_get_i64(in);
   c->diag.ready_order = (int)ovl_get_i64(in);
@@ -568,15 +568,13 @@ static void get_rank(rank_in *ri) {
   ri->npieces = ovl_get_count(in, 2);
   if (ri->npieces > ri->nrecords * OVL_EXPOSED_PIECES) in->bad = 1;
   else if (ri->nrecords) r->coll_piece_bounds = alloc_items(ri, ri->npieces ? ri->npieces : 1, 2 * sizeof(int64_t));
-  size_t ncross = ovl_get_count(in, 5);
+  size_t ncross = ovl_get_count(in, 3);
   if (ncross && (r->coll_cross = alloc_items(ri, ncross, sizeof *r->coll_cross)) != NULL) {
     for (size_t i = 0; i < ncross && !in->bad; i++, r->ncoll_cross++) {
       ovl_coll_cross *x = &r->coll_cross[i];
       x->wait_ns = get_int(in);
-      x->transfer_ns = get_int(in);
       x->exposed_transfer_ns = get_int(in);
       x->arrived_last = (int)ovl_get_i64(in);
-      x->transfer_busbw_gbps = ovl_get_f64(in);
     }
   }
   if (ri->oom || in->bad) return;

@@ -8,6 +8,7 @@
 #include "mpi_job.h"
 
 #include "job/pack_bytes.h"
+#include "job/remote_pieces.h"
 #include "load/trace_files.h"
 
 #include <mpi.h>
@@ -15,10 +16,21 @@
 /* Message tags between the root and the others after the gather (mpi_serve.c). */
 enum { OVL_MPI_TAG_REQUEST = 7101, OVL_MPI_TAG_REPLY = 7102 };
 
+/* The root's requests (a request's first number). While the root assembles the job: exposed
+** pieces (mpi_pieces.c) until ASSEMBLED; then step work until END. */
+enum {
+  OVL_MPI_REQ_END = 0,
+  OVL_MPI_REQ_STEP_WORK = 1,
+  OVL_MPI_REQ_DIM_EXPOSED = 2,
+  OVL_MPI_REQ_EXPOSED_AFTER = 3,
+  OVL_MPI_REQ_ASSEMBLED = 4
+};
+
 /* A rank the root received, and the process that measured its trace (the step work's reader). */
 typedef struct ovl_mpi_owner {
   const char *ovl_path;    /* the rank's ovl_path string in the root's job (identity, not content) */
   int process;
+  size_t file, k;          /* its file's index in the job and its place in the file: how its process names it */
 } ovl_mpi_owner;
 
 typedef struct ovl_mpi_session {
@@ -30,6 +42,8 @@ typedef struct ovl_mpi_session {
   size_t nmine;
   ovl_mpi_owner *owners;   /* the root: ranks measured elsewhere */
   size_t nowners;
+  struct ovl_mpi_kept *kept;  /* the others: their ranks' exposed pieces (mpi_pieces.c) */
+  size_t nkept;
 } ovl_mpi_session;
 
 extern ovl_mpi_session ovl_mpi_s;
@@ -55,6 +69,24 @@ typedef struct ovl_mpi_plan {
 ** Every process returns the same status; the root's *err says why. */
 int ovl_mpi_plan_files(char *const *args, size_t nargs, int local, ovl_mpi_plan *plan, ovl_err *err);
 void ovl_mpi_plan_free(ovl_mpi_plan *plan);
+
+/* The others, before packing: moves their ranks' exposed pieces out of the results into the
+** session, to answer the root (the results then carry none). Status; on failure what was kept
+** stays kept (freed with the session). */
+int ovl_mpi_keep_pieces(const ovl_mpi_plan *plan, ovl_measured_file *files, ovl_err *err);
+void ovl_mpi_kept_free_all(void);
+/* The answer to an exposed-pieces request of that kind (the rest of the request in in). */
+void ovl_mpi_answer_pieces(uint64_t kind, ovl_bytes_reader *in, ovl_bytes *reply);
+/* The root: the pieces of the ranks it received, asked of their processes. */
+extern const ovl_remote_pieces ovl_mpi_remote_pieces;
+
+/* The root: sends a request to process to and receives its reply (*reply: caller frees). 0 or -1. */
+int ovl_mpi_ask(int to, const ovl_bytes *req, ovl_bytes *reply);
+/* The others: answer the root's requests while it assembles the job, until it says it has.
+** 0, or -1 when the root could not be heard. */
+int ovl_mpi_serve_assembly(void);
+/* The root: tells every other process the job is assembled (failed or not). */
+void ovl_mpi_assembled(void);
 
 /* ovl_mpi_agree_status (mpi_job.h). */
 int ovl_mpi_agree(int rc, ovl_err *err);

@@ -2,8 +2,10 @@
 ** The job measured by every process of an MPI job and assembled on the root: see mpi_job.h.
 ** Each process measures its files (threads: its node's CPUs shared among the node's
 ** processes), packs them (job/rank_pack.h) with their index in the job's file order and sends
-** them to the root in one MPI_Gatherv; the root unpacks every file into its place and assembles
-** the job exactly as one process does (ovl_job_assemble), then diagnoses it.
+** them to the root in one MPI_Gatherv, keeping their exposed pieces (mpi_pieces.c); the root
+** unpacks every file into its place and assembles the job exactly as one process does
+** (ovl_job_assemble_remote: what it needs of the pieces it asks of their processes, which
+** answer until it is done), then diagnoses it.
 */
 #include "mpi_internal.h"
 
@@ -41,11 +43,11 @@ static int pack_mine(const ovl_mpi_plan *plan, ovl_measured_file *files, ovl_byt
   return out->oom ? ovl_oom(err, "results") : OVL_OK;
 }
 
-static int note_owner(const ovl_measured_file *f, int process, ovl_err *err) {
+static int note_owner(const ovl_measured_file *f, size_t file, int process, ovl_err *err) {
   ovl_mpi_owner *grown = realloc(ovl_mpi_s.owners, (ovl_mpi_s.nowners + f->nranks) * sizeof *grown);
   if (!grown && f->nranks) return ovl_oom(err, "results received");
   if (grown) ovl_mpi_s.owners = grown;
-  for (size_t k = 0; k < f->nranks; k++) ovl_mpi_s.owners[ovl_mpi_s.nowners++] = (ovl_mpi_owner){f->ranks[k].ovl_path, process};
+  for (size_t k = 0; k < f->nranks; k++) ovl_mpi_s.owners[ovl_mpi_s.nowners++] = (ovl_mpi_owner){f->ranks[k].ovl_path, process, file, k};
   return OVL_OK;
 }
 
@@ -62,7 +64,7 @@ static int unpack_all(ovl_bytes *all, ovl_measured_file *files, size_t nfiles, o
         break;
       }
       rc = ovl_measured_file_unpack(&in, &files[at], err);
-      if (!rc) rc = note_owner(&files[at], p, err);
+      if (!rc) rc = note_owner(&files[at], (size_t)at, p, err);
     }
     if (!rc && (in.bad || in.p != in.end))
       rc = ovl_fail(err, OVL_EINTERNAL, "results received: malformed (a fault of ovl: please report it)");
@@ -81,7 +83,7 @@ static int assemble(const ovl_analysis_ctx *ctx, const ovl_mpi_plan *plan, ovl_m
     memset(&mine[i], 0, sizeof mine[i]);
   }
   if (!rc) rc = unpack_all(all, files, plan->nfiles, err);
-  if (!rc) rc = ovl_job_assemble(ctx, files, plan->nfiles, plan->skipped, job, err);
+  if (!rc) rc = ovl_job_assemble_remote(ctx, files, plan->nfiles, plan->skipped, &ovl_mpi_remote_pieces, job, err);
   if (!rc) {
     rc = ovl_diagnose_job(job, err);
     if (rc) ovl_job_free(job);
@@ -105,10 +107,17 @@ int ovl_mpi_analyze_job(const ovl_analysis_ctx *ctx, char *const *args, size_t n
   if (!rc)
     ovl_measure_files(ctx, plan.paths, plan.n, workers_per_process(), *is_root ? progress : NULL, progress_ctx, mine);
   ovl_bytes packed = {0}, *all = NULL;
+  if (!rc && !*is_root) rc = ovl_mpi_keep_pieces(&plan, mine, err);
   if (!rc && !*is_root) rc = pack_mine(&plan, mine, &packed, err);
   if ((rc = ovl_mpi_agree(rc, err)) == OVL_OK) rc = ovl_mpi_gather_bytes(&packed, &all, err);
   ovl_bytes_free(&packed);
-  if (!rc && *is_root) rc = assemble(ctx, &plan, mine, all, job, err);
+  /* The others answer the root's questions about the pieces they kept while it assembles. */
+  if (!rc && *is_root) {
+    rc = assemble(ctx, &plan, mine, all, job, err);
+    ovl_mpi_assembled();
+  } else if (!rc && ovl_mpi_serve_assembly()) {
+    rc = ovl_fail(err, OVL_EINTERNAL, "process %d: no word from the root while it assembled the job", ovl_mpi_s.rank);
+  }
   for (int p = 0; all && p < ovl_mpi_s.size; p++) ovl_bytes_free(&all[p]);
   free(all);
   if (*is_root || rc) {

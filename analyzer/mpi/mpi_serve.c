@@ -22,8 +22,6 @@
 #include <sanitizer/lsan_interface.h>
 #endif
 
-enum { REQ_END = 0, REQ_STEP_WORK = 1 };
-
 static int send_bytes(const ovl_bytes *b, int to, int tag) {
   return MPI_Send(b->data, (int)b->len, MPI_BYTE, to, tag, MPI_COMM_WORLD) == MPI_SUCCESS ? 0 : -1;
 }
@@ -125,6 +123,7 @@ static void answer_step_work(ovl_bytes_reader *in, ovl_bytes *reply) {
 }
 
 static void finalize(void) {
+  ovl_mpi_kept_free_all();
   for (size_t i = 0; i < ovl_mpi_s.nmine; i++) ovl_measured_file_free(&ovl_mpi_s.mine[i]);
   free(ovl_mpi_s.mine);
   free(ovl_mpi_s.owners);
@@ -137,26 +136,50 @@ static void finalize(void) {
   if (!done) MPI_Finalize();
 }
 
-int ovl_mpi_serve(void) {
-  int status = OVL_EINTERNAL;
+/* Answers the root's requests until one of kind last; *status: its status (REQ_END's). 0, or -1
+** when the root could not be heard or answered. */
+static int serve_until(uint64_t last, int *status) {
   for (;;) {
     ovl_bytes req;
-    if (recv_bytes(&req, 0, OVL_MPI_TAG_REQUEST)) break;
+    if (recv_bytes(&req, 0, OVL_MPI_TAG_REQUEST)) return -1;
     ovl_bytes_reader in = {req.data, req.data + req.len, 0};
     uint64_t kind = ovl_get_u64(&in);
-    if (kind == REQ_END) {
-      status = (int)ovl_get_i64(&in);
+    if (kind == last) {
+      if (kind == OVL_MPI_REQ_END) *status = (int)ovl_get_i64(&in);
       ovl_bytes_free(&req);
-      break;
+      return 0;
     }
     ovl_bytes reply = {0};
-    if (kind == REQ_STEP_WORK) answer_step_work(&in, &reply);
+    if (kind == OVL_MPI_REQ_STEP_WORK) answer_step_work(&in, &reply);
+    else if (kind == OVL_MPI_REQ_DIM_EXPOSED || kind == OVL_MPI_REQ_EXPOSED_AFTER) ovl_mpi_answer_pieces(kind, &in, &reply);
     else ovl_put_i64(&reply, OVL_EINTERNAL), ovl_put_str(&reply, "unknown request (a fault of ovl)");
     ovl_bytes_free(&req);
     int failed = reply.oom || send_bytes(&reply, 0, OVL_MPI_TAG_REPLY);
     ovl_bytes_free(&reply);
-    if (failed) break;
+    if (failed) return -1;
   }
+}
+
+int ovl_mpi_serve_assembly(void) {
+  int unused = 0;
+  return serve_until(OVL_MPI_REQ_ASSEMBLED, &unused);
+}
+
+void ovl_mpi_assembled(void) {
+  ovl_bytes done = {0};
+  ovl_put_u64(&done, OVL_MPI_REQ_ASSEMBLED);
+  for (int p = 1; !done.oom && p < ovl_mpi_s.size; p++) send_bytes(&done, p, OVL_MPI_TAG_REQUEST);
+  ovl_bytes_free(&done);
+}
+
+int ovl_mpi_ask(int to, const ovl_bytes *req, ovl_bytes *reply) {
+  memset(reply, 0, sizeof *reply);
+  return send_bytes(req, to, OVL_MPI_TAG_REQUEST) || recv_bytes(reply, to, OVL_MPI_TAG_REPLY) ? -1 : 0;
+}
+
+int ovl_mpi_serve(void) {
+  int status = OVL_EINTERNAL;
+  if (serve_until(OVL_MPI_REQ_END, &status)) status = OVL_EINTERNAL;
   finalize();
   return status;
 }
@@ -165,7 +188,7 @@ int ovl_mpi_end(int status) {
   if (!ovl_mpi_s.started) return status;
   if (ovl_mpi_s.rank != 0) return ovl_mpi_serve();
   ovl_bytes end = {0};
-  ovl_put_u64(&end, REQ_END);
+  ovl_put_u64(&end, OVL_MPI_REQ_END);
   ovl_put_i64(&end, status);
   for (int p = 1; !end.oom && p < ovl_mpi_s.size; p++) send_bytes(&end, p, OVL_MPI_TAG_REQUEST);
   ovl_bytes_free(&end);
@@ -182,7 +205,7 @@ int ovl_mpi_step_work_read_many(const ovl_analysis_ctx *ctx, const ovl_rank_resu
   if (!ovl_mpi_s.started || owner == 0) return ovl_step_work_read_many(ctx, r, steps, merge_ns, n, out, err);
   memset(out, 0, n * sizeof *out);
   ovl_bytes req = {0}, reply = {0};
-  ovl_put_u64(&req, REQ_STEP_WORK);
+  ovl_put_u64(&req, OVL_MPI_REQ_STEP_WORK);
   ovl_put_str(&req, r->ovl_path);
   ovl_put_i64(&req, r->device);
   ovl_put_u64(&req, n);
@@ -191,7 +214,7 @@ int ovl_mpi_step_work_read_many(const ovl_analysis_ctx *ctx, const ovl_rank_resu
     ovl_put_i64(&req, steps[i]->end);
     ovl_put_i64(&req, merge_ns[i]);
   }
-  int rc = req.oom || send_bytes(&req, owner, OVL_MPI_TAG_REQUEST) || recv_bytes(&reply, owner, OVL_MPI_TAG_REPLY)
+  int rc = req.oom || ovl_mpi_ask(owner, &req, &reply)
                ? ovl_fail(err, OVL_EINTERNAL, "%s: timeline: no answer from process %d", r->trace_path, owner)
                : OVL_OK;
   ovl_bytes_free(&req);

@@ -47,7 +47,7 @@ void ovl_bucket_view_text(FILE *out, const ovl_step_result *st, size_t max_rows)
     else snprintf(bw, sizeof bw, "%.2f", c->busbw_gbps);
     fprintf(out, "  %6s %10s %10s %10s %10s %10s %10s %10s %10s %10s\n", lb, by, rel_text(c->ready, st->start, t1),
             rel_text(c->host_launch, st->start, t2), rel_text(c->gpu_start, st->start, t3),
-            rel_text(c->gpu_end, st->start, t4), dur_text(c->stall, t5), dur_text(c->queueing, t6),
+            rel_text(c->gpu_end, st->start, t4), dur_text(ovl_coll_stall(c), t5), dur_text(ovl_coll_queueing(c), t6),
             dur_text(c->exposed, t7), bw);
   }
   if (!st->misordered) return;

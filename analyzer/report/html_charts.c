@@ -226,7 +226,8 @@ void ovl_html_order(FILE *out, const ovl_rank_result *r, size_t ri, size_t si) {
     if (c->diag.role != OVL_ROLE_GRADIENT) continue;
     idx[n++] = i;
     known |= c->diag.ready_order >= 0;
-    if (c->stall != OVL_NONE && c->stall > max_stall) max_stall = c->stall;
+    int64_t stall = ovl_coll_stall(c);
+    if (stall != OVL_NONE && stall > max_stall) max_stall = stall;
   }
   if (n == 0) {
     fputs("<p>This step has no gradient collective: no bucket order to show.</p>\n", out);
@@ -263,11 +264,12 @@ void ovl_html_order(FILE *out, const ovl_rank_result *r, size_t ri, size_t si) {
       label(out, xe + 10, ye + 4, "start", "lbl", name);
     }
     fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" class=\"launch\"/>\n", xo, yo);
-    if (c->stall != OVL_NONE) {
-      double len = c->stall > 0 ? bw * (double)c->stall / (double)max_stall : 0;
+    int64_t stall = ovl_coll_stall(c);
+    if (stall != OVL_NONE) {
+      double len = stall > 0 ? bw * (double)stall / (double)max_stall : 0;
       fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" class=\"stallbar\"/>\n", xb,
               yo - row * 0.35, len > 1 ? len : 1, row * 0.7);
-      ovl_html_svg_inum(out, xb + len + 6, yo + 4, "val", OVL_HN_NS, c->stall,
+      ovl_html_svg_inum(out, xb + len + 6, yo + 4, "val", OVL_HN_NS, stall,
                         "ranks.%zu.steps.%zu.collectives.%zu.readiness_stall_ns", ri, si, idx[p]);
     }
   }

@@ -106,8 +106,8 @@ static void collective(ovl_json *j, const ovl_coll_result *c, int64_t offset) {
   time_ns(j, "gpu_end_ns", c->gpu_end, offset);
   ovl_json_int(j, "exposed_ns", c->exposed);
   time_ns(j, "ready_ns", c->ready, offset);
-  opt_int(j, "readiness_stall_ns", c->stall);
-  opt_int(j, "queueing_ns", c->queueing);
+  opt_int(j, "readiness_stall_ns", ovl_coll_stall(c));
+  opt_int(j, "queueing_ns", ovl_coll_queueing(c));
   ovl_json_string(j, "role", ovl_coll_role_name(c->diag.role));
   if (c->diag.ready_order >= 0) ovl_json_int(j, "ready_order", c->diag.ready_order);
   else ovl_json_null(j, "ready_order");
@@ -118,14 +118,14 @@ static void collective(ovl_json *j, const ovl_coll_result *c, int64_t offset) {
   opt_int(j, "seq", c->seq);
   opt_int(j, "nranks", c->nranks);
   opt_int(j, "stream", c->stream);
-  if (c->dtype[0]) ovl_json_string(j, "dtype", c->dtype);
+  if (ovl_coll_dtype(c)[0]) ovl_json_string(j, "dtype", ovl_coll_dtype(c));
   nccl_account(j, c);
   if (c->cross) {
     ovl_json_int(j, "wait_ns", c->cross->wait_ns);
-    ovl_json_int(j, "transfer_ns", c->cross->transfer_ns);
+    ovl_json_int(j, "transfer_ns", ovl_coll_transfer_ns(c));
     ovl_json_int(j, "exposed_transfer_ns", c->cross->exposed_transfer_ns);
     ovl_json_bool(j, "arrived_last", c->cross->arrived_last);
-    ovl_json_double(j, "transfer_busbw_gbps", c->cross->transfer_busbw_gbps);
+    ovl_json_double(j, "transfer_busbw_gbps", ovl_coll_transfer_busbw(c));
   }
   ovl_report_dims_coll_json(j, c);
   ovl_json_object_end(j);

@@ -113,7 +113,7 @@ static void print_collectives(FILE *out, const ovl_step_result *st, int64_t orig
     if (c->bytes != OVL_NONE) ovl_format_bytes((double)c->bytes, b1, sizeof b1);
     else snprintf(b1, sizeof b1, "?");
     ovl_coll_bucket_label(c, bucket, sizeof bucket);
-    if (c->stall != OVL_NONE) ns_text((double)c->stall, b5);
+    if (ovl_coll_stall(c) != OVL_NONE) ns_text((double)ovl_coll_stall(c), b5);
     else snprintf(b5, sizeof b5, "-");
     fprintf(out, "  %5d  %-13s %10s %6s %11s %10s %10s %10s %10s %10s\n", c->order, ovl_op_name(c->op), b1, bucket,
             ns_text((double)(c->gpu_start - origin), b2), ns_text((double)(c->gpu_end - c->gpu_start), b3),

@@ -1,0 +1,51 @@
+/*
+** Exposed pieces that stayed where they were measured. A collective's exposed pieces (where
+** its exposed time lies: analysis.h) are read by two job stages only: the per-dimension
+** exposed time of each step (job_dims.c) and the exposed part of each matched call's
+** transfer (job_cross_rank.c). `ovl report --mpi` does not send them to the root (64 bytes
+** a collective in a generated FSDP job): the process that measured a rank keeps them and
+** answers these two questions about it (mpi/mpi_pieces.c). A job without such ranks passes
+** no ovl_remote_pieces and every answer is computed from the rank's own pieces.
+**
+** Collectives are numbered as the stages walk them: every step's, in step and firing order,
+** then the unstepped.
+*/
+#ifndef OVL_REMOTE_PIECES_H
+#define OVL_REMOTE_PIECES_H
+
+#include "../analyze/analysis.h"
+
+/* A step's per-dimension exposed time from pieces: for each dimension d, the length of the
+** union of the pieces of the collectives whose dims[i] is d, and whether every one of them
+** had exact pieces (exact[d] = 0: the caller falls back to the sum of exposed times). */
+typedef struct ovl_dim_exposed {
+  int64_t unions[OVL_DIM_COUNT];
+  uint8_t exact[OVL_DIM_COUNT];
+} ovl_dim_exposed;
+
+/* Skips a collective in ovl_dim_exposed_of (no GPU interval: it counts in no dimension). */
+#define OVL_DIM_SKIP 0xff
+
+/* Collective i's pieces (n pairs), or NULL when it has none recorded. */
+typedef const int64_t *(*ovl_pieces_fn)(const void *ctx, size_t i, int *n, int *exact);
+
+/* The per-dimension unions of collectives [0, n) (dims[i] < OVL_DIM_COUNT or OVL_DIM_SKIP),
+** their pieces read through get. scratch: room for n * OVL_EXPOSED_PIECES pieces (16 bytes
+** each). Pure. */
+void ovl_dim_exposed_of(ovl_pieces_fn get, const void *ctx, const uint8_t *dims, size_t n, void *scratch,
+                        ovl_dim_exposed *out);
+
+typedef struct ovl_remote_pieces {
+  void *self;
+  /* 1 when r's pieces are kept elsewhere (and r holds none). */
+  int (*holds)(void *self, const ovl_rank_result *r);
+  /* For each step s of r: ovl_dim_exposed_of over its collectives, dims giving every step's
+  ** collectives' dimension in turn (sum of r's steps' ncolls). Status; *err says why. */
+  int (*dim_exposed)(void *self, const ovl_rank_result *r, const uint8_t *dims, ovl_dim_exposed *out, ovl_err *err);
+  /* For each of n collectives (index[i] in the stages' numbering): the exposed time of its
+  ** pieces inside [cut[i], end[i]) (ovl_exposed_within). Status; *err says why. */
+  int (*exposed_after)(void *self, const ovl_rank_result *r, const uint32_t *index, const int64_t *cut,
+                       const int64_t *end, size_t n, int64_t *out, ovl_err *err);
+} ovl_remote_pieces;
+
+#endif
