@@ -154,6 +154,11 @@ struct ovl_trace_writer {
   ovl_strmap strings;
   int64_t next_string_id;
   write_behind *behind;  /* NULL: batches are inserted by the caller's thread */
+  int scratch;          /* opened by ovl_tw_open_scratch: an import's output */
+  /* The largest collectives.id written (0: none yet), so that a scratch file's calls without
+  ** an id are batched with the one SQLite would give them (the largest + 1); -1 once not
+  ** known (after a rollback): they are inserted one by one then. */
+  int64_t coll_max_id;
   int in_txn;
   int committing;       /* inside ovl_tw_commit: no automatic commit */
   long rows_in_txn;
@@ -465,6 +470,7 @@ static int open_writer(ovl_trace_writer **out, const char *path, int how, ovl_er
     return ovl_oom(err, "trace writer");
   }
   w->next_string_id = 1;
+  w->scratch = how == OPEN_SCRATCH;
   for (int b = 0; b < B_COUNT; b++)
     if (!alloc_rows(&w->batches[b].cur)) {
       free_writer(w);
@@ -691,6 +697,7 @@ static int batch_collective(ovl_trace_writer *w, const ovl_collective_row *r, co
   v[13] = r->host_start, v[14] = r->host_end, v[15] = r->tid, v[16] = r->group_id;
   v[17] = algo, v[18] = proto, v[19] = nccl ? nccl->nchannels : OVL_NONE, v[20] = nccl ? nccl->nwarps : OVL_NONE;
   v[21] = nccl ? nccl->nccl_seq : OVL_NONE;
+  if (w->coll_max_id >= 0 && r->id > w->coll_max_id) w->coll_max_id = r->id;
   *rc = add_batch_row(w, B_COLL, err);
   return 1;
 }
@@ -705,6 +712,16 @@ int ovl_tw_collective_nccl(ovl_trace_writer *w, const ovl_collective_row *r, con
   if (r->id != OVL_NONE && batch_collective(w, r, nccl, err, &rc)) {
     if (!rc && id) *id = r->id;
     return rc;
+  }
+  /* An import's calls take their ids here: one by one, each insert would wait for the
+  ** write-behind thread and step a statement of its own. */
+  if (r->id == OVL_NONE && w->scratch && w->coll_max_id >= 0 && w->coll_max_id < INT64_MAX) {
+    ovl_collective_row numbered = *r;
+    numbered.id = w->coll_max_id + 1;
+    if (batch_collective(w, &numbered, nccl, err, &rc)) {
+      if (!rc && id) *id = numbered.id;
+      return rc;
+    }
   }
   rc = flush_batch(w, B_COLL, err);  /* SQLite assigns the id now: after the rows before it */
   if (!rc) rc = settle(w, err);
@@ -733,7 +750,9 @@ int ovl_tw_collective_nccl(ovl_trace_writer *w, const ovl_collective_row *r, con
   bind_opt_int(st, 21, nccl ? nccl->nwarps : OVL_NONE);
   bind_opt_int(st, 22, nccl ? nccl->nccl_seq : OVL_NONE);
   rc = step_row(w, ST_COLL, err);
-  if (!rc && id) *id = r->id != OVL_NONE ? r->id : sqlite3_last_insert_rowid(w->db);
+  int64_t given = r->id != OVL_NONE ? r->id : sqlite3_last_insert_rowid(w->db);
+  if (!rc && w->coll_max_id >= 0 && given > w->coll_max_id) w->coll_max_id = given;
+  if (!rc && id) *id = given;
   return rc;
 }
 
@@ -899,6 +918,7 @@ void ovl_tw_rollback(ovl_trace_writer *w) {
     w->batches[b].cur.text_used = 0;
   }
   if (sqlite3_get_autocommit(w->db) == 0) sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+  w->coll_max_id = -1;  /* the rolled back ids are free again: SQLite gives them next */
   w->in_txn = 0;
   w->rows_in_txn = 0;
 }

@@ -30,7 +30,8 @@ int ovl_tw_open_created(ovl_trace_writer **out, const char *path, ovl_err *err);
 ** go straight into the file, the rollback journal is kept in memory and the page cache is
 ** small, so a commit costs one write of each changed page; but a crash in the middle of a
 ** commit leaves the file corrupt: never for a file that must survive its writer's crash
-** (libovl's live capture). */
+** (libovl's live capture). Collectives written without an id are batched too, with the id
+** SQLite would give them (the largest so far + 1). */
 int ovl_tw_open_scratch(ovl_trace_writer **out, const char *path, ovl_err *err);
 /* From now on full batches of rows (nvtx ones included) are inserted by a thread of the
 ** writer while the caller goes on: an import's parse and its inserts overlap. The writer is
