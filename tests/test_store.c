@@ -8,7 +8,8 @@
 ** is gone and later commits still land. A scratch file (an import's) is written with its
 ** journal in memory and can still roll back. With write-behind (a worker thread inserting
 ** full batches) every table still gets its rows in call order, and a failed insert on the
-** worker is reported by a later call. A reader holding the file delays the writer's open,
+** worker is reported by a later call; an import's collectives get the ids SQLite would give
+** them. A reader holding the file delays the writer's open,
 ** it does not fail it; one still connected at close leaves the trace in WAL mode, and the
 ** close says so.
 */
@@ -432,6 +433,58 @@ static void write_behind_error(void) {
   sqlite3_close(db);
 }
 
+/* The same calls of collectives, most without an id, to a plain writer (SQLite gives the ids)
+** and to an import's (scratch, write-behind: it batches them with the ids it works out):
+** every id returned and every row match, around an explicit id above the rest, one below
+** it, a text too long to batch, a commit and a rollback. Returns the ids given, in call order. */
+enum { COLL_CALLS = 3000 };
+static void write_ids(ovl_trace_writer *w, int64_t *ids) {
+  ovl_err err = {0};
+  char long_op[100];
+  memset(long_op, 'x', sizeof long_op - 1);
+  long_op[sizeof long_op - 1] = 0;
+  int failures = 0;
+  for (int i = 0; i < COLL_CALLS; i++) {
+    int64_t given = i == 500 ? 10000 : i == 700 ? 9000 : OVL_NONE;
+    ovl_collective_row c = {given, 7, 0, 2, i, i == 900 ? long_op : "AllReduce", i, "Float32", 4 * i,
+                            "Sum", -1, 0, OVL_NONE, 10 * i, 10 * i + 5, 1, OVL_NONE};
+    failures += ovl_tw_collective(w, &c, &ids[i], &err) != OVL_OK;
+    failures += ovl_tw_launch(w, ids[i], 100000 + i, &err) != OVL_OK;
+    if (i == 1500) failures += ovl_tw_commit(w, &err) != OVL_OK;
+    if (i == 2200) ovl_tw_rollback(w);  /* calls 1501..2200 are undone: their ids are free again */
+  }
+  CHECK_I64(failures, 0);
+  CHECK(ovl_tw_close(w, &err) == OVL_OK);
+}
+
+static void collective_ids(void) {
+  const char *plain_path = tb_temp_path("ids-plain.sqlite"), *import_path = tb_temp_path("ids-import.sqlite");
+  static int64_t plain[COLL_CALLS], import[COLL_CALLS];
+  ovl_err err = {0};
+  ovl_trace_writer *w = NULL;
+  CHECK(ovl_tw_open(&w, plain_path, &err) == OVL_OK);
+  if (w) write_ids(w, plain);
+  if (!(w = open_behind(import_path))) return;
+  write_ids(w, import);
+  int differ = 0;
+  for (int i = 0; i < COLL_CALLS; i++) differ += plain[i] != import[i];
+  CHECK_I64(differ, 0);
+  CHECK_I64(plain[499], 500);
+  CHECK_I64(plain[501], 10001);  /* after the explicit 10000, not after 9000 */
+  CHECK_I64(plain[701], 10200);
+  static const char rows[] = "SELECT count(*) || ':' || sum(id * (seq + 1) % 1000003) || ':' || sum(length(op)) ||"
+                             " ':' || (SELECT sum(collective * correlation % 1000003) FROM collective_launches)"
+                             " FROM collectives";
+  sqlite3 *db = dbq_open(plain_path);
+  char expected[128];
+  snprintf(expected, sizeof expected, "%s", dbq_text(db, rows));
+  CHECK_I64(dbq_int(db, "SELECT count(*) FROM collectives"), 1501 + COLL_CALLS - 2201);
+  sqlite3_close(db);
+  db = dbq_open(import_path);
+  CHECK_STR(dbq_text(db, rows), expected);
+  sqlite3_close(db);
+}
+
 /* A reader that holds the file for a moment. */
 typedef struct held_reader {
   sqlite3 *db;
@@ -491,6 +544,7 @@ int main(void) {
   round_trip();
   write_behind_order();
   write_behind_error();
+  collective_ids();
   scratch_file();
   reordering();
   batched_collectives();

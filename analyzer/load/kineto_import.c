@@ -60,6 +60,13 @@ typedef struct process_group {
   char label[128];            /* what users call it (comm_label); "" when the trace does not say */
 } process_group;
 
+/* What a kernel's name says about NCCL, judged once per distinct name: the judgement reads
+** the name against every family of communication kernels, thousands of instructions. */
+typedef struct kernel_name_facts {
+  signed char nccl;           /* 1 NCCL, 0 not, -1 not judged yet */
+  const char *op, *redop;     /* ovl_comm_kernel_op's name (NULL when unknown), the reduction; static */
+} kernel_name_facts;
+
 typedef struct kineto_import {
   const char *path, *out_path;
   ovl_trace_writer *w;
@@ -79,7 +86,7 @@ typedef struct kineto_import {
   OVL_VEC(comm_annotation) annotations;
   OVL_VEC(process_group) groups;
   ovl_i64map group_by_comm;
-  OVL_VEC(signed char) nccl_name;   /* by kernel name id: 1 NCCL, 0 not, -1 not judged yet */
+  OVL_VEC(kernel_name_facts) name_facts;  /* by kernel name id (ids are dense) */
   const char *accelerator;   /* another accelerator's device events seen (ovl_kineto_accelerator), or NULL */
   long accelerator_events;
   int64_t gpu_step_last;     /* latest start of a GPU copy of a ProfilerStep (--hta-compat's cut), or OVL_NONE */
@@ -183,13 +190,25 @@ static int event_comm_facts(kineto_import *ki, comm_facts *f, ovl_err *err) {
   return c->present ? intern_group(ki, c, &f->group, err) : OVL_OK;
 }
 
-/* Whether a kernel name marks NCCL work, judged once per distinct name (ids are dense). */
-static int is_nccl_name(kineto_import *ki, int64_t id, const char *name) {
-  if (id < 0 || id >= OVL_STRING_CACHE_LIMIT) return ovl_is_comm_kernel_name(name);
-  while (ki->nccl_name.len <= (size_t)id)
-    if (OVL_VEC_PUSH(&ki->nccl_name, -1)) return ovl_is_comm_kernel_name(name);
-  if (ki->nccl_name.items[id] < 0) ki->nccl_name.items[id] = (signed char)ovl_is_comm_kernel_name(name);
-  return ki->nccl_name.items[id];
+/* A kernel name's facts, from name itself (NUL-terminated). */
+static kernel_name_facts judge_name(const char *name) {
+  kernel_name_facts f = {(signed char)ovl_is_comm_kernel_name(name), NULL, NULL};
+  if (!f.nccl) return f;
+  ovl_op op = ovl_comm_kernel_op(name);
+  f.op = op == OVL_OP_UNKNOWN ? NULL : ovl_op_name(op);
+  if (op == OVL_OP_ALLREDUCE || op == OVL_OP_REDUCE || op == OVL_OP_REDUCESCATTER) f.redop = ovl_comm_redop_from_kernel(name);
+  return f;
+}
+
+/* The facts of kernel name `id` (its text: name), judged on first sight. */
+static kernel_name_facts name_facts(kineto_import *ki, int64_t id, const char *name) {
+  static const kernel_name_facts unjudged = {-1, NULL, NULL};
+  if (id < 0 || id >= OVL_STRING_CACHE_LIMIT) return judge_name(name);
+  while (ki->name_facts.len <= (size_t)id)
+    if (OVL_VEC_PUSH(&ki->name_facts, unjudged)) return judge_name(name);
+  kernel_name_facts *f = &ki->name_facts.items[id];
+  if (f->nccl < 0) *f = judge_name(name);
+  return *f;
 }
 
 static int on_kernel(kineto_import *ki, int64_t start, int64_t end, ovl_err *err) {
@@ -200,17 +219,14 @@ static int on_kernel(kineto_import *ki, int64_t start, int64_t end, ovl_err *err
   if (!rc) rc = ovl_tw_kernel(ki->w, &row, err);
   if (rc) return rc;
   ki->st->kernels++;
-  if (!is_nccl_name(ki, row.name, ev->name)) return OVL_OK;
+  kernel_name_facts f = name_facts(ki, row.name, ev->name);
+  if (!f.nccl) return OVL_OK;
   ki->st->nccl_kernels++;
   /* Without a correlation id no collective_launches row can link a call to this kernel: a
   ** call row would claim a call that ran no GPU work. The analysis infers the call from the
   ** kernel itself, as for any communication kernel without a row. */
   if (ev->correlation == OVL_NONE) return OVL_OK;
-  ovl_op op = ovl_comm_kernel_op(ev->name);
-  nccl_kernel k = {start, end, row.device, row.stream, ev->correlation, ev->external_id,
-                   op == OVL_OP_UNKNOWN ? NULL : ovl_op_name(op), NULL, {0}};
-  if (op == OVL_OP_ALLREDUCE || op == OVL_OP_REDUCE || op == OVL_OP_REDUCESCATTER)
-    k.redop = ovl_comm_redop_from_kernel(ev->name);
+  nccl_kernel k = {start, end, row.device, row.stream, ev->correlation, ev->external_id, f.op, f.redop, {0}};
   if ((rc = event_comm_facts(ki, &k.facts, err))) return rc;
   if (OVL_VEC_PUSH(&ki->nccl, k)) return ovl_oom(err, "NCCL kernels");
   return OVL_OK;
@@ -595,7 +611,7 @@ int ovl_kineto_import(const char *path, ovl_trace_writer *w, const char *out_pat
   OVL_VEC_FREE(&ki.comm_ops);
   OVL_VEC_FREE(&ki.nccl);
   OVL_VEC_FREE(&ki.annotations);
-  OVL_VEC_FREE(&ki.nccl_name);
+  OVL_VEC_FREE(&ki.name_facts);
   ovl_i64map_free(&ki.comm_op_by_external_id);
   ovl_i64map_free(&ki.group_by_comm);
   return rc;

@@ -7,13 +7,17 @@
 ** coordination there is. A slot carries the fill's status: the first failing slot ends the
 ** stream, and the producer stops producing after it.
 */
+#define _GNU_SOURCE  /* MADV_POPULATE_WRITE */
 #include "read_ahead.h"
 
 #include <assert.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define RING_SLOTS 4
 #define SLOT_BYTES (1u << 20)
@@ -40,8 +44,25 @@ struct ovl_read_ahead {
   int done;          /* the consumer saw the end or an error: nothing more to read */
 };
 
+/* Maps a slot's pages in one call, on this thread, before its first fill: faulting them in
+** one at a time as inflate first writes them cost ~4x as much on a VM (a trap per 4 KiB page,
+** ~20 us each: a fifth of inflating 1 MiB). A hint: on a kernel without it the fill faults
+** them in as before. */
+static void populate(char *data) {
+#ifdef MADV_POPULATE_WRITE
+  long page = sysconf(_SC_PAGESIZE);
+  if (page <= 0) return;
+  uintptr_t first = ((uintptr_t)data + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+  uintptr_t last = ((uintptr_t)data + SLOT_BYTES) & ~((uintptr_t)page - 1);
+  if (last > first) madvise((void *)first, last - first, MADV_POPULATE_WRITE);
+#else
+  (void)data;
+#endif
+}
+
 static void *produce(void *arg) {
   ovl_read_ahead *ra = arg;
+  for (size_t i = 0; i < RING_SLOTS; i++) populate(ra->ring[i].data);  /* the consumer has none yet */
   for (size_t i = 0;; i = (i + 1) % RING_SLOTS) {
     slot *s = &ra->ring[i];
     pthread_mutex_lock(&ra->lock);

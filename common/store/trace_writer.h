@@ -30,14 +30,17 @@ int ovl_tw_open_created(ovl_trace_writer **out, const char *path, ovl_err *err);
 ** go straight into the file, the rollback journal is kept in memory and the page cache is
 ** small, so a commit costs one write of each changed page; but a crash in the middle of a
 ** commit leaves the file corrupt: never for a file that must survive its writer's crash
-** (libovl's live capture). */
+** (libovl's live capture). Collectives written without an id are batched too, with the id
+** SQLite would give them (the largest so far + 1). */
 int ovl_tw_open_scratch(ovl_trace_writer **out, const char *path, ovl_err *err);
 /* From now on full batches of rows (nvtx ones included) are inserted by a thread of the
 ** writer while the caller goes on: an import's parse and its inserts overlap. The writer is
 ** still used from one thread; the rows of each table keep the order of the calls. An insert
 ** error is reported by a later call (at the latest ovl_tw_commit or ovl_tw_close); the rows
-** handed over after it are dropped. Does nothing with one CPU, with commit hooks installed
-** (they must not be installed later), or when the thread cannot start. */
+** handed over after it are dropped. The thread is woken once a few batches wait, and on a
+** scratch file it starts the disk writes of what it inserted as it goes (sync_file_range),
+** so that the import's closing fsync waits for less. Does nothing with one CPU, with commit
+** hooks installed (they must not be installed later), or when the thread cannot start. */
 int ovl_tw_write_behind(ovl_trace_writer *w, ovl_err *err);
 
 int ovl_tw_meta(ovl_trace_writer *w, const char *key, const char *value, ovl_err *err);
