@@ -201,6 +201,12 @@ static int load_strings(ovl_trace *t, ovl_err *err) {
 /* Traces open in this process: the analyses that may be reading at once (a job's workers). */
 static atomic_int open_traces;
 
+/* Every connection of the reader: read-only, one thread each, through the scan VFS (its
+** forward scans read the file in windows: load/scan_vfs.h). */
+static int open_connection(const char *path, sqlite3 **db) {
+  return sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, ovl_scan_vfs_name());
+}
+
 /* Big tables' rows are pushed out of SQLite through functions of ours (see push_function). */
 static int push_function(sqlite3 *db, const char *name, int nargs, void *ctx,
                          void (*fn)(sqlite3_context *, int, sqlite3_value **));
@@ -214,7 +220,7 @@ int ovl_trace_open(const char *path, ovl_trace **out, ovl_err *err) {
     return ovl_oom(err, "trace");
   }
   int rc = OVL_OK;
-  if (sqlite3_open_v2(path, &t->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, ovl_scan_vfs_name()) != SQLITE_OK)
+  if (open_connection(path, &t->db) != SQLITE_OK)
     rc = t->db ? ovl_fail(err, OVL_EUSER, "%s: cannot open: %s", path, sqlite3_errmsg(t->db))
                : ovl_oom(err, "SQLite connection");
   if (!rc) {
@@ -667,7 +673,7 @@ static void *api_part_main(void *arg) {
   api_part *p = arg;
   sqlite3 *db = NULL;
   api_scan *slot = NULL;
-  if (sqlite3_open_v2(p->t->path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, ovl_scan_vfs_name()) != SQLITE_OK)
+  if (open_connection(p->t->path, &db) != SQLITE_OK)
     p->rc = ovl_fail(&p->err, OVL_EUSER, "%s: cannot open: %s", p->t->path, db ? sqlite3_errmsg(db) : "out of memory");
   else if (push_function(db, "ovl_push_api", -1, &slot, push_api) != SQLITE_OK)
     p->rc = ovl_fail(&p->err, OVL_EINTERNAL, "%s: cannot read api rows: %s", p->t->path, sqlite3_errmsg(db));
@@ -1010,7 +1016,7 @@ static int reader_start(row_reader *rd, const char *path, const char *table, con
   rd->threaded = threaded;
   rd->ncols = ncols;
   rd->pushed = !sorted;
-  if (sqlite3_open_v2(path, &rd->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, ovl_scan_vfs_name()) != SQLITE_OK)
+  if (open_connection(path, &rd->db) != SQLITE_OK)
     return ovl_fail(err, OVL_EUSER, "%s: cannot open: %s", path, rd->db ? sqlite3_errmsg(rd->db) : "out of memory");
   sqlite3_exec(rd->db, "PRAGMA cache_size=-256; PRAGMA query_only=1;", NULL, NULL, NULL);
   if (push_function(rd->db, "ovl_push_work", ncols, rd, push_work) != SQLITE_OK)
