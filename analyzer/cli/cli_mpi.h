@@ -19,6 +19,10 @@
 /* ovl_cli_job_run's status on a process that is not the root: nothing to write. */
 #define OVL_CLI_MPI_FOLLOWER 3
 
+/* Keeps the command line (main calls it first): in `ovl`, a --mpi command is handed to
+** `ovl-mpi` with it (ovl_mpi_sibling). */
+void ovl_cli_mpi_keep_argv(int argc, char **argv);
+
 /* Asks for the MPI analysis (ovl_cli_job_option calls it): local: the TRACE arguments name
 ** each node's own folders (--mpi-local), else every node sees them (--mpi). */
 void ovl_cli_mpi_request(int local);

@@ -56,6 +56,7 @@ int main(int argc, char **argv) {
   /* Temporary files (conversions, outputs being written) go away on SIGINT/SIGTERM too. */
   ovl_temp_install_cleanup();
   ovl_cli_progress_install();
+  ovl_cli_mpi_keep_argv(argc, argv);
   const char *verb = argv[1];
   if (strcmp(verb, "help") == 0) return help(argc, argv);
   if (strcmp(verb, "--help") == 0 || strcmp(verb, "-h") == 0) {

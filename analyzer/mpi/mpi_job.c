@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 const char *ovl_mpi_missing(void) { return NULL; }
+const char *ovl_mpi_sibling(void) { return NULL; }
 
 /* Threads per process: the node's CPUs among its processes, at least one. */
 static size_t workers_per_process(void) {

@@ -18,7 +18,8 @@
 **
 ** Every process takes part until the root ends the command (ovl_mpi_end): the others wait in
 ** ovl_mpi_serve, answering the root's requests, and exit with the root's status. Only the root
-** prints. Built without MPI (cmake/FindOvlMpi.cmake), every call fails saying why.
+** prints. Built without MPI (cmake/FindOvlMpi.cmake), every call fails saying why; in `ovl`
+** (linked without it) the CLI hands a --mpi command to `ovl-mpi` (ovl_mpi_sibling).
 */
 #ifndef OVL_MPI_JOB_H
 #define OVL_MPI_JOB_H
@@ -28,6 +29,12 @@
 
 /* NULL when this ovl was built with MPI; else one line saying why it was not. */
 const char *ovl_mpi_missing(void);
+
+/* In the program built without MPI beside one built with it (`ovl` beside `ovl-mpi`: libmpi and
+** its dependencies would cost every other command ~10 ms at start): the file name of that
+** program, in the same folder, to which the CLI hands a --mpi command. NULL in `ovl-mpi`, in
+** tests linked with MPI and in a build without MPI. */
+const char *ovl_mpi_sibling(void);
 
 /* Starts MPI once per process (MPI_Init_thread, funneled: only the calling thread speaks MPI).
 ** *is_root: this is MPI rank 0. On failure *err says why (every process fails alike). */
