@@ -1,6 +1,6 @@
 #!/bin/sh
 # gzip input goes through the read-ahead thread (analyzer/load/read_ahead.c) once 1 MiB is
-# read; plain input never does. The same Kineto fixture, plain and gzip-compressed, must give
+# read; plain input too where the import has two CPUs (its writer works behind). The same Kineto fixture, plain and gzip-compressed, must give
 # byte-identical JSON reports and import summaries; a gzip file cut short or with a corrupt
 # check sum must fail with one line naming the file, exit 1 and leave no output, whatever
 # the thread was doing (ASan/UBSan builds run this too: no leak, no race on the way out).

@@ -1,14 +1,15 @@
 /*
 ** The streaming JSON tokenizer: token sequences and texts, escapes (surrogate pairs),
 ** tokens straddling the reader's chunks, long strings cut at the limit, nesting at and
-** beyond the depth limit, skipping, gzip input (whole, concatenated members, truncated),
-** and one error per kind of malformed document, each naming the file and the byte.
+** beyond the depth limit, skipping, plain input read on the read-ahead thread, gzip input
+** (whole, concatenated members, truncated), and one error per kind of malformed document, each naming the file and the byte.
 */
 #include "check.h"
 #include "load/byte_input.h"
 #include "load/json_stream.h"
 #include "trace_builder.h"
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,16 @@ static void write_gzip(const char *path, const char *data, size_t n, const char 
     exit(2);
   }
   gzclose(g);
+}
+
+/* This process's threads, from /proc/self/task. */
+static long thread_count(void) {
+  DIR *d = opendir("/proc/self/task");
+  long n = 0;
+  if (!d) return -1;
+  for (struct dirent *e; (e = readdir(d));) n += e->d_name[0] != '.';
+  closedir(d);
+  return n;
 }
 
 typedef struct opened {
@@ -159,29 +170,42 @@ static void chunk_boundaries(void) {
   n += (size_t)snprintf(doc + n, cap - n, "]");
   const char *path = tb_temp_path("big.json");
   write_file(path, doc, n);
-  opened o = open_json(path, 0, 0);
+  opened o;
   ovl_err err = {0};
   ovl_json_token tok;
-  long objects = 0, good = 0;
+  long objects, good;
   int rc;
-  while (!(rc = ovl_json_next(o.j, &tok, &err)) && tok != OVL_JSON_EOF) {
-    if (tok == OVL_JSON_OBJECT_BEGIN) objects++;
-    if (tok == OVL_JSON_STRING) {
-      char want[64];
-      snprintf(want, sizeof want, "v\xc3\xa9%ld", (objects - 1) * 7);
-      good += strcmp(ovl_json_text(o.j, NULL), want) == 0;
+  /* Read on this thread, then on the read-ahead thread (ovl_input_read_ahead_plain). */
+  for (int ahead = 0; ahead < 2; ahead++) {
+    o = open_json(path, 0, 0);
+    if (ahead) {
+      ovl_input_close(o.in);
+      ovl_json_close(o.j);
+      CHECK_I64(ovl_input_open(path, &o.in, &err), OVL_OK);
+      ovl_input_read_ahead_plain(o.in);
+      CHECK_I64(ovl_json_open(o.in, NULL, &o.j, &err), OVL_OK);
     }
-    if (tok == OVL_JSON_NUMBER) {
-      char want[64];
-      snprintf(want, sizeof want, "-%ld.%03ld", objects - 1, (objects - 1) % 1000);
-      good += strcmp(ovl_json_text(o.j, NULL), want) == 0;
+    objects = good = 0;
+    while (!(rc = ovl_json_next(o.j, &tok, &err)) && tok != OVL_JSON_EOF) {
+      if (tok == OVL_JSON_OBJECT_BEGIN) objects++;
+      if (tok == OVL_JSON_STRING) {
+        char want[64];
+        snprintf(want, sizeof want, "v\xc3\xa9%ld", (objects - 1) * 7);
+        good += strcmp(ovl_json_text(o.j, NULL), want) == 0;
+      }
+      if (tok == OVL_JSON_NUMBER) {
+        char want[64];
+        snprintf(want, sizeof want, "-%ld.%03ld", objects - 1, (objects - 1) % 1000);
+        good += strcmp(ovl_json_text(o.j, NULL), want) == 0;
+      }
     }
+    CHECK_I64(rc, OVL_OK);
+    CHECK_I64(objects, items);
+    CHECK_I64(good, 2 * items);
+    CHECK_I64(ovl_json_offset(o.j), n);
+    CHECK_I64(ovl_input_offset(o.in), n);
+    close_json(&o);
   }
-  CHECK_I64(rc, OVL_OK);
-  CHECK_I64(objects, items);
-  CHECK_I64(good, 2 * items);
-  CHECK_I64(ovl_json_offset(o.j), n);
-  close_json(&o);
 
   /* The same through gzip, and as two concatenated gzip members. */
   const char *gz = tb_temp_path("big.json.gz");
@@ -233,6 +257,40 @@ static void chunk_boundaries(void) {
   remove(gz);
   remove(gz2);
   remove(cut);
+}
+
+/* Plain input read ahead when asked: past its first MiB a thread reads it (the document is
+** larger than the ring, so the thread still waits to fill it when looked at), never otherwise;
+** the same tokens either way. */
+static void plain_read_ahead(void) {
+  size_t n = 12u << 20;
+  char *doc = malloc(n);
+  memset(doc, ' ', n);
+  doc[0] = '[';
+  for (size_t at = 1; at + 8 < n; at += 8) memcpy(doc + at, at > 1 ? ",12345 " : "12345  ", 7);
+  doc[n - 1] = ']';
+  const char *path = tb_temp_path("ahead.json");
+  write_file(path, doc, n);
+  for (int ahead = 0; ahead < 2; ahead++) {
+    ovl_err err = {0};
+    opened o = {0};
+    CHECK_I64(ovl_input_open(path, &o.in, &err), OVL_OK);
+    if (ahead) ovl_input_read_ahead_plain(o.in);
+    CHECK_I64(ovl_json_open(o.in, NULL, &o.j, &err), OVL_OK);
+    ovl_json_token tok;
+    long numbers = 0, threads = 0;
+    int rc;
+    while (!(rc = ovl_json_next(o.j, &tok, &err)) && tok != OVL_JSON_EOF) {
+      numbers += tok == OVL_JSON_NUMBER && strcmp(ovl_json_text(o.j, NULL), "12345") == 0;
+      if (!threads && ovl_json_offset(o.j) > (3u << 19)) threads = thread_count();
+    }
+    CHECK_I64(rc, OVL_OK);
+    CHECK_I64(numbers, (long)((n - 9) / 8 + 1));
+    CHECK_I64(threads, (ahead ? 2 : 1));
+    close_json(&o);
+  }
+  free(doc);
+  remove(path);
 }
 
 /* Strings beyond the limit are cut (and say so); what follows is read normally. */
@@ -432,6 +490,7 @@ int main(void) {
   integers();
   errors();
   chunk_boundaries();
+  plain_read_ahead();
   long_strings();
   nesting_and_skipping();
   remove(tb_temp_path("tokens.json"));

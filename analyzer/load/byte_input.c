@@ -1,13 +1,15 @@
 /*
 ** Plain input with read(2), straight into the caller's buffer; gzip input through zlib, on a
 ** read-ahead thread (read_ahead.h) once the first READ_AHEAD_AFTER bytes are read: callers
-** that only sniff a file's first bytes never start one. See byte_input.h.
+** that only sniff a file's first bytes never start one. Plain input takes the read-ahead
+** thread too when the caller asks (ovl_input_read_ahead_plain). See byte_input.h.
 */
 #include "byte_input.h"
 
 #include "base/progress.h"
 #include "read_ahead.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -31,8 +33,9 @@ struct ovl_byte_input {
   char *own;         /* ovl_input_borrow's buffer, allocated at its first use */
   char *path;
   int is_gzip;
+  int plain_ahead;   /* ovl_input_read_ahead_plain: plain input is read ahead too */
   uint64_t offset;   /* uncompressed bytes delivered */
-  uint64_t produced; /* uncompressed bytes inflated (by the read-ahead thread when it runs) */
+  uint64_t produced; /* uncompressed bytes inflated or read (by the read-ahead thread when it runs) */
   double size;       /* of the file, for progress; 0 when unknown */
 };
 
@@ -138,21 +141,25 @@ static int gz_fill(void *ctx, char *buf, size_t cap, size_t *got, double *fracti
   return OVL_OK;
 }
 
-static int plain_read(ovl_byte_input *in, char *buf, size_t cap, size_t *got, double *fraction, ovl_err *err) {
+/* Reads up to cap bytes of plain input (ovl_read_ahead_fill's contract; ctx is the input):
+** on the caller's thread, or on the read-ahead thread once it runs. */
+static int plain_fill(void *ctx, char *buf, size_t cap, size_t *got, double *fraction, ovl_err *err) {
+  ovl_byte_input *in = ctx;
   ssize_t n;
   do n = read(in->fd, buf, cap > (size_t)INT_MAX ? (size_t)INT_MAX : cap);
   while (n < 0 && errno == EINTR);
   if (n < 0) return ovl_fail(err, OVL_EUSER, "%s: read error: %s", in->path, strerror(errno));
+  in->produced += (uint64_t)n;
   *got = (size_t)n;
-  *fraction = in->size > 0 ? (double)(in->offset + (uint64_t)n) / in->size : -1;
+  *fraction = in->size > 0 ? (double)in->produced / in->size : -1;
   return OVL_OK;
 }
 
 /* Past the first bytes the input is read in full: inflate ahead on a thread. Without one (it
 ** could not start) reading goes on on the caller's, as fast as one core allows. */
 static void maybe_read_ahead(ovl_byte_input *in) {
-  if (in->is_gzip && !in->ahead && in->offset >= READ_AHEAD_AFTER &&
-      ovl_read_ahead_start(gz_fill, in, &in->ahead, NULL) != OVL_OK)
+  if (!in->ahead && in->offset >= READ_AHEAD_AFTER && (in->is_gzip || in->plain_ahead) &&
+      ovl_read_ahead_start(in->is_gzip ? gz_fill : plain_fill, in, &in->ahead, NULL) != OVL_OK)
     in->ahead = NULL;
 }
 
@@ -180,11 +187,16 @@ int ovl_input_read(ovl_byte_input *in, char *buf, size_t cap, size_t *got, ovl_e
   maybe_read_ahead(in);
   if (in->ahead) rc = ovl_read_ahead_read(in->ahead, buf, cap, got, &fraction, err);
   else if (in->is_gzip) rc = gz_fill(in, buf, cap, got, &fraction, err);
-  else rc = plain_read(in, buf, cap, got, &fraction, err);
+  else rc = plain_fill(in, buf, cap, got, &fraction, err);
   if (rc) return rc;
   in->offset += (uint64_t)*got;
   if (fraction >= 0) ovl_progress("reading", fraction);
   return OVL_OK;
+}
+
+void ovl_input_read_ahead_plain(ovl_byte_input *in) {
+  assert(in->offset == 0);
+  in->plain_ahead = 1;
 }
 
 const char *ovl_input_path(const ovl_byte_input *in) {
@@ -201,7 +213,7 @@ uint64_t ovl_input_offset(const ovl_byte_input *in) {
 
 void ovl_input_close(ovl_byte_input *in) {
   if (!in) return;
-  ovl_read_ahead_stop(in->ahead);  /* first: the thread uses gz */
+  ovl_read_ahead_stop(in->ahead);  /* first: the thread uses gz or fd */
   if (in->gz) gzclose(in->gz);
   if (in->fd >= 0) close(in->fd);
   free(in->own);

@@ -23,6 +23,10 @@ int ovl_input_read(ovl_byte_input *in, char *buf, size_t cap, size_t *got, ovl_e
 ** ring), writable by the caller, valid until the next read or borrow or the close; *got = 0
 ** at the end. Same errors as ovl_input_read. */
 int ovl_input_borrow(ovl_byte_input *in, char **data, size_t *got, ovl_err *err);
+/* Plain input too is read on the read-ahead thread once its first bytes are read (gzip input
+** always is): for a caller that reads the whole file and has a CPU to spare, as read(2)'s copy
+** is a tenth of parsing it. Call before the first read. */
+void ovl_input_read_ahead_plain(ovl_byte_input *in);
 const char *ovl_input_path(const ovl_byte_input *in);
 /* 1 when the file is gzip-compressed. */
 int ovl_input_is_gzip(const ovl_byte_input *in);

@@ -596,6 +596,8 @@ int ovl_kineto_import(const char *path, ovl_trace_writer *w, const char *out_pat
   stats->rank = stats->world_size = OVL_NONE;
   ovl_byte_input *in = NULL;
   int rc = ovl_input_open(path, &in, err);
+  /* A writer working behind means this import has a second CPU: the read(2) copies go there too. */
+  if (!rc && ovl_tw_writes_behind(w)) ovl_input_read_ahead_plain(in);
   if (!rc && !(ki.names = calloc(1, sizeof *ki.names))) rc = ovl_oom(err, "name cache");
   if (!rc) rc = ovl_json_open(in, NULL, &ki.j, err);
   if (!rc) rc = read_document(&ki, err);

@@ -1,8 +1,8 @@
 /*
 ** Reading ahead on a thread of its own: a producer thread calls a fill function (zlib's
-** inflate, for gzip input) into a ring of buffers while the caller consumes the ones filled
-** before, so that decompressing and parsing overlap and a .json.gz costs about the longer of
-** the two instead of their sum.
+** inflate, for gzip input; read(2), for plain input when asked) into a ring of buffers while
+** the caller consumes the ones filled before, so that decompressing (or the kernel's copy)
+** and parsing overlap: a .json.gz costs about the longer of the two instead of their sum.
 **
 ** Invariants:
 **   * the fill function runs on the producer thread only, one call at a time, and never after

@@ -296,6 +296,8 @@ static void stop_behind(ovl_trace_writer *w) {
   w->behind = NULL;
 }
 
+int ovl_tw_writes_behind(const ovl_trace_writer *w) { return w->behind != NULL; }
+
 int ovl_tw_write_behind(ovl_trace_writer *w, ovl_err *err) {
   if (w->behind || w->hooks.before || w->hooks.reserve || w->hooks.after || sysconf(_SC_NPROCESSORS_ONLN) < 2)
     return OVL_OK;  /* one CPU: a second thread would only take turns with the caller */

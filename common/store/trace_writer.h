@@ -42,6 +42,8 @@ int ovl_tw_open_scratch(ovl_trace_writer **out, const char *path, ovl_err *err);
 ** so that the import's closing fsync waits for less. Does nothing with one CPU, with commit
 ** hooks installed (they must not be installed later), or when the thread cannot start. */
 int ovl_tw_write_behind(ovl_trace_writer *w, ovl_err *err);
+/* 1 when rows are inserted by the writer's thread (ovl_tw_write_behind started it). */
+int ovl_tw_writes_behind(const ovl_trace_writer *w);
 
 int ovl_tw_meta(ovl_trace_writer *w, const char *key, const char *value, ovl_err *err);
 int ovl_tw_meta_int(ovl_trace_writer *w, const char *key, int64_t value, ovl_err *err);
