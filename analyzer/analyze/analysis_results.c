@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* Kept steps of a device: windows that were opened (never-opened NVTX steps launched no
 ** GPU work on this device and are left out). */
@@ -334,6 +335,31 @@ static int keep_comm_name(void *ctx, int64_t comm, const char *name) {
   return 0;
 }
 
+/* The front of a per-collective array that the fill of the results has read for the last
+** time. With one device each array is read once, front to back, while the results grow
+** beside them: giving back the pages behind the reader keeps the two from peaking together
+** (the run frees the arrays after; nothing reads the pages given back, and a write, such as
+** the compaction of the pieces, gets fresh ones). */
+typedef struct dead_front {
+  char *base;
+  size_t released;   /* bytes from base given back so far (whole huge pages) */
+} dead_front;
+
+/* Gives back the whole huge pages of [base + from, base + to) not given back yet: the
+** kernel's advice, so a refusal only keeps the memory. */
+static void release_dead(dead_front *f, size_t from, size_t to) {
+  if (!f->base) return;
+  if (from < f->released) from = f->released;
+  if (to <= from || to - from < 4 * OVL_HUGE_PAGE_BYTES) return;  /* in batches: few calls */
+  uintptr_t lo, hi;
+  ovl_huge_range((uintptr_t)(f->base + from), to - from, &lo, &hi);
+  if (lo >= hi) return;
+#ifdef MADV_DONTNEED
+  (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+#endif
+  f->released = (size_t)(hi - (uintptr_t)f->base);
+}
+
 static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_rank_result *res, ovl_err *err) {
   memset(res, 0, sizeof *res);
   res->trace_path = strdup(ovl_trace_path(r->t));
@@ -421,9 +447,9 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
   ** spare the page-by-page faults of one allocation per step. */
   size_t in_steps = 0;
   for (size_t s = 0; s < res->nsteps; s++) in_steps += (size_t)res->steps[s].ncolls;
+  /* not cleared: fill_coll writes every slot, and untouched pages cost nothing until then */
   if (!rc && !(res->coll_block = ovl_huge_malloc((in_steps ? in_steps : 1) * sizeof *res->coll_block)))
     rc = ovl_oom(err, "results");
-  if (!rc) memset(res->coll_block, 0, (in_steps ? in_steps : 1) * sizeof *res->coll_block);
   for (size_t s = 0, at = 0; !rc && s < res->nsteps; at += (size_t)res->steps[s++].ncolls)
     res->steps[s].colls = res->coll_block + at;
   /* The collectives' exposed pieces, compacted to their (start, end) pairs: 16 bytes a piece
@@ -442,7 +468,24 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     rc = ovl_oom(err, "results");
   }
   size_t next_bound = 0;
+  /* one device: the run's arrays die behind the fill (dead_front) */
+  dead_front dead_recs = {0}, dead_track = {0}, dead_exposed = {0}, dead_windows = {0}, dead_pieces = {0};
+  if (r->ndevs == 1) {
+    dead_recs.base = (char *)r->recs;
+    dead_track.base = (char *)r->track;
+    dead_exposed.base = (char *)r->cstate.exposed;
+    dead_windows.base = (char *)window_of;
+    dead_pieces.base = own_pieces ? (char *)res->coll_piece_bounds : NULL;
+  }
   for (size_t c = 0; !rc && c < r->ncolls; c++) {
+    if (c % 4096 == 0) {
+      release_dead(&dead_recs, 0, c * sizeof *r->recs);
+      release_dead(&dead_track, 0, c * sizeof *r->track);
+      release_dead(&dead_exposed, 0, c * sizeof *r->cstate.exposed);
+      release_dead(&dead_windows, 0, c * sizeof *window_of);
+      /* the pieces: between the compacted pairs and the next record */
+      release_dead(&dead_pieces, next_bound * sizeof(int64_t), c * sizeof *pieces);
+    }
     long s = window_of[c];
     if (r->track[c].device != d->device || r->track[c].gpu_start == OVL_NONE) continue;
     ovl_coll_result *out = s >= 0 ? &res->steps[s].colls[fill[s]++] : &res->unstepped[res->nunstepped++];

@@ -324,7 +324,7 @@ static int plan_periodic(ovl_run *r, ovl_err *err) {
 /* The streaming pass                                                                  */
 /* ---------------------------------------------------------------------------------- */
 
-static void reset_pass(ovl_run *r) {
+static void free_devices(ovl_run *r) {
   for (size_t i = 0; i < r->ndevs; i++) {
     ovl_sweep_free(&r->devs[i].sweep);
     ovl_windows_free(&r->devs[i].windows);
@@ -336,11 +336,22 @@ static void reset_pass(ovl_run *r) {
   free(r->devs);
   r->devs = NULL;
   r->ndevs = 0;
+}
+
+/* Before a pass (again): no devices, the collectives' state as loaded. */
+static void reset_pass(ovl_run *r) {
+  free_devices(r);
   r->ncolls = r->nrows + r->npresynth;
   r->next_synth = r->nrows;
-  /* the collectives' state is reset for the next pass, unless the results took its pieces (the
-  ** run is then being freed: analysis_results.c) */
-  for (size_t i = 0; r->cstate.pieces && i < r->ncolls; i++) reset_track(r, i);
+  for (size_t i = 0; i < r->ncolls; i++) reset_track(r, i);
+}
+
+/* After the final pass: what only the pass reads goes before the results are built beside
+** the rest (the running counts, the correlation links). */
+static void end_pass(ovl_run *r) {
+  free(r->cstate.running);
+  r->cstate.running = NULL;
+  ovl_work_stream_drop_links(&r->ws);
 }
 
 /* Opens, closes or starts step windows as work of the device begins. step_hint: the
@@ -626,7 +637,7 @@ void ovl_analysis_ctx_free(ovl_analysis_ctx *ctx) {
 }
 
 static void free_run(ovl_run *r) {
-  reset_pass(r);
+  free_devices(r);
   free(r->recs);
   free(r->track);
   free(r->cstate.exposed);
@@ -669,6 +680,7 @@ int ovl_analyze_file(const ovl_analysis_ctx *ctx, const char *path, ovl_rank_res
     rc = run_pass_ordered(&r, 0, err);
   }
   if (!rc) rc = link_synthesized_launches(&r, err);
+  if (!rc) end_pass(&r);
   if (!rc && r.ndevs == 0)
     rc = ovl_fail(err, OVL_EUSER, "%s: trace has no GPU activity (no valid kernels or memops)", path);
   if (!rc) rc = ovl_build_results(&r, ranks, nranks, err);
