@@ -87,6 +87,23 @@ static long range_value(const ovl_host_range *ranges, size_t n, int64_t host_sta
   return -1;
 }
 
+static int cmp_copy_coll(const void *pa, const void *pb) {
+  const ovl_coll_copy *a = pa, *b = pb;
+  return (a->coll > b->coll) - (a->coll < b->coll);
+}
+
+/* The copy after collective c (has_d2h), in the run's copies sorted by collective. */
+static const ovl_coll_copy *copy_after(const ovl_run *r, size_t c) {
+  size_t lo = 0, hi = r->copies.len;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if ((size_t)r->copies.items[mid].coll < c) lo = mid + 1;
+    else hi = mid;
+  }
+  assert(lo < r->copies.len && (size_t)r->copies.items[lo].coll == c);
+  return &r->copies.items[lo];
+}
+
 /* -1: no memory (out's extra not kept). */
 static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out) {
   const ovl_coll_rec *rec = &r->recs[c];
@@ -128,9 +145,12 @@ static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out
   const ovl_channel_span *span = c < r->nrows ? ovl_work_stream_channels(&r->ws, c, &timed) : NULL;
   ovl_coll_extra extra = ovl_coll_extra_none;
   ovl_coll_channels_measure(&extra.channels, span, timed, t->gpu_start, t->gpu_end);
-  extra.d2h_start = t->d2h_start;
-  extra.d2h_end = t->d2h_end;
-  extra.d2h_bytes = t->d2h_bytes;
+  if (t->has_d2h) {
+    const ovl_coll_copy *copy = copy_after(r, c);
+    extra.d2h_start = copy->start;
+    extra.d2h_end = copy->end;
+    extra.d2h_bytes = copy->bytes;
+  }
   memcpy(extra.algorithm, rec->algorithm, sizeof extra.algorithm);
   memcpy(extra.protocol, rec->protocol, sizeof extra.protocol);
   failed |= ovl_coll_extra_set(out, &extra);
@@ -543,6 +563,7 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
 int ovl_build_results(ovl_run *r, ovl_rank_result **ranks, size_t *nranks, ovl_err *err) {
   ovl_rank_result *res = calloc(r->ndevs, sizeof *res);
   if (!res) return ovl_oom(err, "results");
+  ovl_qsort(r->copies.items, r->copies.len, sizeof *r->copies.items, cmp_copy_coll);
   int rc = OVL_OK;
   size_t built = 0;
   for (; !rc && built < r->ndevs; built++) rc = build_device(r, &r->devs[built], built == 0, &res[built], err);

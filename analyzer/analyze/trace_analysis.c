@@ -34,6 +34,22 @@
 /* Collectives and links                                                               */
 /* ---------------------------------------------------------------------------------- */
 
+_Static_assert(sizeof(ovl_coll_track) == 64, "ovl_coll_track: 64 bytes a collective (trace_analysis_internal.h)");
+
+/* Grows the sweep's per-collective state (exposed time, running counts, pieces) from old to
+** cap entries, once it exists: only the final pass needs it (pass_state_alloc), so the step
+** plan's work does not peak beside it. */
+static int grow_pass_state(ovl_run *r, size_t old, size_t cap) {
+  if (!r->cstate.exposed) return 0;
+  int64_t *exposed = ovl_huge_realloc(r->cstate.exposed, old * sizeof *exposed, cap * sizeof *exposed);
+  if (exposed) r->cstate.exposed = exposed;
+  int32_t *running = ovl_huge_realloc(r->cstate.running, old * sizeof *running, cap * sizeof *running);
+  if (running) r->cstate.running = running;
+  ovl_exposed_pieces *pieces = ovl_huge_realloc(r->cstate.pieces, old * sizeof *pieces, cap * sizeof *pieces);
+  if (pieces) r->cstate.pieces = pieces;
+  return exposed && running && pieces ? 0 : -1;
+}
+
 /* Grows the per-collective arrays to exactly cap entries. They live the whole run and are
 ** touched once each: huge pages when large (base/huge_pages.h). The rows taken from the work
 ** stream (coll_cap still 0) have a capacity of their own: realloc keeps them in place. */
@@ -44,15 +60,19 @@ static int grow_colls(ovl_run *r, size_t cap, ovl_err *err) {
   if (recs) r->recs = recs;
   ovl_coll_track *track = ovl_huge_realloc(r->track, old * sizeof *track, cap * sizeof *track);
   if (track) r->track = track;
-  int64_t *exposed = ovl_huge_realloc(r->cstate.exposed, old * sizeof *exposed, cap * sizeof *exposed);
-  if (exposed) r->cstate.exposed = exposed;
-  int32_t *running = ovl_huge_realloc(r->cstate.running, old * sizeof *running, cap * sizeof *running);
-  if (running) r->cstate.running = running;
-  ovl_exposed_pieces *pieces = ovl_huge_realloc(r->cstate.pieces, old * sizeof *pieces, cap * sizeof *pieces);
-  if (pieces) r->cstate.pieces = pieces;
-  if (!recs || !track || !exposed || !running || !pieces) return ovl_oom(err, "collectives");
+  if (!recs || !track || grow_pass_state(r, old, cap)) return ovl_oom(err, "collectives");
   r->coll_cap = cap;
   return OVL_OK;
+}
+
+/* The sweep's per-collective state, for as many collectives as there is room for. */
+static int pass_state_alloc(ovl_run *r, ovl_err *err) {
+  assert(!r->cstate.exposed && !r->cstate.running && !r->cstate.pieces);
+  size_t cap = r->coll_cap ? r->coll_cap : 1;
+  r->cstate.exposed = ovl_huge_malloc(cap * sizeof *r->cstate.exposed);
+  r->cstate.running = ovl_huge_malloc(cap * sizeof *r->cstate.running);
+  r->cstate.pieces = ovl_huge_malloc(cap * sizeof *r->cstate.pieces);
+  return r->cstate.exposed && r->cstate.running && r->cstate.pieces ? OVL_OK : ovl_oom(err, "collectives");
 }
 
 int ovl_run_reserve_colls(ovl_run *r, size_t n, ovl_err *err) {
@@ -74,7 +94,8 @@ static void reset_track(ovl_run *r, size_t i) {
   r->track[i].correlation = OVL_NONE;
   r->track[i].stream = OVL_NONE;
   r->track[i].compute_before = r->track[i].compute_after = OVL_NONE;
-  r->track[i].d2h_start = r->track[i].d2h_end = r->track[i].d2h_bytes = OVL_NONE;
+  r->track[i].has_d2h = 0;
+  if (!r->cstate.exposed) return;  /* before the final pass */
   r->cstate.exposed[i] = 0;
   r->cstate.running[i] = 0;
   r->cstate.pieces[i].n = 0;
@@ -95,7 +116,7 @@ static int load_collectives(ovl_run *r, ovl_err *err) {
   for (size_t i = 0; i < r->nrows; i++) {
     reset_track(r, i);
     r->track[i].step = -1;
-    r->track[i].close_step = -1;
+    r->track[i].closes_step = 0;
   }
   return OVL_OK;
 }
@@ -122,7 +143,7 @@ static int synthesize(ovl_run *r, const ovl_work *w, int32_t *index, ovl_err *er
   if (dtype) snprintf(c->dtype, sizeof c->dtype, "%s", dtype);
   reset_track(r, i);
   r->track[i].step = -1;
-  r->track[i].close_step = -1;
+  r->track[i].closes_step = 0;
   *index = (int32_t)i;
   return OVL_OK;
 }
@@ -308,9 +329,10 @@ static int plan_periodic(ovl_run *r, ovl_err *err) {
     r->periodic = p;
     r->periodic[r->nperiodic++] = (ovl_periodic_plan){devices[k], nsteps, period};
     for (size_t i = 0; i < m; i++) {
-      r->track[seq[i].coll].step = step_of[i];
+      assert(step_of[i] >= -1 && step_of[i] <= INT32_MAX);  /* steps are fewer than collectives */
+      r->track[seq[i].coll].step = (int32_t)step_of[i];
       /* The last collective of a step closes its window when its GPU work ends. */
-      if (i + 1 == m || step_of[i + 1] != step_of[i]) r->track[seq[i].coll].close_step = step_of[i];
+      if (i + 1 == m || step_of[i + 1] != step_of[i]) r->track[seq[i].coll].closes_step = step_of[i] >= 0;
     }
   }
   free(seq);
@@ -343,6 +365,7 @@ static void reset_pass(ovl_run *r) {
   free_devices(r);
   r->ncolls = r->nrows + r->npresynth;
   r->next_synth = r->nrows;
+  r->copies.len = 0;
   for (size_t i = 0; i < r->ncolls; i++) reset_track(r, i);
 }
 
@@ -452,14 +475,15 @@ static int note_lookalike(ovl_device_pass *d, const ovl_work *w, ovl_err *err) {
 }
 
 /* A memory copy: the device-to-host copy that follows the candidate collective. */
-static void note_copy(ovl_run *r, ovl_device_pass *d, const ovl_work *w) {
-  if (d->copy_candidate < 0 || strcmp(w->memkind, "DtoH") != 0) return;
+static int note_copy(ovl_run *r, ovl_device_pass *d, const ovl_work *w, ovl_err *err) {
+  if (d->copy_candidate < 0 || strcmp(w->memkind, "DtoH") != 0) return OVL_OK;
   ovl_coll_track *t = &r->track[d->copy_candidate];
-  if (t->gpu_end == OVL_NONE || w->start < t->gpu_end || t->d2h_start != OVL_NONE) return;
-  t->d2h_start = w->start;
-  t->d2h_end = w->end;
-  t->d2h_bytes = w->bytes;
+  if (t->gpu_end == OVL_NONE || w->start < t->gpu_end || t->has_d2h) return OVL_OK;
+  ovl_coll_copy copy = {d->copy_candidate, w->start, w->end, w->bytes};
+  if (OVL_VEC_PUSH(&r->copies, copy)) return ovl_oom(err, "collectives");
+  t->has_d2h = 1;
   d->copy_candidate = -1;
+  return OVL_OK;
 }
 
 /* Launch dimensions cost about 40% more decoding per kernel: read them only when the trace
@@ -570,12 +594,12 @@ static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
     for (uint32_t k = 0; k < item.ncolls; k++) {
       int32_t c = colls ? colls[k] : synth;
       const ovl_coll_track *t = &r->track[c];
-      if (t->close_step > item.close_step) item.close_step = t->close_step;
+      if (t->closes_step && t->step > item.close_step) item.close_step = t->step;
       if (t->step > step_hint) step_hint = t->step;
       if ((rc = note_collective_work(r, d, c, err))) break;
     }
     if (rc) break;
-    if (w->is_memop && cls == OVL_CLASS_MEMORY) note_copy(r, d, w);
+    if (w->is_memop && cls == OVL_CLASS_MEMORY && (rc = note_copy(r, d, w, err))) break;
     int traits = w->is_memop || w->name == OVL_NONE ? 0 : ovl_work_stream_kernel_traits(&r->ws, w->name);
     d->n_moe_kernels += (traits & OVL_NAME_MOE) != 0;
     if (cls == OVL_CLASS_COMPUTE && (traits & OVL_NAME_LOOKALIKE) && (rc = note_lookalike(d, w, err))) break;
@@ -643,6 +667,7 @@ static void free_run(ovl_run *r) {
   free(r->cstate.exposed);
   free(r->cstate.running);
   free(r->cstate.pieces);
+  OVL_VEC_FREE(&r->copies);
   ovl_work_stream_free(&r->ws);
   free(r->periodic);
   ovl_host_markers_free(&r->hm);
@@ -675,6 +700,7 @@ int ovl_analyze_file(const ovl_analysis_ctx *ctx, const char *path, ovl_rank_res
     if (!rc) rc = plan_periodic(&r, err);
   }
   if (!rc) rc = observe_pass(&r, path, err);
+  if (!rc) rc = pass_state_alloc(&r, err);
   if (!rc) {
     reset_pass(&r);
     rc = run_pass_ordered(&r, 0, err);
