@@ -54,7 +54,7 @@ static long window_at(const ovl_step_windows *w, int64_t t) {
 /* Window index of a collective on device d, or -1. */
 static long coll_window(const ovl_run *r, const ovl_device_pass *d, size_t c) {
   const ovl_coll_track *t = &r->track[c];
-  const ovl_coll_rec *rec = &r->recs[c];
+  const ovl_coll_row *rec = &r->recs[c];
   switch (d->method) {
     case OVL_STEPS_PERIODIC: return t->step;
     case OVL_STEPS_WHOLE: return 0;
@@ -104,13 +104,25 @@ static const ovl_coll_copy *copy_after(const ovl_run *r, size_t c) {
   return &r->copies.items[lo];
 }
 
+/* NCCL's algorithm and protocol of row c (has_nccl_names): nccl_names is in row order. */
+static const ovl_coll_nccl_names *nccl_names_of(const ovl_run *r, size_t c) {
+  size_t lo = 0, hi = r->nccl_names.len;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (r->nccl_names.items[mid].coll < c) lo = mid + 1;
+    else hi = mid;
+  }
+  assert(lo < r->nccl_names.len && r->nccl_names.items[lo].coll == c);
+  return &r->nccl_names.items[lo];
+}
+
 /* -1: no memory (out's extra not kept). */
 static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out) {
-  const ovl_coll_rec *rec = &r->recs[c];
+  const ovl_coll_row *rec = &r->recs[c];
   const ovl_coll_track *t = &r->track[c];
   memset(out, 0, sizeof *out);
   out->id = rec->id;
-  out->op = ovl_op_from_name(rec->op);
+  out->op = rec->op;
   out->comm = rec->comm;
   out->seq = rec->seq;
   out->nranks = rec->nranks;
@@ -119,7 +131,8 @@ static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out
   out->count = rec->count;
   out->peer = rec->peer;
   out->group_id = rec->group_id;
-  int failed = ovl_coll_types_intern(rec->dtype, rec->redop, &out->types);
+  out->types = rec->types;
+  int failed = 0;
   out->device = t->device;
   out->stream = rec->stream != OVL_NONE ? rec->stream : t->stream;
   out->host_launch = rec->host_start;
@@ -151,8 +164,11 @@ static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out
     extra.d2h_end = copy->end;
     extra.d2h_bytes = copy->bytes;
   }
-  memcpy(extra.algorithm, rec->algorithm, sizeof extra.algorithm);
-  memcpy(extra.protocol, rec->protocol, sizeof extra.protocol);
+  if (rec->has_nccl_names) {
+    const ovl_coll_nccl_names *names = nccl_names_of(r, c);
+    memcpy(extra.algorithm, names->algorithm, sizeof extra.algorithm);
+    memcpy(extra.protocol, names->protocol, sizeof extra.protocol);
+  }
   failed |= ovl_coll_extra_set(out, &extra);
   int64_t dur = t->gpu_end - t->gpu_start;
   if (rec->bytes != OVL_NONE && rec->bytes >= 0 && dur > 0) {

@@ -55,7 +55,7 @@ static int grow_pass_state(ovl_run *r, size_t old, size_t cap) {
 ** stream (coll_cap still 0) have a capacity of their own: realloc keeps them in place. */
 static int grow_colls(ovl_run *r, size_t cap, ovl_err *err) {
   size_t old = r->coll_cap;
-  ovl_coll_rec *recs = old ? ovl_huge_realloc(r->recs, old * sizeof *recs, cap * sizeof *recs)
+  ovl_coll_row *recs = old ? ovl_huge_realloc(r->recs, old * sizeof *recs, cap * sizeof *recs)
                            : realloc(r->recs, cap * sizeof *recs);
   if (recs) r->recs = recs;
   ovl_coll_track *track = ovl_huge_realloc(r->track, old * sizeof *track, cap * sizeof *track);
@@ -102,6 +102,54 @@ static void reset_track(ovl_run *r, size_t i) {
   r->cstate.pieces[i].exact = 1;
 }
 
+/* The analysis's row of a reader's record: its op hashed and named by enum, its types interned.
+** On error (no memory to intern): ovl_oom's code, the row incomplete. */
+static int make_row(const ovl_coll_rec *rec, ovl_coll_row *row, ovl_err *err) {
+  row->id = rec->id;
+  row->comm = rec->comm;
+  row->rank = rec->rank;
+  row->nranks = rec->nranks;
+  row->seq = rec->seq;
+  row->count = rec->count;
+  row->bytes = rec->bytes;
+  row->peer = rec->peer;
+  row->device = rec->device;
+  row->stream = rec->stream;
+  row->host_start = rec->host_start;
+  row->host_end = rec->host_end;
+  row->tid = rec->tid;
+  row->group_id = rec->group_id;
+  row->op_hash = ovl_hash_str(OVL_HASH_SEED, rec->op);
+  row->op = (uint8_t)ovl_op_from_name(rec->op);
+  row->has_nccl_names = rec->algorithm[0] || rec->protocol[0];
+  return ovl_coll_types_intern(rec->dtype, rec->redop, &row->types) ? ovl_oom(err, "collectives") : OVL_OK;
+}
+
+/* The rows taken from the work stream (n of them) made the analysis's, in their own array,
+** front to back: row i ends where record i + 1 begins, so no second array. */
+static int compact_rows(ovl_run *r, ovl_coll_rec *taken, size_t n, ovl_err *err) {
+  _Static_assert(sizeof(ovl_coll_row) == 128 && sizeof(ovl_coll_row) <= sizeof(ovl_coll_rec),
+                 "ovl_coll_row: 128 bytes, compacted in place (trace_analysis_internal.h)");
+  char *base = (char *)taken;
+  r->recs = (ovl_coll_row *)(void *)base;  /* the run frees it, whatever happens below */
+  for (size_t i = 0; i < n; i++) {
+    ovl_coll_rec rec;
+    memcpy(&rec, base + i * sizeof rec, sizeof rec);  /* read before the row overwrites it */
+    ovl_coll_row row;
+    int rc = make_row(&rec, &row, err);
+    if (!rc && row.has_nccl_names) {
+      ovl_coll_nccl_names names = {i, {0}, {0}};
+      memcpy(names.algorithm, rec.algorithm, sizeof names.algorithm);
+      memcpy(names.protocol, rec.protocol, sizeof names.protocol);
+      if (OVL_VEC_PUSH(&r->nccl_names, names)) rc = ovl_oom(err, "collectives");
+    }
+    if (rc) return rc;
+    assert((i + 1) * sizeof row <= (i + 1) * sizeof rec);
+    memcpy(base + i * sizeof row, &row, sizeof row);
+  }
+  return OVL_OK;
+}
+
 /* The collectives rows: the work stream's own, taken over (inferred ones are appended). */
 static int load_collectives(ovl_run *r, ovl_err *err) {
   int rc = ovl_work_stream_init(&r->ws, r->t, &r->ctx->classifier, err);
@@ -109,8 +157,9 @@ static int load_collectives(ovl_run *r, ovl_err *err) {
   r->ws.progress = "analysing";
   assert(!r->recs && r->coll_cap == 0);
   size_t n = 0;
-  r->recs = ovl_work_stream_take_recs(&r->ws, &n);
-  rc = reserve_colls_exact(r, n + 1, err);  /* their number is known: no room to spare */
+  ovl_coll_rec *taken = ovl_work_stream_take_recs(&r->ws, &n);
+  rc = compact_rows(r, taken, n, err);
+  if (!rc) rc = reserve_colls_exact(r, n + 1, err);  /* their number is known: no room to spare */
   if (rc) return rc;
   r->nrows = r->ncolls = n;
   for (size_t i = 0; i < r->nrows; i++) {
@@ -131,16 +180,17 @@ static int synthesize(ovl_run *r, const ovl_work *w, int32_t *index, ovl_err *er
   if (rc) return rc;
   size_t i = r->ncolls++;
   r->next_synth = r->ncolls;
-  ovl_coll_rec *c = &r->recs[i];
-  memset(c, 0, sizeof *c);
-  c->id = c->comm = c->rank = c->nranks = c->seq = c->count = c->bytes = c->peer = OVL_NONE;
-  c->host_start = c->host_end = c->tid = c->group_id = OVL_NONE;
-  c->device = w->device;
-  c->stream = w->stream;
+  ovl_coll_rec c;
+  memset(&c, 0, sizeof c);
+  c.id = c.comm = c.rank = c.nranks = c.seq = c.count = c.bytes = c.peer = OVL_NONE;
+  c.host_start = c.host_end = c.tid = c.group_id = OVL_NONE;
+  c.device = w->device;
+  c.stream = w->stream;
   const char *kernel = ovl_trace_string(r->t, w->name);
-  snprintf(c->op, sizeof c->op, "%s", ovl_op_name(ovl_comm_kernel_op(kernel)));
+  snprintf(c.op, sizeof c.op, "%s", ovl_op_name(ovl_comm_kernel_op(kernel)));
   const char *dtype = ovl_comm_kernel_dtype(kernel);
-  if (dtype) snprintf(c->dtype, sizeof c->dtype, "%s", dtype);
+  if (dtype) snprintf(c.dtype, sizeof c.dtype, "%s", dtype);
+  if ((rc = make_row(&c, &r->recs[i], err))) return rc;
   reset_track(r, i);
   r->track[i].step = -1;
   r->track[i].closes_step = 0;
@@ -187,7 +237,7 @@ static int on_launch_api(void *ctx, const ovl_api_row *row) {
     else hi = mid;
   }
   for (size_t i = lo; i < l->n && l->v[i].correlation == row->correlation; i++) {
-    ovl_coll_rec *c = &l->r->recs[l->v[i].coll];
+    ovl_coll_row *c = &l->r->recs[l->v[i].coll];
     if (c->host_start != OVL_NONE) continue;  /* an earlier api row with this id won */
     c->host_start = row->start;
     c->host_end = row->end;
@@ -268,8 +318,8 @@ static int add_device(ovl_run *r, int64_t device, ovl_device_pass **out, ovl_err
   return OVL_OK;
 }
 
-static uint64_t coll_signature(const ovl_coll_rec *c) {
-  uint64_t h = ovl_hash_str(OVL_HASH_SEED, c->op);
+static uint64_t coll_signature(const ovl_coll_row *c) {
+  uint64_t h = c->op_hash;
   h = ovl_hash_word(h, (uint64_t)c->bytes);
   return ovl_hash_word(h, (uint64_t)c->comm);
 }
@@ -438,10 +488,11 @@ static int note_collective_work(ovl_run *r, ovl_device_pass *d, int32_t c, ovl_e
     t->compute_before = d->max_compute_end;
     if (OVL_VEC_PUSH(&d->awaiting, c)) return ovl_oom(err, "collectives");
   }
-  const ovl_coll_rec *rec = &r->recs[c];
-  int small_int = ovl_op_from_name(rec->op) == OVL_OP_ALLREDUCE &&
-                  (strncmp(rec->dtype, "Int", 3) == 0 || strncmp(rec->dtype, "int", 3) == 0 ||
-                   strncmp(rec->dtype, "Uint", 4) == 0);
+  const ovl_coll_row *rec = &r->recs[c];
+  const char *dtype = ovl_coll_types_dtype(rec->types);
+  int small_int = rec->op == OVL_OP_ALLREDUCE &&
+                  (strncmp(dtype, "Int", 3) == 0 || strncmp(dtype, "int", 3) == 0 ||
+                   strncmp(dtype, "Uint", 4) == 0);
   d->copy_candidate = small_int ? c : -1;
   return OVL_OK;
 }
@@ -527,11 +578,11 @@ static int probe_launch_dims(ovl_run *r, ovl_err *err) {
 ** all (clocks may disagree; the link is the better evidence). */
 static int executes(const ovl_run *r, const int32_t *colls, uint32_t n, uint32_t k, const ovl_work *w) {
   if (n == 1) return 1;
-  const ovl_coll_rec *c = &r->recs[colls[k]];
+  const ovl_coll_row *c = &r->recs[colls[k]];
   if (c->host_start == OVL_NONE) return 1;
-  const ovl_coll_rec *best = NULL;
+  const ovl_coll_row *best = NULL;
   for (uint32_t i = 0; i < n; i++) {
-    const ovl_coll_rec *o = &r->recs[colls[i]];
+    const ovl_coll_row *o = &r->recs[colls[i]];
     if (o->host_start != OVL_NONE && o->host_start <= w->start && (!best || o->host_start > best->host_start))
       best = o;
   }
@@ -668,6 +719,7 @@ static void free_run(ovl_run *r) {
   free(r->cstate.running);
   free(r->cstate.pieces);
   OVL_VEC_FREE(&r->copies);
+  OVL_VEC_FREE(&r->nccl_names);
   ovl_work_stream_free(&r->ws);
   free(r->periodic);
   ovl_host_markers_free(&r->hm);

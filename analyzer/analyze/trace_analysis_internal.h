@@ -33,6 +33,27 @@ typedef struct ovl_coll_copy {
   int64_t start, end, bytes;
 } ovl_coll_copy;
 
+/* A collectives row as the analysis keeps it: load/trace_reader.h's ovl_coll_rec less its
+** texts, 128 bytes a collective where the row takes 184 (converted in place as the rows are
+** taken over). The operation is kept as its ovl_op and as the hash of its name as the trace
+** gives it (what the step inference compares), the data type and reduction interned
+** (coll_types.h); NCCL's algorithm and protocol, which few rows name, in the run's
+** nccl_names. */
+typedef struct ovl_coll_row {
+  int64_t id, comm, rank, nranks, seq, count, bytes, peer, device, stream;
+  int64_t host_start, host_end, tid, group_id;
+  uint64_t op_hash;            /* ovl_hash_str(OVL_HASH_SEED, the op's name) */
+  uint32_t types;              /* dtype and redop (coll_types.h) */
+  uint8_t op;                  /* ovl_op */
+  uint8_t has_nccl_names;      /* its algorithm and protocol are in the run's nccl_names */
+} ovl_coll_row;
+
+/* NCCL's own account of a row that gives one (profiler plugin). */
+typedef struct ovl_coll_nccl_names {
+  size_t coll;
+  char algorithm[16], protocol[8];
+} ovl_coll_nccl_names;
+
 /* A compute kernel name that looks like communication: its runs and time. */
 typedef struct ovl_lookalike_stat {
   int64_t name;                /* strings.id */
@@ -69,7 +90,8 @@ typedef struct ovl_run {
   const ovl_analysis_ctx *ctx;
   ovl_trace *t;
   /* collectives: [0, nrows) from the table, then inferred ones */
-  ovl_coll_rec *recs;
+  ovl_coll_row *recs;
+  OVL_VEC(ovl_coll_nccl_names) nccl_names;  /* of the rows that have them, by row */
   ovl_coll_track *track;
   ovl_coll_state cstate;       /* the sweep's: allocated for the final pass only */
   OVL_VEC(ovl_coll_copy) copies;  /* one per collective with has_d2h, in pass order */
