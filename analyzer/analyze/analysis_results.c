@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* Kept steps of a device: windows that were opened (never-opened NVTX steps launched no
 ** GPU work on this device and are left out). */
@@ -53,7 +54,7 @@ static long window_at(const ovl_step_windows *w, int64_t t) {
 /* Window index of a collective on device d, or -1. */
 static long coll_window(const ovl_run *r, const ovl_device_pass *d, size_t c) {
   const ovl_coll_track *t = &r->track[c];
-  const ovl_coll_rec *rec = &r->recs[c];
+  const ovl_coll_row *rec = &r->recs[c];
   switch (d->method) {
     case OVL_STEPS_PERIODIC: return t->step;
     case OVL_STEPS_WHOLE: return 0;
@@ -86,13 +87,42 @@ static long range_value(const ovl_host_range *ranges, size_t n, int64_t host_sta
   return -1;
 }
 
+static int cmp_copy_coll(const void *pa, const void *pb) {
+  const ovl_coll_copy *a = pa, *b = pb;
+  return (a->coll > b->coll) - (a->coll < b->coll);
+}
+
+/* The copy after collective c (has_d2h), in the run's copies sorted by collective. */
+static const ovl_coll_copy *copy_after(const ovl_run *r, size_t c) {
+  size_t lo = 0, hi = r->copies.len;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if ((size_t)r->copies.items[mid].coll < c) lo = mid + 1;
+    else hi = mid;
+  }
+  assert(lo < r->copies.len && (size_t)r->copies.items[lo].coll == c);
+  return &r->copies.items[lo];
+}
+
+/* NCCL's algorithm and protocol of row c (has_nccl_names): nccl_names is in row order. */
+static const ovl_coll_nccl_names *nccl_names_of(const ovl_run *r, size_t c) {
+  size_t lo = 0, hi = r->nccl_names.len;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (r->nccl_names.items[mid].coll < c) lo = mid + 1;
+    else hi = mid;
+  }
+  assert(lo < r->nccl_names.len && r->nccl_names.items[lo].coll == c);
+  return &r->nccl_names.items[lo];
+}
+
 /* -1: no memory (out's extra not kept). */
 static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out) {
-  const ovl_coll_rec *rec = &r->recs[c];
+  const ovl_coll_row *rec = &r->recs[c];
   const ovl_coll_track *t = &r->track[c];
   memset(out, 0, sizeof *out);
   out->id = rec->id;
-  out->op = ovl_op_from_name(rec->op);
+  out->op = rec->op;
   out->comm = rec->comm;
   out->seq = rec->seq;
   out->nranks = rec->nranks;
@@ -101,7 +131,8 @@ static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out
   out->count = rec->count;
   out->peer = rec->peer;
   out->group_id = rec->group_id;
-  int failed = ovl_coll_types_intern(rec->dtype, rec->redop, &out->types);
+  out->types = rec->types;
+  int failed = 0;
   out->device = t->device;
   out->stream = rec->stream != OVL_NONE ? rec->stream : t->stream;
   out->host_launch = rec->host_start;
@@ -127,11 +158,17 @@ static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out
   const ovl_channel_span *span = c < r->nrows ? ovl_work_stream_channels(&r->ws, c, &timed) : NULL;
   ovl_coll_extra extra = ovl_coll_extra_none;
   ovl_coll_channels_measure(&extra.channels, span, timed, t->gpu_start, t->gpu_end);
-  extra.d2h_start = t->d2h_start;
-  extra.d2h_end = t->d2h_end;
-  extra.d2h_bytes = t->d2h_bytes;
-  memcpy(extra.algorithm, rec->algorithm, sizeof extra.algorithm);
-  memcpy(extra.protocol, rec->protocol, sizeof extra.protocol);
+  if (t->has_d2h) {
+    const ovl_coll_copy *copy = copy_after(r, c);
+    extra.d2h_start = copy->start;
+    extra.d2h_end = copy->end;
+    extra.d2h_bytes = copy->bytes;
+  }
+  if (rec->has_nccl_names) {
+    const ovl_coll_nccl_names *names = nccl_names_of(r, c);
+    memcpy(extra.algorithm, names->algorithm, sizeof extra.algorithm);
+    memcpy(extra.protocol, names->protocol, sizeof extra.protocol);
+  }
   failed |= ovl_coll_extra_set(out, &extra);
   int64_t dur = t->gpu_end - t->gpu_start;
   if (rec->bytes != OVL_NONE && rec->bytes >= 0 && dur > 0) {
@@ -334,6 +371,31 @@ static int keep_comm_name(void *ctx, int64_t comm, const char *name) {
   return 0;
 }
 
+/* The front of a per-collective array that the fill of the results has read for the last
+** time. With one device each array is read once, front to back, while the results grow
+** beside them: giving back the pages behind the reader keeps the two from peaking together
+** (the run frees the arrays after; nothing reads the pages given back, and a write, such as
+** the compaction of the pieces, gets fresh ones). */
+typedef struct dead_front {
+  char *base;
+  size_t released;   /* bytes from base given back so far (whole huge pages) */
+} dead_front;
+
+/* Gives back the whole huge pages of [base + from, base + to) not given back yet: the
+** kernel's advice, so a refusal only keeps the memory. */
+static void release_dead(dead_front *f, size_t from, size_t to) {
+  if (!f->base) return;
+  if (from < f->released) from = f->released;
+  if (to <= from || to - from < 4 * OVL_HUGE_PAGE_BYTES) return;  /* in batches: few calls */
+  uintptr_t lo, hi;
+  ovl_huge_range((uintptr_t)(f->base + from), to - from, &lo, &hi);
+  if (lo >= hi) return;
+#ifdef MADV_DONTNEED
+  (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+#endif
+  f->released = (size_t)(hi - (uintptr_t)f->base);
+}
+
 static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_rank_result *res, ovl_err *err) {
   memset(res, 0, sizeof *res);
   res->trace_path = strdup(ovl_trace_path(r->t));
@@ -421,9 +483,9 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
   ** spare the page-by-page faults of one allocation per step. */
   size_t in_steps = 0;
   for (size_t s = 0; s < res->nsteps; s++) in_steps += (size_t)res->steps[s].ncolls;
+  /* not cleared: fill_coll writes every slot, and untouched pages cost nothing until then */
   if (!rc && !(res->coll_block = ovl_huge_malloc((in_steps ? in_steps : 1) * sizeof *res->coll_block)))
     rc = ovl_oom(err, "results");
-  if (!rc) memset(res->coll_block, 0, (in_steps ? in_steps : 1) * sizeof *res->coll_block);
   for (size_t s = 0, at = 0; !rc && s < res->nsteps; at += (size_t)res->steps[s++].ncolls)
     res->steps[s].colls = res->coll_block + at;
   /* The collectives' exposed pieces, compacted to their (start, end) pairs: 16 bytes a piece
@@ -442,7 +504,24 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     rc = ovl_oom(err, "results");
   }
   size_t next_bound = 0;
+  /* one device: the run's arrays die behind the fill (dead_front) */
+  dead_front dead_recs = {0}, dead_track = {0}, dead_exposed = {0}, dead_windows = {0}, dead_pieces = {0};
+  if (r->ndevs == 1) {
+    dead_recs.base = (char *)r->recs;
+    dead_track.base = (char *)r->track;
+    dead_exposed.base = (char *)r->cstate.exposed;
+    dead_windows.base = (char *)window_of;
+    dead_pieces.base = own_pieces ? (char *)res->coll_piece_bounds : NULL;
+  }
   for (size_t c = 0; !rc && c < r->ncolls; c++) {
+    if (c % 4096 == 0) {
+      release_dead(&dead_recs, 0, c * sizeof *r->recs);
+      release_dead(&dead_track, 0, c * sizeof *r->track);
+      release_dead(&dead_exposed, 0, c * sizeof *r->cstate.exposed);
+      release_dead(&dead_windows, 0, c * sizeof *window_of);
+      /* the pieces: between the compacted pairs and the next record */
+      release_dead(&dead_pieces, next_bound * sizeof(int64_t), c * sizeof *pieces);
+    }
     long s = window_of[c];
     if (r->track[c].device != d->device || r->track[c].gpu_start == OVL_NONE) continue;
     ovl_coll_result *out = s >= 0 ? &res->steps[s].colls[fill[s]++] : &res->unstepped[res->nunstepped++];
@@ -500,6 +579,7 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
 int ovl_build_results(ovl_run *r, ovl_rank_result **ranks, size_t *nranks, ovl_err *err) {
   ovl_rank_result *res = calloc(r->ndevs, sizeof *res);
   if (!res) return ovl_oom(err, "results");
+  ovl_qsort(r->copies.items, r->copies.len, sizeof *r->copies.items, cmp_copy_coll);
   int rc = OVL_OK;
   size_t built = 0;
   for (; !rc && built < r->ndevs; built++) rc = build_device(r, &r->devs[built], built == 0, &res[built], err);

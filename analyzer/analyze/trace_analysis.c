@@ -34,25 +34,45 @@
 /* Collectives and links                                                               */
 /* ---------------------------------------------------------------------------------- */
 
-/* Grows the per-collective arrays to exactly cap entries. They live the whole run and are
-** touched once each: huge pages when large (base/huge_pages.h). The rows taken from the work
-** stream (coll_cap still 0) have a capacity of their own: realloc keeps them in place. */
-static int grow_colls(ovl_run *r, size_t cap, ovl_err *err) {
-  size_t old = r->coll_cap;
-  ovl_coll_rec *recs = old ? ovl_huge_realloc(r->recs, old * sizeof *recs, cap * sizeof *recs)
-                           : realloc(r->recs, cap * sizeof *recs);
-  if (recs) r->recs = recs;
-  ovl_coll_track *track = ovl_huge_realloc(r->track, old * sizeof *track, cap * sizeof *track);
-  if (track) r->track = track;
+_Static_assert(sizeof(ovl_coll_track) == 64, "ovl_coll_track: 64 bytes a collective (trace_analysis_internal.h)");
+
+/* Grows the sweep's per-collective state (exposed time, running counts, pieces) from old to
+** cap entries, once it exists: only the final pass needs it (pass_state_alloc), so the step
+** plan's work does not peak beside it. */
+static int grow_pass_state(ovl_run *r, size_t old, size_t cap) {
+  if (!r->cstate.exposed) return 0;
   int64_t *exposed = ovl_huge_realloc(r->cstate.exposed, old * sizeof *exposed, cap * sizeof *exposed);
   if (exposed) r->cstate.exposed = exposed;
   int32_t *running = ovl_huge_realloc(r->cstate.running, old * sizeof *running, cap * sizeof *running);
   if (running) r->cstate.running = running;
   ovl_exposed_pieces *pieces = ovl_huge_realloc(r->cstate.pieces, old * sizeof *pieces, cap * sizeof *pieces);
   if (pieces) r->cstate.pieces = pieces;
-  if (!recs || !track || !exposed || !running || !pieces) return ovl_oom(err, "collectives");
+  return exposed && running && pieces ? 0 : -1;
+}
+
+/* Grows the per-collective arrays to exactly cap entries. They live the whole run and are
+** touched once each: huge pages when large (base/huge_pages.h). The rows taken from the work
+** stream (coll_cap still 0) have a capacity of their own: realloc keeps them in place. */
+static int grow_colls(ovl_run *r, size_t cap, ovl_err *err) {
+  size_t old = r->coll_cap;
+  ovl_coll_row *recs = old ? ovl_huge_realloc(r->recs, old * sizeof *recs, cap * sizeof *recs)
+                           : realloc(r->recs, cap * sizeof *recs);
+  if (recs) r->recs = recs;
+  ovl_coll_track *track = ovl_huge_realloc(r->track, old * sizeof *track, cap * sizeof *track);
+  if (track) r->track = track;
+  if (!recs || !track || grow_pass_state(r, old, cap)) return ovl_oom(err, "collectives");
   r->coll_cap = cap;
   return OVL_OK;
+}
+
+/* The sweep's per-collective state, for as many collectives as there is room for. */
+static int pass_state_alloc(ovl_run *r, ovl_err *err) {
+  assert(!r->cstate.exposed && !r->cstate.running && !r->cstate.pieces);
+  size_t cap = r->coll_cap ? r->coll_cap : 1;
+  r->cstate.exposed = ovl_huge_malloc(cap * sizeof *r->cstate.exposed);
+  r->cstate.running = ovl_huge_malloc(cap * sizeof *r->cstate.running);
+  r->cstate.pieces = ovl_huge_malloc(cap * sizeof *r->cstate.pieces);
+  return r->cstate.exposed && r->cstate.running && r->cstate.pieces ? OVL_OK : ovl_oom(err, "collectives");
 }
 
 int ovl_run_reserve_colls(ovl_run *r, size_t n, ovl_err *err) {
@@ -74,11 +94,60 @@ static void reset_track(ovl_run *r, size_t i) {
   r->track[i].correlation = OVL_NONE;
   r->track[i].stream = OVL_NONE;
   r->track[i].compute_before = r->track[i].compute_after = OVL_NONE;
-  r->track[i].d2h_start = r->track[i].d2h_end = r->track[i].d2h_bytes = OVL_NONE;
+  r->track[i].has_d2h = 0;
+  if (!r->cstate.exposed) return;  /* before the final pass */
   r->cstate.exposed[i] = 0;
   r->cstate.running[i] = 0;
   r->cstate.pieces[i].n = 0;
   r->cstate.pieces[i].exact = 1;
+}
+
+/* The analysis's row of a reader's record: its op hashed and named by enum, its types interned.
+** On error (no memory to intern): ovl_oom's code, the row incomplete. */
+static int make_row(const ovl_coll_rec *rec, ovl_coll_row *row, ovl_err *err) {
+  row->id = rec->id;
+  row->comm = rec->comm;
+  row->rank = rec->rank;
+  row->nranks = rec->nranks;
+  row->seq = rec->seq;
+  row->count = rec->count;
+  row->bytes = rec->bytes;
+  row->peer = rec->peer;
+  row->device = rec->device;
+  row->stream = rec->stream;
+  row->host_start = rec->host_start;
+  row->host_end = rec->host_end;
+  row->tid = rec->tid;
+  row->group_id = rec->group_id;
+  row->op_hash = ovl_hash_str(OVL_HASH_SEED, rec->op);
+  row->op = (uint8_t)ovl_op_from_name(rec->op);
+  row->has_nccl_names = rec->algorithm[0] || rec->protocol[0];
+  return ovl_coll_types_intern(rec->dtype, rec->redop, &row->types) ? ovl_oom(err, "collectives") : OVL_OK;
+}
+
+/* The rows taken from the work stream (n of them) made the analysis's, in their own array,
+** front to back: row i ends where record i + 1 begins, so no second array. */
+static int compact_rows(ovl_run *r, ovl_coll_rec *taken, size_t n, ovl_err *err) {
+  _Static_assert(sizeof(ovl_coll_row) == 128 && sizeof(ovl_coll_row) <= sizeof(ovl_coll_rec),
+                 "ovl_coll_row: 128 bytes, compacted in place (trace_analysis_internal.h)");
+  char *base = (char *)taken;
+  r->recs = (ovl_coll_row *)(void *)base;  /* the run frees it, whatever happens below */
+  for (size_t i = 0; i < n; i++) {
+    ovl_coll_rec rec;
+    memcpy(&rec, base + i * sizeof rec, sizeof rec);  /* read before the row overwrites it */
+    ovl_coll_row row;
+    int rc = make_row(&rec, &row, err);
+    if (!rc && row.has_nccl_names) {
+      ovl_coll_nccl_names names = {i, {0}, {0}};
+      memcpy(names.algorithm, rec.algorithm, sizeof names.algorithm);
+      memcpy(names.protocol, rec.protocol, sizeof names.protocol);
+      if (OVL_VEC_PUSH(&r->nccl_names, names)) rc = ovl_oom(err, "collectives");
+    }
+    if (rc) return rc;
+    assert((i + 1) * sizeof row <= (i + 1) * sizeof rec);
+    memcpy(base + i * sizeof row, &row, sizeof row);
+  }
+  return OVL_OK;
 }
 
 /* The collectives rows: the work stream's own, taken over (inferred ones are appended). */
@@ -88,14 +157,15 @@ static int load_collectives(ovl_run *r, ovl_err *err) {
   r->ws.progress = "analysing";
   assert(!r->recs && r->coll_cap == 0);
   size_t n = 0;
-  r->recs = ovl_work_stream_take_recs(&r->ws, &n);
-  rc = reserve_colls_exact(r, n + 1, err);  /* their number is known: no room to spare */
+  ovl_coll_rec *taken = ovl_work_stream_take_recs(&r->ws, &n);
+  rc = compact_rows(r, taken, n, err);
+  if (!rc) rc = reserve_colls_exact(r, n + 1, err);  /* their number is known: no room to spare */
   if (rc) return rc;
   r->nrows = r->ncolls = n;
   for (size_t i = 0; i < r->nrows; i++) {
     reset_track(r, i);
     r->track[i].step = -1;
-    r->track[i].close_step = -1;
+    r->track[i].closes_step = 0;
   }
   return OVL_OK;
 }
@@ -110,19 +180,20 @@ static int synthesize(ovl_run *r, const ovl_work *w, int32_t *index, ovl_err *er
   if (rc) return rc;
   size_t i = r->ncolls++;
   r->next_synth = r->ncolls;
-  ovl_coll_rec *c = &r->recs[i];
-  memset(c, 0, sizeof *c);
-  c->id = c->comm = c->rank = c->nranks = c->seq = c->count = c->bytes = c->peer = OVL_NONE;
-  c->host_start = c->host_end = c->tid = c->group_id = OVL_NONE;
-  c->device = w->device;
-  c->stream = w->stream;
+  ovl_coll_rec c;
+  memset(&c, 0, sizeof c);
+  c.id = c.comm = c.rank = c.nranks = c.seq = c.count = c.bytes = c.peer = OVL_NONE;
+  c.host_start = c.host_end = c.tid = c.group_id = OVL_NONE;
+  c.device = w->device;
+  c.stream = w->stream;
   const char *kernel = ovl_trace_string(r->t, w->name);
-  snprintf(c->op, sizeof c->op, "%s", ovl_op_name(ovl_comm_kernel_op(kernel)));
+  snprintf(c.op, sizeof c.op, "%s", ovl_op_name(ovl_comm_kernel_op(kernel)));
   const char *dtype = ovl_comm_kernel_dtype(kernel);
-  if (dtype) snprintf(c->dtype, sizeof c->dtype, "%s", dtype);
+  if (dtype) snprintf(c.dtype, sizeof c.dtype, "%s", dtype);
+  if ((rc = make_row(&c, &r->recs[i], err))) return rc;
   reset_track(r, i);
   r->track[i].step = -1;
-  r->track[i].close_step = -1;
+  r->track[i].closes_step = 0;
   *index = (int32_t)i;
   return OVL_OK;
 }
@@ -166,7 +237,7 @@ static int on_launch_api(void *ctx, const ovl_api_row *row) {
     else hi = mid;
   }
   for (size_t i = lo; i < l->n && l->v[i].correlation == row->correlation; i++) {
-    ovl_coll_rec *c = &l->r->recs[l->v[i].coll];
+    ovl_coll_row *c = &l->r->recs[l->v[i].coll];
     if (c->host_start != OVL_NONE) continue;  /* an earlier api row with this id won */
     c->host_start = row->start;
     c->host_end = row->end;
@@ -247,8 +318,8 @@ static int add_device(ovl_run *r, int64_t device, ovl_device_pass **out, ovl_err
   return OVL_OK;
 }
 
-static uint64_t coll_signature(const ovl_coll_rec *c) {
-  uint64_t h = ovl_hash_str(OVL_HASH_SEED, c->op);
+static uint64_t coll_signature(const ovl_coll_row *c) {
+  uint64_t h = c->op_hash;
   h = ovl_hash_word(h, (uint64_t)c->bytes);
   return ovl_hash_word(h, (uint64_t)c->comm);
 }
@@ -308,9 +379,10 @@ static int plan_periodic(ovl_run *r, ovl_err *err) {
     r->periodic = p;
     r->periodic[r->nperiodic++] = (ovl_periodic_plan){devices[k], nsteps, period};
     for (size_t i = 0; i < m; i++) {
-      r->track[seq[i].coll].step = step_of[i];
+      assert(step_of[i] >= -1 && step_of[i] <= INT32_MAX);  /* steps are fewer than collectives */
+      r->track[seq[i].coll].step = (int32_t)step_of[i];
       /* The last collective of a step closes its window when its GPU work ends. */
-      if (i + 1 == m || step_of[i + 1] != step_of[i]) r->track[seq[i].coll].close_step = step_of[i];
+      if (i + 1 == m || step_of[i + 1] != step_of[i]) r->track[seq[i].coll].closes_step = step_of[i] >= 0;
     }
   }
   free(seq);
@@ -324,7 +396,7 @@ static int plan_periodic(ovl_run *r, ovl_err *err) {
 /* The streaming pass                                                                  */
 /* ---------------------------------------------------------------------------------- */
 
-static void reset_pass(ovl_run *r) {
+static void free_devices(ovl_run *r) {
   for (size_t i = 0; i < r->ndevs; i++) {
     ovl_sweep_free(&r->devs[i].sweep);
     ovl_windows_free(&r->devs[i].windows);
@@ -336,11 +408,23 @@ static void reset_pass(ovl_run *r) {
   free(r->devs);
   r->devs = NULL;
   r->ndevs = 0;
+}
+
+/* Before a pass (again): no devices, the collectives' state as loaded. */
+static void reset_pass(ovl_run *r) {
+  free_devices(r);
   r->ncolls = r->nrows + r->npresynth;
   r->next_synth = r->nrows;
-  /* the collectives' state is reset for the next pass, unless the results took its pieces (the
-  ** run is then being freed: analysis_results.c) */
-  for (size_t i = 0; r->cstate.pieces && i < r->ncolls; i++) reset_track(r, i);
+  r->copies.len = 0;
+  for (size_t i = 0; i < r->ncolls; i++) reset_track(r, i);
+}
+
+/* After the final pass: what only the pass reads goes before the results are built beside
+** the rest (the running counts, the correlation links). */
+static void end_pass(ovl_run *r) {
+  free(r->cstate.running);
+  r->cstate.running = NULL;
+  ovl_work_stream_drop_links(&r->ws);
 }
 
 /* Opens, closes or starts step windows as work of the device begins. step_hint: the
@@ -404,10 +488,11 @@ static int note_collective_work(ovl_run *r, ovl_device_pass *d, int32_t c, ovl_e
     t->compute_before = d->max_compute_end;
     if (OVL_VEC_PUSH(&d->awaiting, c)) return ovl_oom(err, "collectives");
   }
-  const ovl_coll_rec *rec = &r->recs[c];
-  int small_int = ovl_op_from_name(rec->op) == OVL_OP_ALLREDUCE &&
-                  (strncmp(rec->dtype, "Int", 3) == 0 || strncmp(rec->dtype, "int", 3) == 0 ||
-                   strncmp(rec->dtype, "Uint", 4) == 0);
+  const ovl_coll_row *rec = &r->recs[c];
+  const char *dtype = ovl_coll_types_dtype(rec->types);
+  int small_int = rec->op == OVL_OP_ALLREDUCE &&
+                  (strncmp(dtype, "Int", 3) == 0 || strncmp(dtype, "int", 3) == 0 ||
+                   strncmp(dtype, "Uint", 4) == 0);
   d->copy_candidate = small_int ? c : -1;
   return OVL_OK;
 }
@@ -441,14 +526,15 @@ static int note_lookalike(ovl_device_pass *d, const ovl_work *w, ovl_err *err) {
 }
 
 /* A memory copy: the device-to-host copy that follows the candidate collective. */
-static void note_copy(ovl_run *r, ovl_device_pass *d, const ovl_work *w) {
-  if (d->copy_candidate < 0 || strcmp(w->memkind, "DtoH") != 0) return;
+static int note_copy(ovl_run *r, ovl_device_pass *d, const ovl_work *w, ovl_err *err) {
+  if (d->copy_candidate < 0 || strcmp(w->memkind, "DtoH") != 0) return OVL_OK;
   ovl_coll_track *t = &r->track[d->copy_candidate];
-  if (t->gpu_end == OVL_NONE || w->start < t->gpu_end || t->d2h_start != OVL_NONE) return;
-  t->d2h_start = w->start;
-  t->d2h_end = w->end;
-  t->d2h_bytes = w->bytes;
+  if (t->gpu_end == OVL_NONE || w->start < t->gpu_end || t->has_d2h) return OVL_OK;
+  ovl_coll_copy copy = {d->copy_candidate, w->start, w->end, w->bytes};
+  if (OVL_VEC_PUSH(&r->copies, copy)) return ovl_oom(err, "collectives");
+  t->has_d2h = 1;
   d->copy_candidate = -1;
+  return OVL_OK;
 }
 
 /* Launch dimensions cost about 40% more decoding per kernel: read them only when the trace
@@ -492,11 +578,11 @@ static int probe_launch_dims(ovl_run *r, ovl_err *err) {
 ** all (clocks may disagree; the link is the better evidence). */
 static int executes(const ovl_run *r, const int32_t *colls, uint32_t n, uint32_t k, const ovl_work *w) {
   if (n == 1) return 1;
-  const ovl_coll_rec *c = &r->recs[colls[k]];
+  const ovl_coll_row *c = &r->recs[colls[k]];
   if (c->host_start == OVL_NONE) return 1;
-  const ovl_coll_rec *best = NULL;
+  const ovl_coll_row *best = NULL;
   for (uint32_t i = 0; i < n; i++) {
-    const ovl_coll_rec *o = &r->recs[colls[i]];
+    const ovl_coll_row *o = &r->recs[colls[i]];
     if (o->host_start != OVL_NONE && o->host_start <= w->start && (!best || o->host_start > best->host_start))
       best = o;
   }
@@ -559,12 +645,12 @@ static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
     for (uint32_t k = 0; k < item.ncolls; k++) {
       int32_t c = colls ? colls[k] : synth;
       const ovl_coll_track *t = &r->track[c];
-      if (t->close_step > item.close_step) item.close_step = t->close_step;
+      if (t->closes_step && t->step > item.close_step) item.close_step = t->step;
       if (t->step > step_hint) step_hint = t->step;
       if ((rc = note_collective_work(r, d, c, err))) break;
     }
     if (rc) break;
-    if (w->is_memop && cls == OVL_CLASS_MEMORY) note_copy(r, d, w);
+    if (w->is_memop && cls == OVL_CLASS_MEMORY && (rc = note_copy(r, d, w, err))) break;
     int traits = w->is_memop || w->name == OVL_NONE ? 0 : ovl_work_stream_kernel_traits(&r->ws, w->name);
     d->n_moe_kernels += (traits & OVL_NAME_MOE) != 0;
     if (cls == OVL_CLASS_COMPUTE && (traits & OVL_NAME_LOOKALIKE) && (rc = note_lookalike(d, w, err))) break;
@@ -626,12 +712,14 @@ void ovl_analysis_ctx_free(ovl_analysis_ctx *ctx) {
 }
 
 static void free_run(ovl_run *r) {
-  reset_pass(r);
+  free_devices(r);
   free(r->recs);
   free(r->track);
   free(r->cstate.exposed);
   free(r->cstate.running);
   free(r->cstate.pieces);
+  OVL_VEC_FREE(&r->copies);
+  OVL_VEC_FREE(&r->nccl_names);
   ovl_work_stream_free(&r->ws);
   free(r->periodic);
   ovl_host_markers_free(&r->hm);
@@ -664,11 +752,13 @@ int ovl_analyze_file(const ovl_analysis_ctx *ctx, const char *path, ovl_rank_res
     if (!rc) rc = plan_periodic(&r, err);
   }
   if (!rc) rc = observe_pass(&r, path, err);
+  if (!rc) rc = pass_state_alloc(&r, err);
   if (!rc) {
     reset_pass(&r);
     rc = run_pass_ordered(&r, 0, err);
   }
   if (!rc) rc = link_synthesized_launches(&r, err);
+  if (!rc) end_pass(&r);
   if (!rc && r.ndevs == 0)
     rc = ovl_fail(err, OVL_EUSER, "%s: trace has no GPU activity (no valid kernels or memops)", path);
   if (!rc) rc = ovl_build_results(&r, ranks, nranks, err);

@@ -7,6 +7,7 @@
 #define OVL_TRACE_ANALYSIS_INTERNAL_H
 
 #include "base/i64map.h"
+#include "base/vec.h"
 #include "analysis.h"
 #include "host_markers.h"
 #include "kernel_stats.h"
@@ -14,16 +15,44 @@
 #include "sweep.h"
 #include "work_stream.h"
 
-/* What the pass learns about each collective (rows first, then ones inferred from kernels). */
+/* What the pass learns about each collective (rows first, then ones inferred from kernels).
+** One per collective: 64 bytes (what is rare, a copy after it, is kept apart). */
 typedef struct ovl_coll_track {
   int64_t gpu_start, gpu_end;  /* hull of its GPU work; OVL_NONE when none was seen */
   int64_t device, correlation, stream;  /* of its first GPU work */
   int64_t compute_before;      /* end of the last compute kernel that started before it */
   int64_t compute_after;       /* start of the first compute kernel at or after its end */
-  int64_t d2h_start, d2h_end, d2h_bytes;  /* device-to-host copy right after it, if any */
-  long step;                   /* periodic plans: its step; else -1 until results */
-  long close_step;             /* periodic plans: >= 0 when it is the last of that step */
+  int32_t step;                /* periodic plans: its step; else -1 until results */
+  uint8_t closes_step;         /* periodic plans: it is the last of its step */
+  uint8_t has_d2h;             /* a device-to-host copy right after it is in the run's copies */
 } ovl_coll_track;
+
+/* A device-to-host copy right after a collective (few have one). */
+typedef struct ovl_coll_copy {
+  int32_t coll;
+  int64_t start, end, bytes;
+} ovl_coll_copy;
+
+/* A collectives row as the analysis keeps it: load/trace_reader.h's ovl_coll_rec less its
+** texts, 128 bytes a collective where the row takes 184 (converted in place as the rows are
+** taken over). The operation is kept as its ovl_op and as the hash of its name as the trace
+** gives it (what the step inference compares), the data type and reduction interned
+** (coll_types.h); NCCL's algorithm and protocol, which few rows name, in the run's
+** nccl_names. */
+typedef struct ovl_coll_row {
+  int64_t id, comm, rank, nranks, seq, count, bytes, peer, device, stream;
+  int64_t host_start, host_end, tid, group_id;
+  uint64_t op_hash;            /* ovl_hash_str(OVL_HASH_SEED, the op's name) */
+  uint32_t types;              /* dtype and redop (coll_types.h) */
+  uint8_t op;                  /* ovl_op */
+  uint8_t has_nccl_names;      /* its algorithm and protocol are in the run's nccl_names */
+} ovl_coll_row;
+
+/* NCCL's own account of a row that gives one (profiler plugin). */
+typedef struct ovl_coll_nccl_names {
+  size_t coll;
+  char algorithm[16], protocol[8];
+} ovl_coll_nccl_names;
 
 /* A compute kernel name that looks like communication: its runs and time. */
 typedef struct ovl_lookalike_stat {
@@ -61,9 +90,11 @@ typedef struct ovl_run {
   const ovl_analysis_ctx *ctx;
   ovl_trace *t;
   /* collectives: [0, nrows) from the table, then inferred ones */
-  ovl_coll_rec *recs;
+  ovl_coll_row *recs;
+  OVL_VEC(ovl_coll_nccl_names) nccl_names;  /* of the rows that have them, by row */
   ovl_coll_track *track;
-  ovl_coll_state cstate;
+  ovl_coll_state cstate;       /* the sweep's: allocated for the final pass only */
+  OVL_VEC(ovl_coll_copy) copies;  /* one per collective with has_d2h, in pass order */
   size_t ncolls, nrows, coll_cap, npresynth, next_synth;
   ovl_work_stream ws;          /* the classified GPU work: links, classes */
   ovl_host_markers hm;

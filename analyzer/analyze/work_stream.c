@@ -211,6 +211,15 @@ void ovl_work_stream_free(ovl_work_stream *s) {
   memset(s, 0, sizeof *s);
 }
 
+void ovl_work_stream_drop_links(ovl_work_stream *s) {
+  assert(!s->cur);
+  free(s->link_corr);
+  free(s->link_coll);
+  s->link_corr = NULL;
+  s->link_coll = NULL;
+  s->nlinks = s->link_hint = 0;
+}
+
 /* First index in [lo, hi) whose correlation is >= c (hi when none). */
 static size_t lower_bound(const int64_t *v, size_t lo, size_t hi, int64_t c) {
   while (lo < hi) {

@@ -80,6 +80,10 @@ void ovl_work_stream_free(ovl_work_stream *s);
 ** calls. Afterwards s->recs is NULL and s->nrecs 0. */
 ovl_coll_rec *ovl_work_stream_take_recs(ovl_work_stream *s, size_t *n);
 
+/* Frees the correlation links once no pass will run again (no cursor open): every lookup
+** finds nothing afterwards. What the analysis gives back before it builds its results. */
+void ovl_work_stream_drop_links(ovl_work_stream *s);
+
 /* The collectives rows executed by work with this correlation id (0 for OVL_NONE). */
 uint32_t ovl_work_stream_links(ovl_work_stream *s, int64_t correlation, const int32_t **colls);
 /* Class of a kernel by its name id, judged once per id. */
