@@ -191,9 +191,9 @@ static int exposed_transfers(ovl_rank_result *r, const member_calls *mc, const o
 
 /* The cross-rank part of a matched call, written into *out, which c then points at (its
 ** exposed_transfer_ns comes after: exposed_transfers). */
-static void write_call(ovl_coll_result *c, const ovl_xr_call_result *x, ovl_coll_cross *out) {
+static void write_call(ovl_coll_result *c, const ovl_xr_call_result *x, int arrived_last, ovl_coll_cross *out) {
   out->wait_ns = x->wait_ns;
-  out->arrived_last = x->arrived_last;
+  out->arrived_last = arrived_last;
   out->exposed_transfer_ns = 0;
   c->cross = out;
 }
@@ -311,7 +311,7 @@ static int cross_rank_stage(ovl_job *job, const ovl_remote_pieces *remote, ovl_e
     for (size_t j = 0; j < mc[i].n; j++) {
       if (x.calls[i][j].wait_ns == OVL_NONE) continue;
       ovl_coll_result *call = call_at(&mc[i], j);
-      write_call(call, &x.calls[i][j], &r->coll_cross[r->ncoll_cross++]);
+      write_call(call, &x.calls[i][j], ovl_xr_arrived_last(&x, i, j), &r->coll_cross[r->ncoll_cross++]);
       c->matched++;
       c->wait_ns += call->cross->wait_ns;
       c->transfer_ns += ovl_coll_transfer_ns(call);
@@ -325,6 +325,8 @@ static int cross_rank_stage(ovl_job *job, const ovl_remote_pieces *remote, ovl_e
     ** the end, so the answers never coexist with every member's inputs */
     free(x.calls[i]);
     x.calls[i] = NULL;
+    free(x.last[i]);
+    x.last[i] = NULL;
     free(mc[i].step_first);
     mc[i].step_first = NULL;
     drop_rank_pieces(r);
