@@ -12,6 +12,8 @@
 */
 #include "mpi_internal.h"
 
+#include "base/vec.h"
+
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,8 +198,7 @@ typedef struct asked {
 
 typedef struct process_batch {
   ovl_bytes req;           /* OVL_MPI_REQ_PIECES, then the questions */
-  asked *q;
-  size_t nq, capq;
+  OVL_VEC(asked) q;
 } process_batch;
 
 static process_batch *batch;   /* one per process (the root's unused); NULL when nothing is queued */
@@ -218,7 +219,7 @@ static void forget(void *self) {
   (void)self;
   for (int p = 0; batch && p < ovl_mpi_s.size; p++) {
     ovl_bytes_free(&batch[p].req);
-    free(batch[p].q);
+    OVL_VEC_FREE(&batch[p].q);
   }
   free(batch);
   batch = NULL;
@@ -231,15 +232,8 @@ static process_batch *begin_question(uint64_t kind, const ovl_rank_result *r, vo
   assert(o && o->process > 0 && o->process < ovl_mpi_s.size);
   if (!batch && !(batch = calloc((size_t)ovl_mpi_s.size, sizeof *batch))) return NULL;
   process_batch *b = &batch[o->process];
-  if (b->nq == b->capq) {
-    size_t cap = b->capq ? 2 * b->capq : 64;
-    asked *grown = realloc(b->q, cap * sizeof *grown);
-    if (!grown) return NULL;
-    b->q = grown;
-    b->capq = cap;
-  }
+  if (OVL_VEC_PUSH(&b->q, ((asked){kind, r->trace_path, out, n, stride}))) return NULL;
   if (b->req.len == 0) ovl_put_u64(&b->req, OVL_MPI_REQ_PIECES);
-  b->q[b->nq++] = (asked){kind, r->trace_path, out, n, stride};
   ovl_put_u64(&b->req, kind);
   ovl_put_u64(&b->req, o->file);
   ovl_put_u64(&b->req, o->k);
@@ -317,9 +311,9 @@ static int take_reply(int p, const process_batch *b, ovl_bytes *reply, ovl_err *
   char msg[sizeof err->msg];
   ovl_get_str_into(&in, msg, sizeof msg);
   if (theirs) return ovl_fail(err, theirs, "%s", msg);
-  for (size_t i = 0; i < b->nq && !in.bad; i++) read_answers(&in, &b->q[i]);
+  for (size_t i = 0; i < b->q.len && !in.bad; i++) read_answers(&in, &b->q.items[i]);
   if (in.bad || in.p != in.end)
-    return ovl_fail(err, OVL_EINTERNAL, "%s: exposed pieces: malformed answer from process %d", b->q[0].trace_path, p);
+    return ovl_fail(err, OVL_EINTERNAL, "%s: exposed pieces: malformed answer from process %d", b->q.items[0].trace_path, p);
   return OVL_OK;
 }
 
@@ -332,9 +326,9 @@ static int flush(void *self, ovl_err *err) {
   for (int p = 1; !rc && p < n; p++) req[p] = batch[p].req;  /* borrowed: freed with the batch */
   int sent = rc ? 0 : ovl_mpi_ask_all(req, reply);
   for (int p = 1; !rc && p < n; p++) {
-    if (!batch[p].nq) continue;
+    if (!batch[p].q.len) continue;
     if (sent || !reply[p].data)
-      rc = ovl_fail(err, OVL_EINTERNAL, "%s: exposed pieces: no answer from process %d", batch[p].q[0].trace_path, p);
+      rc = ovl_fail(err, OVL_EINTERNAL, "%s: exposed pieces: no answer from process %d", batch[p].q.items[0].trace_path, p);
     else
       rc = take_reply(p, &batch[p], &reply[p], err);
   }
