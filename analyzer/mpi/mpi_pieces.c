@@ -12,63 +12,25 @@
 */
 #include "mpi_internal.h"
 
+#include "job/kept_pieces.h"
+
 #include "base/vec.h"
 
 #include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Where one collective's pieces lie in its rank's bounds (analysis.h's fields of the same names). */
-typedef struct kept_coll {
-  uint32_t at;
-  uint8_t n, exact, has;
-} kept_coll;
-
+/* A rank's kept pieces and how its process names it. */
 typedef struct ovl_mpi_kept {
   size_t file, k;          /* the job's file index and the rank's place in the file */
-  int64_t *bounds;         /* the rank's coll_piece_bounds (owned) */
-  kept_coll *colls;        /* in the stages' numbering: steps' collectives, then the unstepped */
-  size_t ncolls;
-  size_t *step_ncolls;     /* collectives of each step */
-  size_t nsteps;
+  ovl_kept_pieces pieces;
 } ovl_mpi_kept;
 
-static void kept_free(ovl_mpi_kept *k) {
-  free(k->bounds);
-  free(k->colls);
-  free(k->step_ncolls);
-}
-
 void ovl_mpi_kept_free_all(void) {
-  for (size_t i = 0; i < ovl_mpi_s.nkept; i++) kept_free(&ovl_mpi_s.kept[i]);
+  for (size_t i = 0; i < ovl_mpi_s.nkept; i++) ovl_kept_pieces_free(&ovl_mpi_s.kept[i].pieces);
   free(ovl_mpi_s.kept);
   ovl_mpi_s.kept = NULL;
   ovl_mpi_s.nkept = 0;
-}
-
-static void keep_coll(ovl_coll_result *c, kept_coll *out) {
-  *out = (kept_coll){c->pieces_at, c->npieces, (uint8_t)c->pieces_exact, (uint8_t)c->has_pieces};
-  c->has_pieces = c->pieces_exact = 0;
-  c->npieces = 0;
-  c->pieces_at = 0;
-}
-
-/* Moves r's pieces into *k. -1: no memory (r unchanged). */
-static int keep_rank(ovl_rank_result *r, ovl_mpi_kept *k) {
-  size_t n = r->nunstepped;
-  for (size_t s = 0; s < r->nsteps; s++) n += r->steps[s].ncolls;
-  k->colls = malloc((n ? n : 1) * sizeof *k->colls);
-  k->step_ncolls = malloc((r->nsteps ? r->nsteps : 1) * sizeof *k->step_ncolls);
-  if (!k->colls || !k->step_ncolls) return -1;
-  for (size_t s = 0; s < r->nsteps; s++) {
-    k->step_ncolls[s] = r->steps[s].ncolls;
-    for (size_t i = 0; i < r->steps[s].ncolls; i++) keep_coll(&r->steps[s].colls[i], &k->colls[k->ncolls++]);
-  }
-  for (size_t i = 0; i < r->nunstepped; i++) keep_coll(&r->unstepped[i], &k->colls[k->ncolls++]);
-  k->nsteps = r->nsteps;
-  k->bounds = r->coll_piece_bounds;
-  r->coll_piece_bounds = NULL;
-  return 0;
 }
 
 int ovl_mpi_keep_pieces(const ovl_mpi_plan *plan, ovl_measured_file *files, ovl_err *err) {
@@ -81,66 +43,46 @@ int ovl_mpi_keep_pieces(const ovl_mpi_plan *plan, ovl_measured_file *files, ovl_
       ovl_mpi_kept *kept = &ovl_mpi_s.kept[ovl_mpi_s.nkept];
       kept->file = plan->index[i];
       kept->k = k;
-      if (keep_rank(&files[i].ranks[k], kept)) {
-        kept_free(kept);
-        memset(kept, 0, sizeof *kept);
-        return ovl_oom(err, "exposed pieces");
-      }
+      if (ovl_kept_pieces_take(&files[i].ranks[k], &kept->pieces)) return ovl_oom(err, "exposed pieces");
       ovl_mpi_s.nkept++;
     }
   return OVL_OK;
 }
 
-static const ovl_mpi_kept *find_kept(uint64_t file, uint64_t k) {
+static const ovl_kept_pieces *find_kept(uint64_t file, uint64_t k) {
   for (size_t i = 0; i < ovl_mpi_s.nkept; i++)
-    if (ovl_mpi_s.kept[i].file == file && ovl_mpi_s.kept[i].k == k) return &ovl_mpi_s.kept[i];
+    if (ovl_mpi_s.kept[i].file == file && ovl_mpi_s.kept[i].k == k) return &ovl_mpi_s.kept[i].pieces;
   return NULL;
 }
 
-/* A step's collectives as ovl_dim_exposed_of reads them. */
-typedef struct kept_step {
-  const ovl_mpi_kept *kept;
-  size_t first;
-} kept_step;
-
-static const int64_t *kept_pieces(const void *ctx, size_t i, int *n, int *exact) {
-  const kept_step *ks = ctx;
-  const kept_coll *c = &ks->kept->colls[ks->first + i];
-  *n = c->n;
-  *exact = c->exact;
-  return c->has && ks->kept->bounds ? ks->kept->bounds + 2 * (size_t)c->at : NULL;
-}
-
 /* DIM_EXPOSED: steps and their collective counts, every collective's dimension. */
-static int answer_dim_exposed(ovl_bytes_reader *in, const ovl_mpi_kept *kept, ovl_bytes *reply, ovl_err *err) {
-  size_t nsteps = ovl_get_count(in, 1), all = 0, most = 0;
+static int answer_dim_exposed(ovl_bytes_reader *in, const ovl_kept_pieces *kept, ovl_bytes *reply, ovl_err *err) {
+  size_t nsteps = ovl_get_count(in, 1), all = 0;
   if (in->bad || nsteps != kept->nsteps) return ovl_fail(err, OVL_EINTERNAL, "exposed pieces: steps differ (a fault of ovl)");
   for (size_t s = 0; s < nsteps; s++) {
     if (ovl_get_u64(in) != kept->step_ncolls[s]) in->bad = 1;
     all += kept->step_ncolls[s];
-    if (kept->step_ncolls[s] > most) most = kept->step_ncolls[s];
   }
   if (in->bad || (size_t)(in->end - in->p) < all)
     return ovl_fail(err, OVL_EINTERNAL, "exposed pieces: malformed request (a fault of ovl)");
   const uint8_t *dims = in->p;  /* read in place: the request outlives the answer */
   in->p += all;
-  void *scratch = malloc((most ? most : 1) * OVL_EXPOSED_PIECES * 2 * sizeof(int64_t));
-  if (!scratch) return ovl_oom(err, "exposed pieces");
-  for (size_t s = 0, first = 0; s < nsteps; first += kept->step_ncolls[s++]) {
-    ovl_dim_exposed x;
-    kept_step ks = {kept, first};
-    ovl_dim_exposed_of(kept_pieces, &ks, dims + first, kept->step_ncolls[s], scratch, &x);
-    for (int d = 0; d < OVL_DIM_COUNT; d++) {
-      ovl_put_u64(reply, x.exact[d]);
-      ovl_put_i64(reply, x.unions[d]);
-    }
+  ovl_dim_exposed *x = malloc((nsteps ? nsteps : 1) * sizeof *x);
+  if (!x || ovl_kept_dim_exposed(kept, dims, x)) {
+    free(x);
+    return ovl_oom(err, "exposed pieces");
   }
-  free(scratch);
+  for (size_t s = 0; s < nsteps; s++)
+    for (int d = 0; d < OVL_DIM_COUNT; d++) {
+      ovl_put_u64(reply, x[s].exact[d]);
+      ovl_put_i64(reply, x[s].unions[d]);
+    }
+  free(x);
   return OVL_OK;
 }
 
 /* EXPOSED_AFTER: n, then n (index, cut, end), each near the one before. */
-static int answer_exposed_after(ovl_bytes_reader *in, const ovl_mpi_kept *kept, ovl_bytes *reply, ovl_err *err) {
+static int answer_exposed_after(ovl_bytes_reader *in, const ovl_kept_pieces *kept, ovl_bytes *reply, ovl_err *err) {
   size_t n = ovl_get_count(in, 3);
   int64_t j = 0, cut = 0;
   for (size_t i = 0; i < n && !in->bad; i++) {
@@ -151,9 +93,7 @@ static int answer_exposed_after(ovl_bytes_reader *in, const ovl_mpi_kept *kept, 
       in->bad = 1;
       break;
     }
-    const kept_coll *c = &kept->colls[j];
-    const int64_t *p = c->has && kept->bounds ? kept->bounds + 2 * (size_t)c->at : NULL;
-    ovl_put_i64(reply, p ? ovl_exposed_within(p, c->n, cut, end) : 0);
+    ovl_put_i64(reply, ovl_kept_exposed_within(kept, (size_t)j, cut, end));
   }
   return in->bad ? ovl_fail(err, OVL_EINTERNAL, "exposed pieces: malformed request (a fault of ovl)") : OVL_OK;
 }
@@ -161,7 +101,7 @@ static int answer_exposed_after(ovl_bytes_reader *in, const ovl_mpi_kept *kept, 
 /* One question of a batch: its kind, the rank's (file, place), then the kind's own part. */
 static int answer_one(ovl_bytes_reader *in, ovl_bytes *answers, ovl_err *err) {
   uint64_t kind = ovl_get_u64(in), file = ovl_get_u64(in), k = ovl_get_u64(in);
-  const ovl_mpi_kept *kept = in->bad ? NULL : find_kept(file, k);
+  const ovl_kept_pieces *kept = in->bad ? NULL : find_kept(file, k);
   if (!kept) return ovl_fail(err, OVL_EINTERNAL, "exposed pieces: no such rank here (a fault of ovl)");
   if (kind == OVL_MPI_Q_DIM_EXPOSED) return answer_dim_exposed(in, kept, answers, err);
   if (kind == OVL_MPI_Q_EXPOSED_AFTER) return answer_exposed_after(in, kept, answers, err);
