@@ -12,11 +12,14 @@
 ** and protocol), NCCL's channel timing (a built trace), a CPU-only trace beside a GPU one
 ** (a process without GPU work), and a file that is not a trace (the failure travels). Also: a packed rank packs again to the same bytes; a
 ** collective costs under 200 bytes packed (its cross-rank part and exposed pieces included); every prefix of a packed file and flipped bytes are
-** refused or read without a crash (the sanitizer build checks the reads and frees).
+** refused or read without a crash (the sanitizer build checks the reads and frees). And each job
+** once more with its exposed pieces kept apart, asked in batches of two questions (the job stages
+** through job/remote_pieces.h, as under `--mpi`): the same reports.
 ** usage: test_rank_pack OVL_BINARY TRACES_DIR
 */
 #include "check.h"
 #include "diagnose/diagnose.h"
+#include "fakes/fake_remote_pieces.h"
 #include "job/rank_pack.h"
 #include "load/trace_files.h"
 #include "report/report_json.h"
@@ -31,6 +34,7 @@
 
 static const char *ovl_bin, *traces;
 static size_t packed_bytes, packed_colls;
+static size_t remote_batches;  /* batches the fake remote answered, every job */
 static ovl_bytes sample;  /* one packed file, for the damage checks */
 
 /* The reports of a job after its diagnosis: JSON, text, text --all, concatenated. */
@@ -74,8 +78,10 @@ static size_t coll_bytes(const ovl_rank_result *r, size_t whole) {
   return n;
 }
 
-/* Measures the files of args; with `travel`, each goes through bytes first. Returns the job's
-** status; *text the reports (NULL on failure), *msg the error. */
+/* Measures the files of args; with `travel`, each goes through bytes first; with travel 2 its
+** exposed pieces then stay with a fake remote (fakes/fake_remote_pieces.h, as `--mpi`'s other
+** processes keep theirs) that answers the job stages in batches of two questions. Returns the
+** job's status; *text the reports (NULL on failure), *msg the error. */
 static int measure(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs, int travel, char **text, char *msg) {
   ovl_err err = {0};
   ovl_file_list files = {0};
@@ -117,7 +123,17 @@ static int measure(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs,
   char skipped[2048] = "";
   ovl_file_list_skipped_text(&files, skipped, sizeof skipped);
   ovl_job job;
-  rc = ovl_job_assemble(ctx, m, files.len, skipped, &job, &err);
+  fake_remote_pieces fake;
+  int far = travel == 2;
+  if (far) CHECK(fake_remote_take(&fake, m, files.len, 2) == 0);
+  ovl_remote_pieces remote = fake_remote_interface(&fake);
+  rc = ovl_job_assemble_remote(ctx, m, files.len, skipped, far ? &remote : NULL, &job, &err);
+  if (far && !rc && job.nranks > 1) {
+    /* every rank asked about (its unions; its transfers when matched), in several batches */
+    CHECK(fake.asked >= job.nranks && fake.flushes >= fake.asked / 2);
+    remote_batches += fake.flushes;
+  }
+  if (far) fake_remote_free(&fake);
   if (!rc) {
     *text = reports(&job);
     ovl_job_free(&job);
@@ -171,11 +187,18 @@ static void same_job(const char *what, char *const *args, size_t nargs, int expe
     CHECK(!"analysis options");
     return;
   }
-  char *direct = NULL, *travelled = NULL, msg_direct[1024], msg_travelled[1024];
+  char *direct = NULL, *travelled = NULL, *remote = NULL, msg_direct[1024], msg_travelled[1024], msg_remote[1024];
   int rc1 = measure(&ctx, args, nargs, 0, &direct, msg_direct);
   int rc2 = measure(&ctx, args, nargs, 1, &travelled, msg_travelled);
+  int rc3 = measure(&ctx, args, nargs, 2, &remote, msg_remote);
   CHECK_I64(rc1, expect_rc);
   CHECK_I64(rc2, expect_rc);
+  CHECK_I64(rc3, expect_rc);
+  if (expect_rc) CHECK(strcmp(msg_direct, msg_remote) == 0);
+  else if (direct && remote) CHECK(strcmp(direct, remote) == 0);
+  else CHECK(!"the report with the pieces kept apart");
+  printf("%s: pieces kept apart, %s\n", what, !expect_rc && direct && remote && !strcmp(direct, remote) ? "the same reports" : "see above");
+  free(remote);
   if (expect_rc) {
     CHECK(strcmp(msg_direct, msg_travelled) == 0);
     printf("%s: the same error: %s\n", what, msg_travelled);
@@ -298,5 +321,7 @@ int main(int argc, char **argv) {
   CHECK(per > 0 && per < 200);
   damaged();
   ovl_bytes_free(&sample);
+  CHECK(remote_batches > 10);  /* the stages asked in many batches, flushing mid-loop */
+  printf("the fake remote answered %zu batches\n", remote_batches);
   return check_summary();
 }

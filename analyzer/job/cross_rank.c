@@ -1,6 +1,7 @@
 /* Cross-rank matching, clock alignment, skew and stragglers: see cross_rank.h. */
 #include "cross_rank.h"
 
+#include "base/i64map.h"
 #include "base/sort_inplace.h"
 #include "base/vec.h"
 #include "store/trace_rows.h"
@@ -13,16 +14,20 @@
 #define ALIGN_ITERATIONS 6
 #define MIN_DECISIVE_MARGIN_NS 1000
 
-/* One call in the matching: 24 bytes, one per collective call of the job (the stage's
-** largest array). rank: input index; call: index in that rank's calls. */
+/* One call in the matching: 16 bytes, one per collective call of the job (the stage's largest
+** array). Its (communicator, sequence number) is squeezed into (key, seq): seq is the low 32
+** bits of its distance from its communicator's lowest sequence number, key numbers the
+** (communicator, rest of that distance) pairs in sorted order (one per communicator unless its
+** numbers span 2^32: number_keys), so (key, seq) sorts and compares as (comm, seq) do.
+** rank: input index; call: index in that rank's calls. */
 typedef struct participant {
-  int64_t comm, seq;
+  uint32_t key, seq;
   uint32_t rank, call;
 } participant;
 
 static int cmp_participant(const void *pa, const void *pb) {
   const participant *a = pa, *b = pb;
-  if (a->comm != b->comm) return a->comm < b->comm ? -1 : 1;
+  if (a->key != b->key) return a->key < b->key ? -1 : 1;
   if (a->seq != b->seq) return a->seq < b->seq ? -1 : 1;
   if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
   /* the call index makes the order total (a rank may repeat a sequence number), so the
@@ -77,6 +82,18 @@ typedef struct instance {
   size_t first, count;
 } instance;
 
+/* A communicator of the matching (sorted by comm) and the (communicator, window) keys. */
+typedef struct comm_span {
+  int64_t comm, lo, hi;    /* its lowest and highest sequence numbers */
+  size_t users;            /* ranks making its non point-to-point calls */
+  size_t first_key;        /* its keys: [first_key, the next communicator's) */
+} comm_span;
+
+typedef struct comm_key {
+  size_t comm;             /* index in the communicators */
+  uint64_t window;         /* (seq - lo) >> 32 */
+} comm_key;
+
 typedef struct work {
   const ovl_xr_rank_input *in;
   size_t n;
@@ -84,6 +101,9 @@ typedef struct work {
   size_t nparts;
   OVL_VEC(instance) matched;
   int64_t *shift;
+  OVL_VEC(comm_span) comms;
+  OVL_VEC(comm_key) keys;
+  ovl_i64map comm_at;      /* comm -> its index in comms */
 } work;
 
 /* Call j of input rank i, from its array or its reader. */
@@ -97,27 +117,94 @@ static ovl_xr_call call_at(const work *w, size_t i, size_t j) {
 
 static ovl_xr_call call_of(const work *w, const participant *p) { return call_at(w, p->rank, p->call); }
 
-/* Number of ranks that make non point-to-point calls on each communicator, looked up by
-** binary search over (comm, count) pairs. */
-typedef struct comm_users {
-  int64_t comm;
-  size_t users;
-} comm_users;
+/* A call the matching takes part in: not point to point, communicator and number known. */
+static int is_matchable(const ovl_xr_call *c) {
+  return !is_point_to_point(c->op) && c->comm != OVL_NONE && c->seq != OVL_NONE;
+}
 
-static size_t users_of(const comm_users *cu, size_t n, int64_t comm) {
-  size_t lo = 0, hi = n;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    if (cu[mid].comm < comm) lo = mid + 1;
+static int cmp_comm_span(const void *pa, const void *pb) {
+  const comm_span *a = pa, *b = pb;
+  return (a->comm > b->comm) - (a->comm < b->comm);
+}
+
+static int cmp_comm_key(const void *pa, const void *pb) {
+  const comm_key *a = pa, *b = pb;
+  if (a->comm != b->comm) return a->comm < b->comm ? -1 : 1;
+  return (a->window > b->window) - (a->window < b->window);
+}
+
+static uint64_t distance(const comm_span *cs, int64_t seq) { return (uint64_t)seq - (uint64_t)cs->lo; }
+
+/* The communicators (sorted, with their range of numbers) and their keys. -1: no memory. */
+static int number_keys(work *w) {
+  for (size_t i = 0; i < w->n; i++)
+    for (size_t j = 0; j < w->in[i].ncalls; j++) {
+      ovl_xr_call c = call_at(w, i, j);
+      if (!is_matchable(&c)) continue;
+      int64_t at;
+      if (!ovl_i64map_get(&w->comm_at, c.comm, &at)) {
+        if (OVL_VEC_PUSH(&w->comms, ((comm_span){c.comm, c.seq, c.seq, 0, 0})) ||
+            ovl_i64map_put(&w->comm_at, c.comm, (int64_t)w->comms.len - 1))
+          return -1;
+        continue;
+      }
+      comm_span *cs = &w->comms.items[at];
+      if (c.seq < cs->lo) cs->lo = c.seq;
+      if (c.seq > cs->hi) cs->hi = c.seq;
+    }
+  ovl_qsort(w->comms.items, w->comms.len, sizeof *w->comms.items, cmp_comm_span);
+  int wide = 0;
+  for (size_t k = 0; k < w->comms.len; k++) {
+    if (ovl_i64map_put(&w->comm_at, w->comms.items[k].comm, (int64_t)k)) return -1;
+    wide |= distance(&w->comms.items[k], w->comms.items[k].hi) > UINT32_MAX;
+    if (OVL_VEC_PUSH(&w->keys, ((comm_key){k, 0}))) return -1;
+  }
+  /* numbers spanning 2^32 on a communicator (never seen in a real trace): one key per window */
+  for (size_t i = 0; wide && i < w->n; i++)
+    for (size_t j = 0; j < w->in[i].ncalls; j++) {
+      ovl_xr_call c = call_at(w, i, j);
+      int64_t at;
+      if (!is_matchable(&c) || !ovl_i64map_get(&w->comm_at, c.comm, &at)) continue;
+      comm_key key = {(size_t)at, distance(&w->comms.items[at], c.seq) >> 32};
+      const comm_key *prev = &w->keys.items[w->keys.len - 1];  /* a rank's calls repeat a window */
+      if (key.window && cmp_comm_key(prev, &key) != 0 && OVL_VEC_PUSH(&w->keys, key)) return -1;
+    }
+  ovl_qsort(w->keys.items, w->keys.len, sizeof *w->keys.items, cmp_comm_key);
+  size_t kept = 0;
+  for (size_t k = 0; k < w->keys.len; k++)
+    if (kept == 0 || cmp_comm_key(&w->keys.items[kept - 1], &w->keys.items[k]) != 0) w->keys.items[kept++] = w->keys.items[k];
+  w->keys.len = kept;
+  for (size_t k = w->keys.len; k-- > 0;) w->comms.items[w->keys.items[k].comm].first_key = k;
+  return 0;
+}
+
+/* Call c's key (a matchable call of a communicator number_keys saw). */
+static uint32_t key_of(const work *w, const ovl_xr_call *c) {
+  int64_t at = 0;
+  int found = ovl_i64map_get(&w->comm_at, c->comm, &at);
+  assert(found);
+  (void)found;
+  const comm_span *cs = &w->comms.items[at];
+  size_t lo = cs->first_key, hi = (size_t)at + 1 < w->comms.len ? cs[1].first_key : w->keys.len;
+  uint64_t window = distance(cs, c->seq) >> 32;
+  while (hi - lo > 1) {  /* one key unless the communicator is wide */
+    size_t mid = lo + (hi - lo) / 2;
+    if (w->keys.items[mid].window <= window) lo = mid;
     else hi = mid;
   }
-  return lo < n && cu[lo].comm == comm ? cu[lo].users : 0;
+  assert(w->keys.items[lo].window == window && lo <= UINT32_MAX);
+  return (uint32_t)lo;
 }
+
+/* The communicator of participant p. */
+static comm_span *comm_of(const work *w, const participant *p) { return &w->comms.items[w->keys.items[p->key].comm]; }
 
 /* Groups calls into instances; fills matched, unmatched, mismatch. */
 static int match(work *w, ovl_xr_result *out) {
   size_t total = 0;
   for (size_t i = 0; i < w->n; i++) total += w->in[i].ncalls;
+  /* keys and call indices are 32-bit: 2^32 calls would take 64 GiB of participants alone */
+  if (total >= UINT32_MAX || number_keys(w)) return -1;
   w->parts = malloc((total ? total : 1) * sizeof *w->parts);
   if (!w->parts) return -1;
   for (size_t i = 0; i < w->n; i++) {
@@ -127,44 +214,31 @@ static int match(work *w, ovl_xr_result *out) {
         out->point_to_point++;
         continue;
       }
-      if (c.comm == OVL_NONE || c.seq == OVL_NONE) continue;
-      w->parts[w->nparts++] = (participant){c.comm, c.seq, (uint32_t)i, (uint32_t)j};
+      if (!is_matchable(&c)) continue;
+      uint32_t key = key_of(w, &c);
+      uint32_t seq = (uint32_t)distance(&w->comms.items[w->keys.items[key].comm], c.seq);  /* its low 32 bits */
+      w->parts[w->nparts++] = (participant){key, seq, (uint32_t)i, (uint32_t)j};
     }
   }
   ovl_sort_inplace(w->parts, w->nparts, sizeof *w->parts, cmp_participant);
 
-  /* Users per communicator: distinct (comm, rank) pairs. */
-  OVL_VEC(comm_users) cu = {0};
+  /* Users per communicator: distinct ranks among its participants (sorted by communicator:
+  ** its keys are consecutive), with a rank bitmap reset at each communicator. */
+  unsigned char *seen = calloc(w->n ? w->n : 1, 1);
+  if (!seen) return -1;
   for (size_t k = 0; k < w->nparts; k++) {
-    const participant *p = &w->parts[k];
-    int new_comm = cu.len == 0 || cu.items[cu.len - 1].comm != p->comm;
-    if (new_comm && OVL_VEC_PUSH(&cu, ((comm_users){p->comm, 0}))) return -1;
-    /* parts are sorted by comm then seq then rank: count ranks seen first time in this comm */
-  }
-  {
-    /* count distinct ranks per comm with a per-comm scan of a rank bitmap */
-    unsigned char *seen = calloc(w->n ? w->n : 1, 1);
-    if (!seen) {
-      OVL_VEC_FREE(&cu);
-      return -1;
+    comm_span *cs = comm_of(w, &w->parts[k]);
+    if (k > 0 && comm_of(w, &w->parts[k - 1]) != cs) memset(seen, 0, w->n);
+    if (!seen[w->parts[k].rank]) {
+      seen[w->parts[k].rank] = 1;
+      cs->users++;
     }
-    size_t c = 0;
-    for (size_t k = 0; k < w->nparts; k++) {
-      if (k > 0 && w->parts[k].comm != w->parts[k - 1].comm) {
-        memset(seen, 0, w->n);
-        c++;
-      }
-      if (!seen[w->parts[k].rank]) {
-        seen[w->parts[k].rank] = 1;
-        cu.items[c].users++;
-      }
-    }
-    free(seen);
   }
+  free(seen);
 
   for (size_t k = 0; k < w->nparts;) {
     size_t end = k;
-    while (end < w->nparts && w->parts[end].comm == w->parts[k].comm && w->parts[end].seq == w->parts[k].seq) end++;
+    while (end < w->nparts && w->parts[end].key == w->parts[k].key && w->parts[end].seq == w->parts[k].seq) end++;
     ovl_xr_call first = call_of(w, &w->parts[k]);
     int consistent = 1;
     for (size_t m = k + 1; m < end && consistent; m++) {
@@ -180,18 +254,47 @@ static int match(work *w, ovl_xr_result *out) {
         }
       }
     }
-    if (consistent && end - k == users_of(cu.items, cu.len, w->parts[k].comm) && end - k > 1) {
-      if (OVL_VEC_PUSH(&w->matched, ((instance){k, end - k}))) {
-        OVL_VEC_FREE(&cu);
-        return -1;
-      }
+    if (consistent && end - k == comm_of(w, &w->parts[k])->users && end - k > 1) {
+      if (OVL_VEC_PUSH(&w->matched, ((instance){k, end - k}))) return -1;
       out->matched++;
     } else {
       out->unmatched++;
     }
     k = end;
   }
-  OVL_VEC_FREE(&cu);
+  return 0;
+}
+
+/* The disagreements of symmetric instance in's end times (shifted) with their median, into
+** d[0..in->count). ends: scratch of in->count. */
+static void end_residuals(const work *w, const instance *in, int64_t *ends, int64_t *d) {
+  for (size_t k = 0; k < in->count; k++) {
+    const participant *p = &w->parts[in->first + k];
+    ends[k] = call_of(w, p).gpu_end + w->shift[p->rank];
+  }
+  int64_t med = median(ends, in->count);
+  for (size_t k = 0; k < in->count; k++) {
+    const participant *p = &w->parts[in->first + k];
+    d[k] = call_of(w, p).gpu_end + w->shift[p->rank] - med;
+  }
+}
+
+/* The residuals' percentiles after alignment: one more round over the instances, whose
+** |residuals| alone are kept (after the rounds' per-rank residuals are freed: never both). */
+static int residual_percentiles(work *w, size_t samples, int64_t *ends, int64_t *d, ovl_xr_result *out) {
+  int64_t *all = malloc((samples ? samples : 1) * sizeof *all);
+  if (!all) return -1;
+  size_t n = 0;
+  for (size_t m = 0; m < w->matched.len; m++) {
+    const instance *in = &w->matched.items[m];
+    if (!is_symmetric(call_of(w, &w->parts[in->first]).op)) continue;
+    end_residuals(w, in, ends, d);
+    for (size_t k = 0; k < in->count; k++) all[n++] = d[k] < 0 ? -d[k] : d[k];
+  }
+  assert(n == samples);
+  out->residual_p50 = percentile(all, n, 0.50);
+  out->residual_p99 = percentile(all, n, 0.99);
+  free(all);
   return 0;
 }
 
@@ -204,8 +307,8 @@ static int align_clocks(work *w, size_t ref, ovl_xr_result *out) {
   /* residuals[i]: this rank's disagreements in the current iteration */
   size_t *count = calloc(w->n, sizeof *count);
   int64_t **residuals = calloc(w->n, sizeof *residuals);
-  int64_t *ends = malloc((w->n ? w->n : 1) * sizeof *ends);
-  int rc = (!count || !residuals || !ends) ? -1 : 0;
+  int64_t *ends = malloc((w->n ? w->n : 1) * sizeof *ends), *d = malloc((w->n ? w->n : 1) * sizeof *d);
+  int rc = (!count || !residuals || !ends || !d) ? -1 : 0;
   for (size_t m = 0; !rc && m < w->matched.len; m++) {
     const instance *in = &w->matched.items[m];
     if (!is_symmetric(call_of(w, &w->parts[in->first]).op)) continue;
@@ -217,41 +320,27 @@ static int align_clocks(work *w, size_t ref, ovl_xr_result *out) {
     if (count[i] && !(residuals[i] = malloc(count[i] * sizeof **residuals))) rc = -1;
     samples += count[i];
   }
-  /* sized once: growing it by doubling would hold two copies at the stage's peak */
-  OVL_VEC(int64_t) all = {0};
-  if (!rc && samples && OVL_VEC_RESERVE(&all, samples)) rc = -1;
-  for (int it = 0; !rc && it <= ALIGN_ITERATIONS; it++) {
+  for (int it = 0; !rc && it < ALIGN_ITERATIONS; it++) {
     memset(count, 0, w->n * sizeof *count);
-    all.len = 0;
     for (size_t m = 0; m < w->matched.len; m++) {
       const instance *in = &w->matched.items[m];
       if (!is_symmetric(call_of(w, &w->parts[in->first]).op)) continue;
+      end_residuals(w, in, ends, d);
       for (size_t k = 0; k < in->count; k++) {
-        const participant *p = &w->parts[in->first + k];
-        ends[k] = call_of(w, p).gpu_end + w->shift[p->rank];
-      }
-      int64_t med = median(ends, in->count);
-      for (size_t k = in->first; k < in->first + in->count; k++) {
-        const participant *p = &w->parts[k];
-        int64_t d = call_of(w, p).gpu_end + w->shift[p->rank] - med;
-        residuals[p->rank][count[p->rank]++] = d;
-        if (it == ALIGN_ITERATIONS && OVL_VEC_PUSH(&all, d < 0 ? -d : d)) rc = -1;
+        size_t rank = w->parts[in->first + k].rank;
+        residuals[rank][count[rank]++] = d[k];
       }
     }
-    if (it == ALIGN_ITERATIONS) break;  /* the last round only measures the residuals */
     for (size_t i = 0; i < w->n; i++) w->shift[i] -= median(residuals[i], count[i]);
     int64_t base = w->shift[ref];
     for (size_t i = 0; i < w->n; i++) w->shift[i] -= base;
   }
-  if (!rc) {
-    out->residual_p50 = percentile(all.items, all.len, 0.50);
-    out->residual_p99 = percentile(all.items, all.len, 0.99);
-  }
-  OVL_VEC_FREE(&all);
   for (size_t i = 0; residuals && i < w->n; i++) free(residuals[i]);
   free(residuals);
   free(count);
+  if (!rc) rc = residual_percentiles(w, samples, ends, d, out);
   free(ends);
+  free(d);
   return rc;
 }
 
@@ -295,9 +384,8 @@ static int arrivals(work *w, ovl_xr_result *out) {
       int64_t wait = last - a;
       if (wait < 0) wait = 0;
       if (wait > dur) wait = dur;
-      ovl_xr_call_result *cr = &out->calls[p->rank][p->call];
-      cr->wait_ns = wait;
-      cr->arrived_last = k == last_k;
+      out->calls[p->rank][p->call].wait_ns = wait;
+      if (k == last_k) out->last[p->rank][p->call / 8] |= (unsigned char)(1u << (p->call % 8));
       out->ranks[p->rank].wait_ns += wait;
       out->ranks[p->rank].transfer_ns += dur - wait;
       if (decisive) {
@@ -357,8 +445,13 @@ int ovl_cross_rank(const ovl_xr_rank_input *ranks, size_t n, ovl_xr_result *out)
   out->nranks = n;
   out->ranks = calloc(n ? n : 1, sizeof *out->ranks);
   out->calls = calloc(n ? n : 1, sizeof *out->calls);
-  work w = {ranks, n, NULL, 0, {0}, calloc(n ? n : 1, sizeof(int64_t))};
-  int rc = (!out->ranks || !out->calls || !w.shift) ? -1 : 0;
+  out->last = calloc(n ? n : 1, sizeof *out->last);
+  work w;
+  memset(&w, 0, sizeof w);
+  w.in = ranks;
+  w.n = n;
+  w.shift = calloc(n ? n : 1, sizeof(int64_t));
+  int rc = (!out->ranks || !out->calls || !out->last || !w.shift) ? -1 : 0;
   size_t ref = 0;
   for (size_t i = 0; i < n; i++) assert((ranks[i].calls || ranks[i].read) && ranks[i].ncalls <= UINT32_MAX);
   for (size_t i = 0; !rc && i < n; i++) {
@@ -371,13 +464,16 @@ int ovl_cross_rank(const ovl_xr_rank_input *ranks, size_t n, ovl_xr_result *out)
   /* the answers only now: the clock alignment's residuals are gone, so they never coexist */
   for (size_t i = 0; !rc && i < n; i++) {
     out->calls[i] = malloc((ranks[i].ncalls ? ranks[i].ncalls : 1) * sizeof **out->calls);
-    if (!out->calls[i]) rc = -1;
-    for (size_t j = 0; !rc && j < ranks[i].ncalls; j++)
-      out->calls[i][j] = (ovl_xr_call_result){OVL_NONE, 0};
+    out->last[i] = calloc(ranks[i].ncalls / 8 + 1, 1);
+    if (!out->calls[i] || !out->last[i]) rc = -1;
+    for (size_t j = 0; !rc && j < ranks[i].ncalls; j++) out->calls[i][j].wait_ns = OVL_NONE;
   }
   if (!rc) rc = arrivals(&w, out);
   free(w.parts);
   OVL_VEC_FREE(&w.matched);
+  OVL_VEC_FREE(&w.comms);
+  OVL_VEC_FREE(&w.keys);
+  ovl_i64map_free(&w.comm_at);
   free(w.shift);
   if (rc) ovl_xr_result_free(out);
   return rc;
@@ -385,7 +481,9 @@ int ovl_cross_rank(const ovl_xr_rank_input *ranks, size_t n, ovl_xr_result *out)
 
 void ovl_xr_result_free(ovl_xr_result *r) {
   for (size_t i = 0; r->calls && i < r->nranks; i++) free(r->calls[i]);
+  for (size_t i = 0; r->last && i < r->nranks; i++) free(r->last[i]);
   free(r->calls);
+  free(r->last);
   free(r->ranks);
   memset(r, 0, sizeof *r);
 }

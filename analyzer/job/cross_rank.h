@@ -71,10 +71,9 @@ typedef struct ovl_xr_rank_result {
 
 /* Per call of each input rank (same order as the input): the split of its GPU time, the
 ** transfer being the rest of it (gpu_end - gpu_start - wait_ns: not stored, as a job holds one
-** of these per call of every rank). */
+** of these per call of every rank; whether it arrived last is a bit apart: ovl_xr_arrived_last). */
 typedef struct ovl_xr_call_result {
   int64_t wait_ns;         /* OVL_NONE when the call was not matched */
-  int arrived_last;
 } ovl_xr_call_result;
 
 typedef struct ovl_xr_mismatch {
@@ -88,6 +87,7 @@ typedef struct ovl_xr_result {
   size_t nranks;
   ovl_xr_rank_result *ranks;    /* input order */
   ovl_xr_call_result **calls;   /* calls[i][j]: rank i, call j */
+  unsigned char **last;         /* last[i]: bit j (byte j / 8, bit j % 8) set when rank i's call j arrived last */
   size_t matched, unmatched, point_to_point;
   int has_mismatch;
   ovl_xr_mismatch first_mismatch;
@@ -97,7 +97,10 @@ typedef struct ovl_xr_result {
   int64_t decisive_margin;      /* arrival gaps below this are clock noise, not lateness */
 } ovl_xr_result;
 
+/* On error: -1 (out of memory), *out empty. */
 int ovl_cross_rank(const ovl_xr_rank_input *ranks, size_t n, ovl_xr_result *out);
+/* Whether call j of input rank i arrived last (beyond clock noise or not: the instance's last). */
+static inline int ovl_xr_arrived_last(const ovl_xr_result *r, size_t i, size_t j) { return r->last[i][j / 8] >> (j % 8) & 1; }
 void ovl_xr_result_free(ovl_xr_result *r);
 
 /* P(X >= k) for X ~ Binomial(n, p). */

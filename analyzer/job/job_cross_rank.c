@@ -153,44 +153,48 @@ static void read_call(const void *ctx, size_t j, ovl_xr_call *out) {
   *out = (ovl_xr_call){c->comm, c->seq, c->op, c->bytes, c->nranks, c->host_launch, c->gpu_start, c->gpu_end, c->step};
 }
 
-/* The exposed time of each matched call of member i after its wait (its transfer part), in
-** call order, into out: from the rank's pieces, or asked of remote when it holds them. */
-static int exposed_transfers(const ovl_rank_result *r, const member_calls *mc, const ovl_xr_call_result *calls,
-                             const ovl_remote_pieces *remote, int64_t *out, ovl_err *err) {
+/* The exposed time after its wait (its transfer part) of each matched call of r, in call order,
+** into r->coll_cross[k].exposed_transfer_ns: from the rank's pieces, or asked of remote when it
+** holds them (written by remote's next flush). */
+static int exposed_transfers(ovl_rank_result *r, const member_calls *mc, const ovl_xr_call_result *calls,
+                             const ovl_remote_pieces *remote, ovl_err *err) {
   if (!remote || !remote->holds(remote->self, r)) {
     for (size_t j = 0, k = 0; j < mc->n; j++) {
       if (calls[j].wait_ns == OVL_NONE) continue;
       const ovl_coll_result *c = call_at(mc, j);
       const int64_t *pieces = ovl_coll_pieces(r, c);
-      out[k++] = pieces ? ovl_exposed_within(pieces, c->npieces, c->gpu_start + calls[j].wait_ns, c->gpu_end) : 0;
+      r->coll_cross[k++].exposed_transfer_ns =
+          pieces ? ovl_exposed_within(pieces, c->npieces, c->gpu_start + calls[j].wait_ns, c->gpu_end) : 0;
     }
     return OVL_OK;
   }
-  size_t n = 0;
-  for (size_t j = 0; j < mc->n; j++) n += calls[j].wait_ns != OVL_NONE;
+  size_t n = r->ncoll_cross;
   uint32_t *index = malloc((n ? n : 1) * sizeof *index);
   int64_t *cut = malloc((n ? n : 1) * sizeof *cut), *end = malloc((n ? n : 1) * sizeof *end);
   int rc = index && cut && end ? OVL_OK : ovl_oom(err, "cross-rank results");
   for (size_t j = 0, k = 0; !rc && j < mc->n; j++) {
     if (calls[j].wait_ns == OVL_NONE) continue;
-    assert(j <= UINT32_MAX);
+    assert(j <= UINT32_MAX && k < n);
     index[k] = (uint32_t)j;
     const ovl_coll_result *c = call_at(mc, j);
     cut[k] = c->gpu_start + calls[j].wait_ns;
     end[k++] = c->gpu_end;
   }
-  if (!rc) rc = remote->exposed_after(remote->self, r, index, cut, end, n, out, err);
+  if (!rc)
+    rc = remote->ask_exposed_after(remote->self, r, index, cut, end, n, &r->coll_cross[0].exposed_transfer_ns,
+                                   sizeof *r->coll_cross, err);
   free(index);
   free(cut);
   free(end);
   return rc;
 }
 
-/* The cross-rank part of a matched call, written into *out, which c then points at. */
-static void write_call(ovl_coll_result *c, const ovl_xr_call_result *x, int64_t exposed_transfer, ovl_coll_cross *out) {
+/* The cross-rank part of a matched call, written into *out, which c then points at (its
+** exposed_transfer_ns comes after: exposed_transfers). */
+static void write_call(ovl_coll_result *c, const ovl_xr_call_result *x, int arrived_last, ovl_coll_cross *out) {
   out->wait_ns = x->wait_ns;
-  out->arrived_last = x->arrived_last;
-  out->exposed_transfer_ns = exposed_transfer;
+  out->arrived_last = arrived_last;
+  out->exposed_transfer_ns = 0;
   c->cross = out;
 }
 
@@ -300,29 +304,29 @@ static int cross_rank_stage(ovl_job *job, const ovl_remote_pieces *remote, ovl_e
     free(r->coll_cross);
     r->ncoll_cross = 0;
     r->coll_cross = malloc((nmatched ? nmatched : 1) * sizeof *r->coll_cross);
-    int64_t *exposed = malloc((nmatched ? nmatched : 1) * sizeof *exposed);
-    if (!r->coll_cross || !exposed) rc = ovl_oom(err, "cross-rank results");
-    if (!rc) rc = exposed_transfers(r, &mc[i], x.calls[i], remote, exposed, err);
-    if (rc) {
-      free(exposed);
+    if (!r->coll_cross) {
+      rc = ovl_oom(err, "cross-rank results");
       break;
     }
     for (size_t j = 0; j < mc[i].n; j++) {
       if (x.calls[i][j].wait_ns == OVL_NONE) continue;
-      const ovl_coll_cross *cr = &r->coll_cross[r->ncoll_cross];
       ovl_coll_result *call = call_at(&mc[i], j);
-      write_call(call, &x.calls[i][j], exposed[r->ncoll_cross], &r->coll_cross[r->ncoll_cross]);
-      r->ncoll_cross++;
+      write_call(call, &x.calls[i][j], ovl_xr_arrived_last(&x, i, j), &r->coll_cross[r->ncoll_cross++]);
       c->matched++;
-      c->wait_ns += cr->wait_ns;
+      c->wait_ns += call->cross->wait_ns;
       c->transfer_ns += ovl_coll_transfer_ns(call);
-      c->exposed_transfer_ns += cr->exposed_transfer_ns;
     }
-    free(exposed);
+    /* the exposed parts asked elsewhere come in batches: the members since the last batch
+    ** have theirs when it is flushed (summed below, once every batch is answered) */
+    rc = exposed_transfers(r, &mc[i], x.calls[i], remote, err);
+    if (!rc && remote && (i + 1 == n || remote->full(remote->self))) rc = remote->flush(remote->self, err);
+    if (rc) break;
     /* this member's answers are written: its share of the stage's memory goes now, not at
     ** the end, so the answers never coexist with every member's inputs */
     free(x.calls[i]);
     x.calls[i] = NULL;
+    free(x.last[i]);
+    x.last[i] = NULL;
     free(mc[i].step_first);
     mc[i].step_first = NULL;
     drop_rank_pieces(r);
@@ -337,8 +341,13 @@ static int cross_rank_stage(ovl_job *job, const ovl_remote_pieces *remote, ovl_e
     jc->t_comm += r->totals.comm;
     jc->t_exposed += r->totals.exposed;
     jc->t_transfer += c->transfer_ns;
-    jc->t_exposed_transfer += c->exposed_transfer_ns;
     jc->t_wait += c->wait_ns;
+  }
+  if (rc && remote) remote->forget(remote->self);
+  for (size_t i = 0; !rc && i < n; i++) {
+    ovl_rank_result *r = &job->ranks[jc->members[i]];
+    for (size_t k = 0; k < r->ncoll_cross; k++) r->cross.exposed_transfer_ns += r->coll_cross[k].exposed_transfer_ns;
+    jc->t_exposed_transfer += r->cross.exposed_transfer_ns;
   }
   jc->most_waited_for = SIZE_MAX;
   for (size_t i = 0; !rc && i < n; i++) {

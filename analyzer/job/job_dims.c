@@ -363,34 +363,75 @@ static void step_dims(const ovl_rank_result *r, uint8_t *dims) {
     for (size_t i = 0; i < r->steps[s].ncolls; i++) dims[k++] = counted_dim(&r->steps[s].colls[i]);
 }
 
-static int rank_totals(ovl_rank_result *r, const ovl_remote_pieces *remote, ovl_err *err) {
-  size_t most = r->nunstepped, all = 0;
+/* A rank's steps' collectives, most of one step (the unstepped counted) and all of them. */
+static size_t step_colls_most(const ovl_rank_result *r, size_t *all) {
+  size_t most = r->nunstepped;
+  *all = 0;
   for (size_t s = 0; s < r->nsteps; s++) {
     if (r->steps[s].ncolls > most) most = r->steps[s].ncolls;
-    all += r->steps[s].ncolls;
+    *all += r->steps[s].ncolls;
   }
+  return most;
+}
+
+/* Each step's per-dimension unions of r's exposed pieces into x (nsteps): from its own pieces,
+** or asked of remote when it holds them (written by remote's next flush). */
+static int rank_exposed(const ovl_rank_result *r, const ovl_remote_pieces *remote, ovl_dim_exposed *x, ovl_err *err) {
+  size_t all, most = step_colls_most(r, &all);
   int far = remote && remote->holds(remote->self, r);
-  span *spans = malloc((most ? most : 1) * OVL_EXPOSED_PIECES * sizeof *spans);
   uint8_t *dims = malloc(all ? all : 1);
-  ovl_dim_exposed *x = malloc((r->nsteps ? r->nsteps : 1) * sizeof *x);
-  int rc = spans && dims && x ? OVL_OK : ovl_oom(err, "dimension totals");
+  span *spans = far ? NULL : malloc((most ? most : 1) * OVL_EXPOSED_PIECES * sizeof *spans);
+  int rc = dims && (far || spans) ? OVL_OK : ovl_oom(err, "dimension totals");
   if (!rc) {
     step_dims(r, dims);
-    if (far) rc = remote->dim_exposed(remote->self, r, dims, x, err);
+    if (far) rc = remote->ask_dim_exposed(remote->self, r, dims, x, err);
     for (size_t s = 0, k = 0; !far && s < r->nsteps; k += r->steps[s++].ncolls) {
       step_colls sc = {r, r->steps[s].colls};
       ovl_dim_exposed_of(own_pieces, &sc, dims + k, r->steps[s].ncolls, spans, &x[s]);
     }
   }
-  if (!rc) {
-    memset(r->dims, 0, sizeof r->dims);
-    for (size_t s = 0; s < r->nsteps; s++) {
-      dim_totals(r->steps[s].colls, r->steps[s].ncolls, &x[s], spans, r->steps[s].dims);
-      add_totals(r->dims, r->steps[s].dims);
-    }
-  }
   free(spans);
   free(dims);
+  return rc;
+}
+
+/* r's per-step and per-rank dimension totals from its steps' unions x. */
+static int rank_totals(ovl_rank_result *r, const ovl_dim_exposed *x, ovl_err *err) {
+  size_t all, most = step_colls_most(r, &all);
+  span *spans = malloc((most ? most : 1) * sizeof *spans);
+  if (!spans) return ovl_oom(err, "dimension totals");
+  memset(r->dims, 0, sizeof r->dims);
+  for (size_t s = 0; s < r->nsteps; s++) {
+    dim_totals(r->steps[s].colls, r->steps[s].ncolls, &x[s], spans, r->steps[s].dims);
+    add_totals(r->dims, r->steps[s].dims);
+  }
+  free(spans);
+  return OVL_OK;
+}
+
+/* Every rank's totals. The unions of the ranks whose pieces are elsewhere are asked in batches
+** (remote_pieces.h): the ranks since the last batch wait for its answers, then take their totals. */
+static int job_totals(ovl_job *job, const ovl_remote_pieces *remote, ovl_err *err) {
+  ovl_dim_exposed **x = calloc(job->nranks ? job->nranks : 1, sizeof *x);
+  int rc = x ? OVL_OK : ovl_oom(err, "dimension totals");
+  size_t first = 0;  /* ranks [first, i] wait for their unions */
+  for (size_t i = 0; !rc && i < job->nranks; i++) {
+    ovl_rank_result *r = &job->ranks[i];
+    if (!(x[i] = malloc((r->nsteps ? r->nsteps : 1) * sizeof *x[i]))) rc = ovl_oom(err, "dimension totals");
+    if (!rc) rc = rank_exposed(r, remote, x[i], err);
+    int answered = !remote;  /* without remote every union is known at once */
+    if (!rc && remote && (i + 1 == job->nranks || remote->full(remote->self))) {
+      rc = remote->flush(remote->self, err);
+      answered = 1;
+    }
+    for (; !rc && answered && first <= i; first++) {
+      rc = rank_totals(&job->ranks[first], x[first], err);
+      free(x[first]);
+      x[first] = NULL;
+    }
+  }
+  if (rc && remote) remote->forget(remote->self);
+  for (size_t i = 0; x && i < job->nranks; i++) free(x[i]);
   free(x);
   return rc;
 }
@@ -575,10 +616,8 @@ int ovl_job_dims_classify(ovl_job *job, const char *overrides, const ovl_remote_
   if (!rc) classify_by_stride(&gs);
   for (size_t i = 0; !rc && i < gs.v.len; i++) nvtx_override(&gs.v.items[i]);
   if (!rc) rc = each_override(overrides, apply_override, &gs, err);
-  for (size_t i = 0; !rc && i < job->nranks; i++) {
-    assign_roles(&job->ranks[i], &gs);
-    rc = rank_totals(&job->ranks[i], remote, err);
-  }
+  for (size_t i = 0; !rc && i < job->nranks; i++) assign_roles(&job->ranks[i], &gs);
+  if (!rc) rc = job_totals(job, remote, err);
   if (rc) {
     for (size_t i = 0; i < gs.v.len; i++) free(gs.v.items[i].members);
     OVL_VEC_FREE(&gs.v);

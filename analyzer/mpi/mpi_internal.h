@@ -16,15 +16,17 @@
 /* Message tags between the root and the others after the gather (mpi_serve.c). */
 enum { OVL_MPI_TAG_REQUEST = 7101, OVL_MPI_TAG_REPLY = 7102 };
 
-/* The root's requests (a request's first number). While the root assembles the job: exposed
-** pieces (mpi_pieces.c) until ASSEMBLED; then step work until END. */
+/* The root's requests (a request's first number). While the root assembles the job: batches of
+** questions about exposed pieces (mpi_pieces.c) until ASSEMBLED; then step work until END. */
 enum {
   OVL_MPI_REQ_END = 0,
   OVL_MPI_REQ_STEP_WORK = 1,
-  OVL_MPI_REQ_DIM_EXPOSED = 2,
-  OVL_MPI_REQ_EXPOSED_AFTER = 3,
+  OVL_MPI_REQ_PIECES = 2,
   OVL_MPI_REQ_ASSEMBLED = 4
 };
+
+/* The questions of an OVL_MPI_REQ_PIECES batch (job/remote_pieces.h's two). */
+enum { OVL_MPI_Q_DIM_EXPOSED = 1, OVL_MPI_Q_EXPOSED_AFTER = 2 };
 
 /* A rank the root received, and the process that measured its trace (the step work's reader). */
 typedef struct ovl_mpi_owner {
@@ -75,13 +77,18 @@ void ovl_mpi_plan_free(ovl_mpi_plan *plan);
 ** stays kept (freed with the session). */
 int ovl_mpi_keep_pieces(const ovl_mpi_plan *plan, ovl_measured_file *files, ovl_err *err);
 void ovl_mpi_kept_free_all(void);
-/* The answer to an exposed-pieces request of that kind (the rest of the request in in). */
-void ovl_mpi_answer_pieces(uint64_t kind, ovl_bytes_reader *in, ovl_bytes *reply);
+/* The answer to a batch of questions about exposed pieces (the request after its kind in in):
+** the status, its message, then every question's answers in order. */
+void ovl_mpi_answer_pieces(ovl_bytes_reader *in, ovl_bytes *reply);
 /* The root: the pieces of the ranks it received, asked of their processes. */
 extern const ovl_remote_pieces ovl_mpi_remote_pieces;
 
 /* The root: sends a request to process to and receives its reply (*reply: caller frees). 0 or -1. */
 int ovl_mpi_ask(int to, const ovl_bytes *req, ovl_bytes *reply);
+/* The root: sends req[p] to every process p whose req[p].len > 0, all posted before the first
+** reply is awaited, and receives each one's reply into reply[p] (caller frees; reply[] of size
+** processes, zeroed; the others left empty). 0 or -1 (some replies then missing). */
+int ovl_mpi_ask_all(const ovl_bytes *req, ovl_bytes *reply);
 /* The others: answer the root's requests while it assembles the job, until it says it has.
 ** 0, or -1 when the root could not be heard. */
 int ovl_mpi_serve_assembly(void);

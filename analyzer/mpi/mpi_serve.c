@@ -151,7 +151,7 @@ static int serve_until(uint64_t last, int *status) {
     }
     ovl_bytes reply = {0};
     if (kind == OVL_MPI_REQ_STEP_WORK) answer_step_work(&in, &reply);
-    else if (kind == OVL_MPI_REQ_DIM_EXPOSED || kind == OVL_MPI_REQ_EXPOSED_AFTER) ovl_mpi_answer_pieces(kind, &in, &reply);
+    else if (kind == OVL_MPI_REQ_PIECES) ovl_mpi_answer_pieces(&in, &reply);
     else ovl_put_i64(&reply, OVL_EINTERNAL), ovl_put_str(&reply, "unknown request (a fault of ovl)");
     ovl_bytes_free(&req);
     int failed = reply.oom || send_bytes(&reply, 0, OVL_MPI_TAG_REPLY);
@@ -175,6 +175,28 @@ void ovl_mpi_assembled(void) {
 int ovl_mpi_ask(int to, const ovl_bytes *req, ovl_bytes *reply) {
   memset(reply, 0, sizeof *reply);
   return send_bytes(req, to, OVL_MPI_TAG_REQUEST) || recv_bytes(reply, to, OVL_MPI_TAG_REPLY) ? -1 : 0;
+}
+
+int ovl_mpi_ask_all(const ovl_bytes *req, ovl_bytes *reply) {
+  int n = ovl_mpi_s.size, failed = 0, posted = 0;
+  MPI_Request *sent = malloc((size_t)n * sizeof *sent);
+  if (!sent) return -1;
+  /* every request posted first, so the processes answer at the same time; a reply is received
+  ** before the next is awaited, and no process sends before it has its request: no deadlock */
+  for (int p = 1; p < n; p++) {
+    if (req[p].len == 0) continue;
+    if (MPI_Isend(req[p].data, (int)req[p].len, MPI_BYTE, p, OVL_MPI_TAG_REQUEST, MPI_COMM_WORLD, &sent[posted]) !=
+        MPI_SUCCESS) {
+      failed = 1;
+      break;
+    }
+    posted++;
+  }
+  for (int p = 1; !failed && p < n; p++)
+    if (req[p].len > 0 && recv_bytes(&reply[p], p, OVL_MPI_TAG_REPLY)) failed = 1;
+  if (posted && MPI_Waitall(posted, sent, MPI_STATUSES_IGNORE) != MPI_SUCCESS) failed = 1;
+  free(sent);
+  return failed ? -1 : 0;
 }
 
 int ovl_mpi_serve(void) {
