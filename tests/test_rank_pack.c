@@ -78,6 +78,20 @@ static size_t coll_bytes(const ovl_rank_result *r, size_t whole) {
   return n;
 }
 
+/* ovl_measure_files_then's calls: how many, and which files (each at most once). */
+typedef struct measured_seen {
+  unsigned char *once;
+  size_t calls;
+} measured_seen;
+
+static void note_measured(void *ctx, size_t i, ovl_measured_file *f) {
+  measured_seen *seen = ctx;
+  CHECK_I64(f->rc, OVL_OK);
+  CHECK_I64(seen->once[i], 0);
+  seen->once[i] = 1;
+  seen->calls++;
+}
+
 /* Measures the files of args; with `travel`, each goes through bytes first; with travel 2 its
 ** exposed pieces then stay with a fake remote (fakes/fake_remote_pieces.h, as `--mpi`'s other
 ** processes keep theirs) that answers the job stages in batches of two questions. Returns the
@@ -90,7 +104,17 @@ static int measure(const ovl_analysis_ctx *ctx, char *const *args, size_t nargs,
   CHECK_I64(rc, OVL_OK);
   if (rc) return rc;
   ovl_measured_file *m = calloc(files.len, sizeof *m);
-  ovl_measure_files(ctx, files.paths, files.len, 1, NULL, NULL, m);
+  measured_seen seen = {calloc(files.len ? files.len : 1, 1), 0};
+  ovl_measure_files_then(ctx, files.paths, files.len, 1, NULL, NULL, m, note_measured, &seen);
+  /* called once for each file measured well (as --mpi's other processes pack it then), never
+  ** for a failed one */
+  size_t well = 0;
+  for (size_t i = 0; i < files.len; i++) {
+    well += m[i].done && !m[i].rc;
+    CHECK_I64(seen.once[i], m[i].done && !m[i].rc);
+  }
+  CHECK_I64(seen.calls, well);
+  free(seen.once);
   for (size_t i = 0; travel && i < files.len; i++) {
     ovl_bytes b = {0};
     ovl_measured_file_pack(&m[i], &b);

@@ -140,6 +140,8 @@ typedef struct pool {
   pthread_mutex_t lock;
   ovl_job_progress_fn progress;
   void *progress_ctx;
+  ovl_measured_fn measured;  /* NULL, or called on the worker for each file measured well */
+  void *measured_ctx;
 } pool;
 
 static void *worker(void *arg) {
@@ -152,6 +154,7 @@ static void *worker(void *arg) {
     pthread_mutex_unlock(&p->lock);
     if (stop) break;
     ovl_measure_file(p->ctx, p->paths[i], &p->results[i]);
+    if (!p->results[i].rc && p->measured) p->measured(p->measured_ctx, i, &p->results[i]);
     pthread_mutex_lock(&p->lock);
     p->results[i].done = 1;
     if (p->results[i].rc) p->failed = 1;
@@ -223,7 +226,13 @@ static int merge_results(ovl_job *job, ovl_measured_file *results, size_t n, ovl
 
 void ovl_measure_files(const ovl_analysis_ctx *ctx, char *const *paths, size_t n, size_t max_workers,
                        ovl_job_progress_fn progress, void *progress_ctx, ovl_measured_file *out) {
-  pool p = {ctx, paths, n, out, 0, 0, 0, PTHREAD_MUTEX_INITIALIZER, progress, progress_ctx};
+  ovl_measure_files_then(ctx, paths, n, max_workers, progress, progress_ctx, out, NULL, NULL);
+}
+
+void ovl_measure_files_then(const ovl_analysis_ctx *ctx, char *const *paths, size_t n, size_t max_workers,
+                            ovl_job_progress_fn progress, void *progress_ctx, ovl_measured_file *out,
+                            ovl_measured_fn measured, void *measured_ctx) {
+  pool p = {ctx, paths, n, out, 0, 0, 0, PTHREAD_MUTEX_INITIALIZER, progress, progress_ctx, measured, measured_ctx};
   size_t nworkers = worker_count(n, max_workers);
   pthread_t threads[OVL_JOB_MAX_WORKERS];
   size_t started = 0;

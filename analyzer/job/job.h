@@ -93,6 +93,15 @@ void ovl_measure_file(const ovl_analysis_ctx *ctx, const char *path, ovl_measure
 ** one per CPU), at most OVL_JOB_MAX_WORKERS; after the first failure no file is started. */
 void ovl_measure_files(const ovl_analysis_ctx *ctx, char *const *paths, size_t n, size_t max_workers,
                        ovl_job_progress_fn progress, void *progress_ctx, ovl_measured_file *out);
+/* Called on the measuring thread as soon as file i is measured without error (files in any
+** order, several at once with workers): a caller that needs less than the whole results can
+** reduce them there, so that the files' full results never all coexist. It fails the file by
+** setting f->rc and f->err. */
+typedef void (*ovl_measured_fn)(void *ctx, size_t i, ovl_measured_file *f);
+/* ovl_measure_files, calling measured (when not NULL) for each file measured without error. */
+void ovl_measure_files_then(const ovl_analysis_ctx *ctx, char *const *paths, size_t n, size_t max_workers,
+                            ovl_job_progress_fn progress, void *progress_ctx, ovl_measured_file *out,
+                            ovl_measured_fn measured, void *measured_ctx);
 /* The job of measured files, in file order: their ranks, sources and warnings move into it
 ** (every file is left empty), skipped_warning (NULL or "": none) is added after the files'
 ** warnings, then the ranks are sorted and related (partition, dimensions, cross-rank, pipeline

@@ -72,10 +72,11 @@ typedef struct ovl_mpi_plan {
 int ovl_mpi_plan_files(char *const *args, size_t nargs, int local, ovl_mpi_plan *plan, ovl_err *err);
 void ovl_mpi_plan_free(ovl_mpi_plan *plan);
 
-/* The others, before packing: moves their ranks' exposed pieces out of the results into the
-** session, to answer the root (the results then carry none). Status; on failure what was kept
-** stays kept (freed with the session). */
-int ovl_mpi_keep_pieces(const ovl_mpi_plan *plan, ovl_measured_file *files, ovl_err *err);
+/* The others, before packing a file (the job's file index file): moves its ranks' exposed
+** pieces out of the results into the session, to answer the root (the results then carry
+** none). Safe to call for several files at once (measuring threads). Status; on failure what
+** was kept stays kept (freed with the session). */
+int ovl_mpi_keep_pieces(size_t file, ovl_measured_file *f, ovl_err *err);
 void ovl_mpi_kept_free_all(void);
 /* The answer to a batch of questions about exposed pieces (the request after its kind in in):
 ** the status, its message, then every question's answers in order. */

@@ -26,22 +26,61 @@ static size_t workers_per_process(void) {
   return n / procs ? n / procs : 1;
 }
 
-/* Packs this process's measured files (each after its index); they keep only their sources. */
-static int pack_mine(const ovl_mpi_plan *plan, ovl_measured_file *files, ovl_bytes *out, ovl_err *err) {
+/* A file's results once packed: it keeps only its source. */
+static void drop_results(ovl_measured_file *f) {
+  for (size_t k = 0; k < f->nranks; k++) ovl_rank_result_free(&f->ranks[k]);
+  free(f->ranks);
+  f->ranks = NULL;
+  f->nranks = 0;
+  for (size_t k = 0; k < f->nno_gpu; k++) ovl_host_only_free(&f->no_gpu[k]);
+  free(f->no_gpu);
+  f->no_gpu = NULL;
+  f->nno_gpu = 0;
+}
+
+/* A process other than the root reduces each file as soon as it is measured: its exposed
+** pieces kept apart (to answer the root), its results packed into packed[i] and freed, so it
+** never holds every file's full results at once (ovl_measure_files_then). */
+typedef struct settling {
+  const ovl_mpi_plan *plan;
+  ovl_bytes *packed;       /* plan->n: each file's bytes, once settled */
+  unsigned char *settled;  /* plan->n flags */
+} settling;
+
+static void settle_file(void *ctx, size_t i, ovl_measured_file *f) {
+  settling *st = ctx;
+  if ((f->rc = ovl_mpi_keep_pieces(st->plan->index[i], f, &f->err)) != OVL_OK) return;
+  ovl_measured_file_pack(f, &st->packed[i]);
+  if (st->packed[i].oom) {
+    ovl_bytes_free(&st->packed[i]);
+    f->rc = ovl_oom(&f->err, "results");
+    return;
+  }
+  drop_results(f);
+  st->settled[i] = 1;
+}
+
+/* This process's measured files, each after its index, into out: the files settled when they
+** were measured as packed then, the others (failed, not started) packed now. */
+static int pack_mine(const ovl_mpi_plan *plan, ovl_measured_file *files, settling *st, ovl_bytes *out, ovl_err *err) {
+  size_t bytes = 10;
+  for (size_t i = 0; i < plan->n; i++) bytes += 10 + st->packed[i].len;
+  if ((out->data = malloc(bytes))) out->cap = bytes;  /* one buffer, not twice the bytes while it grows */
   ovl_put_u64(out, plan->n);
+  int rc = OVL_OK;
   for (size_t i = 0; i < plan->n; i++) {
     ovl_put_u64(out, plan->index[i]);
+    if (st->settled[i]) {
+      ovl_put_raw(out, st->packed[i].data, st->packed[i].len);
+      ovl_bytes_free(&st->packed[i]);
+      continue;
+    }
+    if (!rc) rc = ovl_mpi_keep_pieces(plan->index[i], &files[i], err);
     ovl_measured_file_pack(&files[i], out);
-    for (size_t k = 0; k < files[i].nranks; k++) ovl_rank_result_free(&files[i].ranks[k]);
-    free(files[i].ranks);
-    files[i].ranks = NULL;
-    files[i].nranks = 0;
-    for (size_t k = 0; k < files[i].nno_gpu; k++) ovl_host_only_free(&files[i].no_gpu[k]);
-    free(files[i].no_gpu);
-    files[i].no_gpu = NULL;
-    files[i].nno_gpu = 0;
+    drop_results(&files[i]);
   }
-  return out->oom ? ovl_oom(err, "results") : OVL_OK;
+  if (!rc && out->oom) rc = ovl_oom(err, "results");
+  return rc;
 }
 
 static int note_owner(const ovl_measured_file *f, size_t file, int process, ovl_err *err) {
@@ -104,12 +143,16 @@ int ovl_mpi_analyze_job(const ovl_analysis_ctx *ctx, char *const *args, size_t n
   if ((rc = ovl_mpi_plan_files(args, nargs, local, &plan, err)) != OVL_OK) return rc;
 
   ovl_measured_file *mine = calloc(plan.n ? plan.n : 1, sizeof *mine);
-  rc = mine ? OVL_OK : ovl_oom(err, "results");
+  settling st = {&plan, calloc(plan.n ? plan.n : 1, sizeof *st.packed), calloc(plan.n ? plan.n : 1, 1)};
+  rc = mine && st.packed && st.settled ? OVL_OK : ovl_oom(err, "results");
   if (!rc)
-    ovl_measure_files(ctx, plan.paths, plan.n, workers_per_process(), *is_root ? progress : NULL, progress_ctx, mine);
+    ovl_measure_files_then(ctx, plan.paths, plan.n, workers_per_process(), *is_root ? progress : NULL, progress_ctx,
+                           mine, *is_root ? NULL : settle_file, &st);
   ovl_bytes packed = {0}, *all = NULL;
-  if (!rc && !*is_root) rc = ovl_mpi_keep_pieces(&plan, mine, err);
-  if (!rc && !*is_root) rc = pack_mine(&plan, mine, &packed, err);
+  if (!rc && !*is_root) rc = pack_mine(&plan, mine, &st, &packed, err);
+  for (size_t i = 0; st.packed && i < plan.n; i++) ovl_bytes_free(&st.packed[i]);
+  free(st.packed);
+  free(st.settled);
   if ((rc = ovl_mpi_agree(rc, err)) == OVL_OK) rc = ovl_mpi_gather_bytes(&packed, &all, err);
   ovl_bytes_free(&packed);
   /* The others answer the root's questions about the pieces they kept while it assembles. */

@@ -17,6 +17,7 @@
 #include "base/vec.h"
 
 #include <assert.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,20 +34,24 @@ void ovl_mpi_kept_free_all(void) {
   ovl_mpi_s.nkept = 0;
 }
 
-int ovl_mpi_keep_pieces(const ovl_mpi_plan *plan, ovl_measured_file *files, ovl_err *err) {
-  size_t n = 0;
-  for (size_t i = 0; i < plan->n; i++) n += files[i].nranks;
-  ovl_mpi_s.kept = calloc(n ? n : 1, sizeof *ovl_mpi_s.kept);
-  if (!ovl_mpi_s.kept) return ovl_oom(err, "exposed pieces");
-  for (size_t i = 0; i < plan->n; i++)
-    for (size_t k = 0; k < files[i].nranks; k++) {
-      ovl_mpi_kept *kept = &ovl_mpi_s.kept[ovl_mpi_s.nkept];
-      kept->file = plan->index[i];
-      kept->k = k;
-      if (ovl_kept_pieces_take(&files[i].ranks[k], &kept->pieces)) return ovl_oom(err, "exposed pieces");
-      ovl_mpi_s.nkept++;
-    }
-  return OVL_OK;
+/* ovl_mpi_s.kept grows as the measuring threads keep their files' pieces. */
+static pthread_mutex_t kept_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int ovl_mpi_keep_pieces(size_t file, ovl_measured_file *f, ovl_err *err) {
+  pthread_mutex_lock(&kept_lock);
+  int rc = OVL_OK;
+  ovl_mpi_kept *grown = f->nranks ? realloc(ovl_mpi_s.kept, (ovl_mpi_s.nkept + f->nranks) * sizeof *grown) : NULL;
+  if (f->nranks && !grown) rc = ovl_oom(err, "exposed pieces");
+  if (grown) ovl_mpi_s.kept = grown;
+  for (size_t k = 0; !rc && k < f->nranks; k++) {
+    ovl_mpi_kept *kept = &ovl_mpi_s.kept[ovl_mpi_s.nkept];
+    kept->file = file;
+    kept->k = k;
+    if (ovl_kept_pieces_take(&f->ranks[k], &kept->pieces)) rc = ovl_oom(err, "exposed pieces");
+    else ovl_mpi_s.nkept++;
+  }
+  pthread_mutex_unlock(&kept_lock);
+  return rc;
 }
 
 static const ovl_kept_pieces *find_kept(uint64_t file, uint64_t k) {
