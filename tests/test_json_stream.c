@@ -48,15 +48,22 @@ typedef struct opened {
   ovl_json *j;
 } opened;
 
-static opened open_json(const char *path, size_t max_depth, size_t max_string) {
+/* ahead: plain input read on the read-ahead thread (ovl_input_read_ahead_plain). */
+static opened open_json_ahead(const char *path, size_t max_depth, size_t max_string, int ahead) {
   opened o = {0};
   ovl_err err = {0};
   ovl_json_limits lim = {max_depth, max_string};
-  if (ovl_input_open(path, &o.in, &err) || ovl_json_open(o.in, &lim, &o.j, &err)) {
+  int rc = ovl_input_open(path, &o.in, &err);
+  if (!rc && ahead) ovl_input_read_ahead_plain(o.in);
+  if (rc || ovl_json_open(o.in, &lim, &o.j, &err)) {
     fprintf(stderr, "cannot open %s: %s\n", path, err.msg);
     exit(2);
   }
   return o;
+}
+
+static opened open_json(const char *path, size_t max_depth, size_t max_string) {
+  return open_json_ahead(path, max_depth, max_string, 0);
 }
 
 static void close_json(opened *o) {
@@ -177,14 +184,7 @@ static void chunk_boundaries(void) {
   int rc;
   /* Read on this thread, then on the read-ahead thread (ovl_input_read_ahead_plain). */
   for (int ahead = 0; ahead < 2; ahead++) {
-    o = open_json(path, 0, 0);
-    if (ahead) {
-      ovl_input_close(o.in);
-      ovl_json_close(o.j);
-      CHECK_I64(ovl_input_open(path, &o.in, &err), OVL_OK);
-      ovl_input_read_ahead_plain(o.in);
-      CHECK_I64(ovl_json_open(o.in, NULL, &o.j, &err), OVL_OK);
-    }
+    o = open_json_ahead(path, 0, 0, ahead);
     objects = good = 0;
     while (!(rc = ovl_json_next(o.j, &tok, &err)) && tok != OVL_JSON_EOF) {
       if (tok == OVL_JSON_OBJECT_BEGIN) objects++;
@@ -273,10 +273,7 @@ static void plain_read_ahead(void) {
   write_file(path, doc, n);
   for (int ahead = 0; ahead < 2; ahead++) {
     ovl_err err = {0};
-    opened o = {0};
-    CHECK_I64(ovl_input_open(path, &o.in, &err), OVL_OK);
-    if (ahead) ovl_input_read_ahead_plain(o.in);
-    CHECK_I64(ovl_json_open(o.in, NULL, &o.j, &err), OVL_OK);
+    opened o = open_json_ahead(path, 0, 0, ahead);
     ovl_json_token tok;
     long numbers = 0, threads = 0;
     int rc;
