@@ -351,6 +351,8 @@ EOF
 # alternated, `ovl run` cost +38 % (2 of 3 runs). TORCH_OVERHEAD_EXTRA adds variants that
 # split that cost: nocupti (OVL_CUPTI=0), nonvtx (the script without --ovl-nvtx, traced),
 # slowflush (OVL_FLUSH_MS=60000), plugin (NCCL_PROFILER_PLUGIN=libovl.so beside the preload).
+# On an H200 (2026-11-27, 60 steps) it was +0.7 %, inside the runs' own spread; TORCH_OVERHEAD_STEPS
+# (default 1000) sets the steps per run.
 stage_torchoverhead() {
   have_torch_gpu || skip "no PyTorch with a usable GPU$([ "$DRY" = 1 ] && echo ' (dry run)')"
   local rep variant log="$WORK/torchoverhead.txt"
@@ -358,13 +360,16 @@ stage_torchoverhead() {
   : > "$log"
   for rep in $(seq 1 "${TORCH_OVERHEAD_REPS:-3}"); do
     for variant in plain libovl disabled ${TORCH_OVERHEAD_EXTRA:-}; do
-      local out="$WORK/torchoverhead/$variant-$rep" cmd=() args="--model small --steps 60 --warmup 10 --ovl-nvtx"
+      # 1,000 steps (~2 s on an H200): 60 steps (130 ms) fell between the writer's 1 s flushes in
+      # some runs and not in others, and varied 25-85 % run to run (bench/results/gpu-h100-h200-2.md).
+      local steps=${TORCH_OVERHEAD_STEPS:-1000}
+      local out="$WORK/torchoverhead/$variant-$rep" cmd=() args="--model small --steps $steps --warmup 10 --ovl-nvtx"
       case $variant in
         plain) ;;
         libovl) cmd=("$KIT/ovl" run -o "$out" --) ;;
         disabled) cmd=(env OVL_DISABLE=1 "$KIT/ovl" run -o "$out" --) ;;
         nocupti) cmd=(env OVL_CUPTI=0 "$KIT/ovl" run -o "$out" --) ;;
-        nonvtx) cmd=("$KIT/ovl" run -o "$out" --); args="--model small --steps 60 --warmup 10" ;;
+        nonvtx) cmd=("$KIT/ovl" run -o "$out" --); args="--model small --steps $steps --warmup 10" ;;
         slowflush) cmd=(env OVL_FLUSH_MS=60000 "$KIT/ovl" run -o "$out" --) ;;
         plugin) cmd=("$KIT/ovl" run --nccl-profiler -o "$out" --) ;;
         *) echo "torchoverhead: unknown variant $variant"; return 1 ;;
@@ -386,9 +391,11 @@ med = {v: statistics.median(xs) for v, xs in runs.items()}
 for v in ["plain", "libovl", "disabled"] + sorted(set(runs) - {"plain", "libovl", "disabled"}):
     print("%-9s %.3f ms per step (%+.2f%% of plain; runs %s)" % (
         v, med[v] * 1e3, 100 * (med[v] / med["plain"] - 1), ", ".join("%.3f" % (x * 1e3) for x in runs[v])))
-print("RESULT: PyTorch DDP step %.3f ms plain, %+.2f%% under ovl run, %+.2f%% with OVL_DISABLE=1 (medians of %d)" % (
+# The plain runs' own spread says how large a difference the medians can tell.
+spread = 100 * (max(runs["plain"]) / min(runs["plain"]) - 1)
+print("RESULT: PyTorch DDP step %.3f ms plain, %+.2f%% under ovl run, %+.2f%% with OVL_DISABLE=1 (medians of %d; plain runs spread %.1f%%)" % (
     med["plain"] * 1e3, 100 * (med["libovl"] / med["plain"] - 1), 100 * (med["disabled"] / med["plain"] - 1),
-    len(runs["plain"])))
+    len(runs["plain"]), spread))
 EOF
 }
 
