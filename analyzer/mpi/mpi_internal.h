@@ -99,4 +99,12 @@ void ovl_mpi_assembled(void);
 /* ovl_mpi_agree_status (mpi_job.h). */
 int ovl_mpi_agree(int rc, ovl_err *err);
 
+/* Waits for *req to complete without keeping a CPU busy: tests it, sleeping between tests
+** (from 20 us, doubling to 1 ms). MPI's blocking calls spin; a process that waits for the
+** root spins on a CPU the root needs when processes share a node (mpirun -n 4 on 2 cores).
+** MPI_Wait's status. */
+int ovl_mpi_wait_idle(MPI_Request *req);
+/* MPI_Probe without the spin: polls with MPI_Iprobe, sleeping as ovl_mpi_wait_idle does. */
+int ovl_mpi_probe_idle(int from, int tag, MPI_Status *st);
+
 #endif

@@ -31,7 +31,8 @@ static int recv_bytes(ovl_bytes *b, int from, int tag) {
   MPI_Status st;
   int n = 0;
   memset(b, 0, sizeof *b);
-  if (MPI_Probe(from, tag, MPI_COMM_WORLD, &st) != MPI_SUCCESS) return -1;
+  /* the others wait here through the root's serial part: without spinning */
+  if (ovl_mpi_probe_idle(from, tag, &st) != MPI_SUCCESS) return -1;
   MPI_Get_count(&st, MPI_BYTE, &n);
   if (!(b->data = malloc(n > 0 ? (size_t)n : 1))) return -1;
   b->len = b->cap = (size_t)n;

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 ovl_mpi_session ovl_mpi_s;
 
@@ -41,9 +42,42 @@ int ovl_mpi_active(void) { return ovl_mpi_s.started; }
 
 int ovl_mpi_agree_status(int rc, ovl_err *err) { return ovl_mpi_agree(rc, err); }
 
+/* The pause before the next test of a wait: 20 us doubling to 1 ms, so a short wait costs
+** little latency and a long one (the root's serial part: seconds) costs no CPU. */
+static void idle_pause(long *ns) {
+  struct timespec t = {0, *ns};
+  nanosleep(&t, NULL);
+  if (*ns < 1000000) *ns *= 2;
+}
+
+int ovl_mpi_wait_idle(MPI_Request *req) {
+  long pause = 20000;
+  for (;;) {
+    int done = 0;
+    int rc = MPI_Test(req, &done, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS || done) return rc;
+    idle_pause(&pause);
+  }
+}
+
+int ovl_mpi_probe_idle(int from, int tag, MPI_Status *st) {
+  long pause = 20000;
+  for (;;) {
+    int found = 0;
+    int rc = MPI_Iprobe(from, tag, MPI_COMM_WORLD, &found, st);
+    if (rc != MPI_SUCCESS || found) return rc;
+    idle_pause(&pause);
+  }
+}
+
 int ovl_mpi_agree(int rc, ovl_err *err) {
   int mine = rc ? ovl_mpi_s.rank : ovl_mpi_s.size, first = 0;
-  MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  /* Processes reach an agreement at different times (each after its own share of the work):
+  ** the early ones wait here without spinning. */
+  MPI_Request req;
+  if (MPI_Iallreduce(&mine, &first, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &req) != MPI_SUCCESS ||
+      ovl_mpi_wait_idle(&req) != MPI_SUCCESS)
+    return ovl_fail(err, OVL_EINTERNAL, "--mpi: the processes could not agree (MPI_Iallreduce failed)");
   if (first == ovl_mpi_s.size) return OVL_OK;
   ovl_err shared;
   memset(&shared, 0, sizeof shared);
