@@ -30,6 +30,8 @@ row() {  # row LABEL ARGS... (with @OUT@ replaced by a per-binary output path)
   t=$(peak_mb "$ovl" "${@//@OUT@/$dir/nccl-this.sqlite}")
   awk -v l="$label" -v b="$b" -v t="$t" 'BEGIN { printf "%-28s %12d %12d %7.2fx\n", l, b, t, t / b }'
 }
+# the imports write afresh: ovl import refuses to replace a trace without --force
+rm -f "$dir/nccl-base.sqlite" "$dir/nccl-this.sqlite"
 row "import" import -q "$trace" -o @OUT@
 row "report (imported trace)" report "$dir/nccl-base.sqlite"
 row "report (Kineto directly)" report "$trace"
