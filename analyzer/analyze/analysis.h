@@ -119,7 +119,6 @@ typedef struct ovl_coll_result {
   int64_t compute_before;  /* end of the last compute kernel that started before it; OVL_NONE if none */
   int64_t compute_after;   /* start of the first compute kernel at or after its end; OVL_NONE if none */
   int64_t correlation;     /* of its first GPU work */
-  double algbw_gbps, busbw_gbps;
   ovl_coll_cross *cross;   /* NULL unless matched on every rank of its job */
   /* what few collectives have, kept apart (owned by the collective: ovl_rank_result_free frees
   ** it); NULL when it would equal ovl_coll_extra_none. Read it through ovl_coll_extra_of. */
@@ -165,6 +164,26 @@ static inline double ovl_coll_transfer_busbw(const ovl_coll_result *c) {
   int64_t t = ovl_coll_transfer_ns(c);
   if (t == OVL_NONE || t <= 0 || c->bytes == OVL_NONE || c->bytes < 0) return NAN;
   return ovl_algbw_bytes((ovl_op)c->op, c->bytes, c->nranks) / (double)t * ovl_busbw_factor((ovl_op)c->op, c->nranks);
+}
+
+/* Algorithm bandwidth over its GPU interval in GB/s (bytes/ns); NAN when its size or its GPU
+** interval is unknown, or the interval is empty. Computed rather than stored (a job holds one
+** collective per call of every rank): the expression is the one the measurement used to store,
+** so the printed values stay bit-identical. */
+static inline double ovl_coll_algbw(const ovl_coll_result *c) {
+  if (c->bytes == OVL_NONE || c->bytes < 0 || c->gpu_start == OVL_NONE || c->gpu_end == OVL_NONE) return NAN;
+  int64_t dur = c->gpu_end - c->gpu_start;
+  return dur > 0 ? ovl_algbw_bytes((ovl_op)c->op, c->bytes, c->nranks) / (double)dur : NAN;
+}
+
+/* Bus bandwidth over its GPU interval: the algorithm bandwidth times the op's bus factor; NAN
+** when that is unknown, and when the size came from grad_ready marks (a kernel known alone)
+** without a rank count: the factor needs it. With a size from the trace, an unknown rank count
+** takes the factor of one rank (as the measurement always has). */
+static inline double ovl_coll_busbw(const ovl_coll_result *c) {
+  double algbw = ovl_coll_algbw(c);
+  if (isnan(algbw) || (c->bytes_from_marks && c->nranks <= 0)) return NAN;
+  return algbw * ovl_busbw_factor((ovl_op)c->op, c->nranks);
 }
 
 /* Its data type and reduction op as the trace names them; "" when unknown. */

@@ -170,13 +170,6 @@ static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out
     memcpy(extra.protocol, names->protocol, sizeof extra.protocol);
   }
   failed |= ovl_coll_extra_set(out, &extra);
-  int64_t dur = t->gpu_end - t->gpu_start;
-  if (rec->bytes != OVL_NONE && rec->bytes >= 0 && dur > 0) {
-    out->algbw_gbps = ovl_algbw_bytes(out->op, rec->bytes, rec->nranks) / (double)dur;  /* bytes/ns = GB/s */
-    out->busbw_gbps = out->algbw_gbps * ovl_busbw_factor(out->op, rec->nranks);
-  } else {
-    out->algbw_gbps = out->busbw_gbps = NAN;
-  }
   return failed ? -1 : 0;
 }
 
@@ -206,16 +199,11 @@ static int cmp_bucket_event(const void *pa, const void *pb) {
 
 /* A collective the trace gives no size (known by its kernel only: an emulated all-reduce, a
 ** communication kernel without an NCCL call) takes its bucket's: the bytes its grad_ready
-** marks announced (contract section 3). Its bandwidths follow (per rank: nranks unknown). */
+** marks announced (contract section 3). Its bandwidths follow (ovl_coll_algbw, ovl_coll_busbw:
+** the bus bandwidth needs the rank count, which a kernel alone does not tell). */
 static void size_from_marks(ovl_coll_result *c, int64_t bytes) {
   c->bytes = bytes;
   c->bytes_from_marks = 1;
-  int64_t dur = c->gpu_end - c->gpu_start;
-  if (c->gpu_start != OVL_NONE && c->gpu_end != OVL_NONE && dur > 0) {
-    c->algbw_gbps = ovl_algbw_bytes(c->op, bytes, c->nranks) / (double)dur;
-    /* the bus bandwidth needs the rank count, which a kernel alone does not tell */
-    c->busbw_gbps = c->nranks > 0 ? c->algbw_gbps * ovl_busbw_factor(c->op, c->nranks) : NAN;
-  }
 }
 
 /* ready = last grad_ready mark of the bucket since its previous launch; with the marks'

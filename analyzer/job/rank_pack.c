@@ -10,7 +10,7 @@
 
 #if UINTPTR_MAX == UINT64_MAX
 /* Every field of these is carried: a new field must be added to the codec (and then here). */
-_Static_assert(sizeof(ovl_coll_result) == 240, "ovl_coll_result changed: carry the new field in rank_pack.c");
+_Static_assert(sizeof(ovl_coll_result) == 224, "ovl_coll_result changed: carry the new field in rank_pack.c");
 _Static_assert(sizeof(ovl_step_result) == 272, "ovl_step_result changed: carry the new field in rank_pack.c");
 /* ovl_rank_result's coll_block is not carried: unpacked steps own their colls one by one. */
 _Static_assert(sizeof(ovl_rank_result) == 824, "ovl_rank_result changed: carry the new field in rank_pack.c");
@@ -137,8 +137,6 @@ static void put_coll(ovl_bytes *b, const ovl_rank_result *r, const ovl_coll_resu
   ovl_put_opt_near(b, x->d2h_end, x->d2h_start);
   put_int(b, x->d2h_bytes);
   ovl_put_opt_near(b, c->correlation, q->correlation);
-  ovl_put_f64(b, c->algbw_gbps);
-  ovl_put_f64(b, c->busbw_gbps);
   put_int(b, c->step);
   put_pieces(b, r, c);
   ovl_put_i64(b, c->diag.role);
@@ -463,8 +461,6 @@ static void get_coll(rank_in *ri, ovl_coll_result *c, coll_pred *p) {
   x.d2h_end = ovl_get_opt_near(in, x.d2h_start);
   x.d2h_bytes = get_int(in);
   c->correlation = ovl_get_opt_near(in, q->correlation);
-  c->algbw_gbps = ovl_get_f64(in);
-  c->busbw_gbps = ovl_get_f64(in);
   int64_t step = get_int(in);
   if (step < -1 || step > INT32_MAX) in->bad = 1;
   c->step = (int32_t)step;
