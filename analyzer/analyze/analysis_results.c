@@ -125,22 +125,15 @@ static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out
   out->op = rec->op;
   out->comm = rec->comm;
   out->seq = rec->seq;
-  out->nranks = rec->nranks;
-  out->rank = rec->rank;
+  ovl_coll_set_ranks(out, rec->nranks, rec->rank);  /* the reader keeps them in range */
   out->bytes = rec->bytes;
-  out->count = rec->count;
-  out->peer = rec->peer;
-  out->group_id = rec->group_id;
   out->types = rec->types;
   int failed = 0;
-  out->device = t->device;
   out->stream = rec->stream != OVL_NONE ? rec->stream : t->stream;
   out->host_launch = rec->host_start;
-  out->host_end = rec->host_end;
   out->gpu_start = t->gpu_start;
   out->gpu_end = t->gpu_end;
   out->exposed = r->cstate.exposed[c];
-  out->correlation = t->correlation;
   out->bucket = range_value(r->hm.buckets.items, r->hm.buckets.len, rec->host_start, rec->tid);
   out->bytes_from_marks = 0;
   long dim = range_value(r->hm.dims.items, r->hm.dims.len, rec->host_start, rec->tid);

@@ -338,7 +338,7 @@ static int latency_bound(step_view *v, const size_sweep *sz) {
   ovl_qsort(bw, nbw, sizeof *bw, cmp_double);
   double median_busbw = nbw ? bw[nbw / 2] : NAN;
   free(bw);
-  double peak_busbw = d->beta / 1e9 * ovl_busbw_factor(v->grad[0]->op, v->grad[0]->nranks);
+  double peak_busbw = d->beta / 1e9 * ovl_busbw_factor(v->grad[0]->op, ovl_coll_nranks(v->grad[0]));
   char t1[32];
   ovl_msg m = {0};
   ovl_msg_printf(&m, "%d gradient collectives of median size %s each pay the latency alpha for little data: only "

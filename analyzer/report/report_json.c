@@ -116,7 +116,7 @@ static void collective(ovl_json *j, const ovl_coll_result *c, int64_t offset) {
   opt_int(j, "id", c->id);
   opt_int(j, "comm", c->comm);
   opt_int(j, "seq", c->seq);
-  opt_int(j, "nranks", c->nranks);
+  opt_int(j, "nranks", ovl_coll_nranks(c));
   opt_int(j, "stream", c->stream);
   if (ovl_coll_dtype(c)[0]) ovl_json_string(j, "dtype", ovl_coll_dtype(c));
   nccl_account(j, c);
