@@ -72,11 +72,17 @@ typedef enum ovl_coll_role {
   OVL_ROLE_BEFORE_WINDOW   /* first step: launched before the trace's window (no launching call) */
 } ovl_coll_role;
 
-/* The role of a collective (grad_phase.c): what it is in its step. */
+/* The role of a collective (grad_phase.c): what it is in its step. In 32 bits, as a job holds one
+** per collective (ovl_coll_result). */
 typedef struct ovl_coll_diag {
-  ovl_coll_role role;
-  int ready_order;         /* gradient collectives: position in readiness order, else -1 */
+  unsigned role : 3;       /* ovl_coll_role */
+  /* gradient collectives: position in readiness order, else -1 (below OVL_READY_ORDER_MAX: a
+  ** step's collectives are far fewer) */
+  signed ready_order : 29;
 } ovl_coll_diag;
+
+#define OVL_READY_ORDER_MAX ((1 << 28) - 1)
+_Static_assert(OVL_ROLE_BEFORE_WINDOW < 8, "ovl_coll_diag.role holds an ovl_coll_role in 3 bits");
 
 /* What few collectives have (only NCCL's profiler plugin times channels and names the algorithm
 ** and protocol; a device-to-host copy right after a collective is rare), kept out of
@@ -113,7 +119,6 @@ typedef struct ovl_coll_result {
   int64_t id;              /* collectives.id; OVL_NONE when inferred from a kernel name */
   int64_t comm, seq, bytes;
   int64_t stream;
-  long bucket;             /* from the `bucket <k>` NVTX range; -1 when unknown */
   int64_t host_launch;     /* OVL_NONE when unknown */
   int64_t gpu_start, gpu_end;
   int64_t exposed;         /* ns of its GPU interval with no compute running */
@@ -131,6 +136,7 @@ typedef struct ovl_coll_result {
   ** ovl_coll_rank (OVL_NONE then), set through ovl_coll_set_ranks. The reader keeps no other
   ** (trace_reader.c: 0..INT32_MAX, a rank count above 0). */
   int32_t nranks32, rank32;
+  int32_t bucket;          /* from the `bucket <k>` NVTX range (k <= INT32_MAX: nvtx_conventions.c); -1 when unknown */
   uint32_t types;          /* its dtype and redop (coll_types.h): read through ovl_coll_dtype/_redop */
   /* Where the exposed time lies: npieces (start, end) pairs from pair pieces_at of the rank's
   ** coll_piece_bounds (pieces_exact as ovl_exposed_pieces.exact), when has_pieces. The
@@ -145,6 +151,11 @@ typedef struct ovl_coll_result {
                            ** only, such as an emulated one) and bytes is the sum of its
                            ** bucket's grad_ready marks since the bucket's previous launch */
 } ovl_coll_result;
+
+/* The bound issues 30 and 35 set (240 B before): a job holds one per collective of every rank,
+** and `ovl report --mpi`'s root all ranks' (1.37 M collectives a rank take 220 MB at 160 B). A
+** new field must fit in the 2 bytes left or make room: narrow or compute another. */
+_Static_assert(sizeof(ovl_coll_result) <= 160, "ovl_coll_result must stay within 160 bytes (issues 30, 35)");
 
 /* Its communicator's rank count and its rank there; OVL_NONE when unknown. */
 static inline int64_t ovl_coll_nranks(const ovl_coll_result *c) { return c->nranks32 >= 0 ? c->nranks32 : OVL_NONE; }

@@ -134,7 +134,9 @@ static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out
   out->gpu_start = t->gpu_start;
   out->gpu_end = t->gpu_end;
   out->exposed = r->cstate.exposed[c];
-  out->bucket = range_value(r->hm.buckets.items, r->hm.buckets.len, rec->host_start, rec->tid);
+  long bucket = range_value(r->hm.buckets.items, r->hm.buckets.len, rec->host_start, rec->tid);
+  assert(bucket >= -1 && bucket <= INT32_MAX);  /* nvtx_conventions.c keeps no larger bucket */
+  out->bucket = (int32_t)bucket;
   out->bytes_from_marks = 0;
   long dim = range_value(r->hm.dims.items, r->hm.dims.len, rec->host_start, rec->tid);
   out->pdim.nvtx = dim > 0 ? (unsigned char)dim : 0;

@@ -10,7 +10,7 @@
 
 #if UINTPTR_MAX == UINT64_MAX
 /* Every field of these is carried: a new field must be added to the codec (and then here). */
-_Static_assert(sizeof(ovl_coll_result) == 168, "ovl_coll_result changed: carry the new field in rank_pack.c");
+_Static_assert(sizeof(ovl_coll_result) == 160, "ovl_coll_result changed: carry the new field in rank_pack.c");
 _Static_assert(sizeof(ovl_step_result) == 272, "ovl_step_result changed: carry the new field in rank_pack.c");
 /* ovl_rank_result's coll_block is not carried: unpacked steps own their colls one by one. */
 _Static_assert(sizeof(ovl_rank_result) == 824, "ovl_rank_result changed: carry the new field in rank_pack.c");
@@ -437,7 +437,9 @@ static void get_coll(rank_in *ri, ovl_coll_result *c, coll_pred *p) {
   get_text(in, redop, sizeof redop, p->redop);
   if (ovl_coll_types_intern(dtype, redop, &c->types)) ri->oom = 1;
   c->stream = ovl_get_opt_near(in, q->stream);
-  c->bucket = (long)get_int(in);
+  int64_t bucket = get_int(in);
+  if (bucket < -1 || bucket > INT32_MAX) in->bad = 1;
+  c->bucket = (int32_t)bucket;
   c->bytes_from_marks = ovl_get_i64(in) != 0;
   c->gpu_start = ovl_get_opt_near(in, q->gpu_start);
   c->gpu_end = ovl_get_opt_near(in, c->gpu_start);
@@ -455,8 +457,9 @@ static void get_coll(rank_in *ri, ovl_coll_result *c, coll_pred *p) {
   if (step < -1 || step > INT32_MAX) in->bad = 1;
   c->step = (int32_t)step;
   get_pieces(ri, c);
-  c->diag.role = (ovl_coll_role)ovl_get_i64(in);
-  c->diag.ready_order = (int)ovl_get_i64(in);
+  int64_t role = ovl_get_i64(in), ready_order = ovl_get_i64(in);
+  if (role < 0 || role > OVL_ROLE_BEFORE_WINDOW || ready_order < -1 || ready_order > OVL_READY_ORDER_MAX) in->bad = 1;
+  else c->diag = (ovl_coll_diag){(unsigned)role, (int)ready_order};
   uint64_t cross = ovl_get_u64(in);
   c->cross = NULL;
   if (cross > ri->r->ncoll_cross) in->bad = 1;
