@@ -76,7 +76,7 @@ typedef enum ovl_coll_role {
 ** per collective (ovl_coll_result). */
 typedef struct ovl_coll_diag {
   unsigned role : 3;       /* ovl_coll_role */
-  /* gradient collectives: position in readiness order, else -1 (below OVL_READY_ORDER_MAX: a
+  /* gradient collectives: position in readiness order, else -1 (at most OVL_READY_ORDER_MAX: a
   ** step's collectives are far fewer) */
   signed ready_order : 29;
 } ovl_coll_diag;
