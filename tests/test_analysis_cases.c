@@ -90,10 +90,10 @@ static void overlapping_comm(void) {
   CHECK_I64(ar->order, 0);
   CHECK_I64(ag->order, 1);
   /* nccl-tests conventions: AllReduce algbw = bytes/t, busbw x 2(n-1)/n; AllGather moves n x bytes */
-  CHECK_NEAR(ar->algbw_gbps, 4000.0 / 100.0, 1e-9);
-  CHECK_NEAR(ar->busbw_gbps, 4000.0 / 100.0 * 2.0 * 3.0 / 4.0, 1e-9);
-  CHECK_NEAR(ag->algbw_gbps, 4.0 * 1000.0 / 100.0, 1e-9);
-  CHECK_NEAR(ag->busbw_gbps, 4.0 * 1000.0 / 100.0 * 3.0 / 4.0, 1e-9);
+  CHECK_NEAR(ovl_coll_algbw(ar), 4000.0 / 100.0, 1e-9);
+  CHECK_NEAR(ovl_coll_busbw(ar), 4000.0 / 100.0 * 2.0 * 3.0 / 4.0, 1e-9);
+  CHECK_NEAR(ovl_coll_algbw(ag), 4.0 * 1000.0 / 100.0, 1e-9);
+  CHECK_NEAR(ovl_coll_busbw(ag), 4.0 * 1000.0 / 100.0 * 3.0 / 4.0, 1e-9);
   release(r, n);
   remove(path);
 }
@@ -147,7 +147,7 @@ static void zero_length(void) {
     CHECK_I64(c->gpu_start, 60);
     CHECK_I64(c->gpu_end, 60);
     CHECK_I64(c->exposed, 0);
-    CHECK(isnan(c->algbw_gbps));
+    CHECK(isnan(ovl_coll_algbw(c)));
   }
   CHECK(found);
   release(r, n);
@@ -395,6 +395,39 @@ static void lookalike_words(void) {
   CHECK(!ovl_comm_lookalike_name(NULL));
 }
 
+/* A collective keeps its bucket in 32 bits: `bucket <k>` and `grad_ready bucket=<k>` with k
+** above INT32_MAX name no bucket (nvtx_conventions.c); INT32_MAX itself is kept. */
+static void bucket_beyond_32_bits(void) {
+  const char *path = tb_temp_path("bucket-wide.sqlite");
+  tb b;
+  tb_open(&b, path);
+  int64_t n0 = tb_kernel(&b, NCCL_AR, 100, 200, 0, 3);
+  int64_t n1 = tb_kernel(&b, NCCL_AR, 300, 400, 0, 3);
+  tb_collective(&b, "AllReduce", 1500, 2, 20, n0);
+  tb_collective(&b, "AllReduce", 1500, 2, 220, n1);
+  tb_nvtx(&b, "ovl", "grad_ready bucket=2147483647 bytes=1500", 15, OVL_NONE);
+  tb_nvtx(&b, "ovl", "bucket 2147483647", 19, 25);
+  tb_nvtx(&b, "ovl", "grad_ready bucket=2147483648 bytes=1500", 215, OVL_NONE);
+  tb_nvtx(&b, "ovl", "bucket 2147483648", 219, 225);
+  tb_close(&b);
+  size_t n;
+  ovl_rank_result *r = analyse(path, &n);
+  CHECK_I64(r[0].nmarks, 1);
+  const ovl_coll_result *c[2] = {NULL, NULL};
+  size_t k = 0;
+  for (size_t s = 0; s < r[0].nsteps; s++)
+    for (size_t i = 0; i < r[0].steps[s].ncolls && k < 2; i++) c[k++] = &r[0].steps[s].colls[i];
+  CHECK(k == 2);
+  if (k == 2) {
+    CHECK_I64(c[0]->bucket, INT32_MAX);
+    CHECK_I64(c[0]->ready, 15);
+    CHECK_I64(c[1]->bucket, -1);
+    CHECK_I64(c[1]->ready, OVL_NONE);
+  }
+  release(r, n);
+  remove(path);
+}
+
 int main(void) {
   one_name_rule();
   lookalike_words();
@@ -406,6 +439,7 @@ int main(void) {
   linked_only();
   two_nvtx_steps(1);
   two_nvtx_steps(0);
+  bucket_beyond_32_bits();
   two_devices();
   periodic_steps();
   return check_summary();

@@ -23,6 +23,7 @@
 #include "parallel_dim.h"
 #include "sweep.h"
 
+#include <assert.h>
 #include <math.h>
 #include <regex.h>
 #include <stddef.h>
@@ -71,11 +72,17 @@ typedef enum ovl_coll_role {
   OVL_ROLE_BEFORE_WINDOW   /* first step: launched before the trace's window (no launching call) */
 } ovl_coll_role;
 
-/* The role of a collective (grad_phase.c): what it is in its step. */
+/* The role of a collective (grad_phase.c): what it is in its step. In 32 bits, as a job holds one
+** per collective (ovl_coll_result). */
 typedef struct ovl_coll_diag {
-  ovl_coll_role role;
-  int ready_order;         /* gradient collectives: position in readiness order, else -1 */
+  unsigned role : 3;       /* ovl_coll_role */
+  /* gradient collectives: position in readiness order, else -1 (at most OVL_READY_ORDER_MAX: a
+  ** step's collectives are far fewer) */
+  signed ready_order : 29;
 } ovl_coll_diag;
+
+#define OVL_READY_ORDER_MAX ((1 << 28) - 1)
+_Static_assert(OVL_ROLE_BEFORE_WINDOW < 8, "ovl_coll_diag.role holds an ovl_coll_role in 3 bits");
 
 /* What few collectives have (only NCCL's profiler plugin times channels and names the algorithm
 ** and protocol; a device-to-host copy right after a collective is rare), kept out of
@@ -105,27 +112,31 @@ typedef struct ovl_coll_cross {
 ** grad_phase.c) and the cross-rank part (cross, job_cross_rank.c; stored once per matched
 ** call in the rank's coll_cross, so ranks outside a job carry one pointer). A job holds one
 ** per collective of every rank: keep it small (what follows from other fields is computed by
-** the accessors below, texts are interned, small numbers are small). */
+** the accessors below, texts are interned, small numbers are small, and what no stage or output
+** reads is not kept: the trace's count, peer, group, host end, device and correlation of a call
+** stay in the trace). */
 typedef struct ovl_coll_result {
   int64_t id;              /* collectives.id; OVL_NONE when inferred from a kernel name */
-  int64_t comm, seq, nranks, rank, bytes, count, peer, group_id;
-  int64_t device, stream;
-  long bucket;             /* from the `bucket <k>` NVTX range; -1 when unknown */
-  int64_t host_launch, host_end;  /* OVL_NONE when unknown */
+  int64_t comm, seq, bytes;
+  int64_t stream;
+  int64_t host_launch;     /* OVL_NONE when unknown */
   int64_t gpu_start, gpu_end;
   int64_t exposed;         /* ns of its GPU interval with no compute running */
   int64_t ready;           /* bucket readiness (host time, set only with host_launch); OVL_NONE when unknown */
   int64_t ready_gpu;       /* the bucket's readiness on the GPU's timeline (its last mark's gpu_t) */
   int64_t compute_before;  /* end of the last compute kernel that started before it; OVL_NONE if none */
   int64_t compute_after;   /* start of the first compute kernel at or after its end; OVL_NONE if none */
-  int64_t correlation;     /* of its first GPU work */
-  double algbw_gbps, busbw_gbps;
   ovl_coll_cross *cross;   /* NULL unless matched on every rank of its job */
   /* what few collectives have, kept apart (owned by the collective: ovl_rank_result_free frees
   ** it); NULL when it would equal ovl_coll_extra_none. Read it through ovl_coll_extra_of. */
   ovl_coll_extra *extra;
   int order;               /* firing order within its step, from 0 */
   int32_t step;            /* -1 when outside every step (a rank's steps are far fewer than 2^31) */
+  /* Rank count and rank of its communicator, -1 when unknown: read through ovl_coll_nranks and
+  ** ovl_coll_rank (OVL_NONE then), set through ovl_coll_set_ranks. The reader keeps no other
+  ** (trace_reader.c: 0..INT32_MAX, a rank count above 0). */
+  int32_t nranks32, rank32;
+  int32_t bucket;          /* from the `bucket <k>` NVTX range (k <= INT32_MAX: nvtx_conventions.c); -1 when unknown */
   uint32_t types;          /* its dtype and redop (coll_types.h): read through ovl_coll_dtype/_redop */
   /* Where the exposed time lies: npieces (start, end) pairs from pair pieces_at of the rank's
   ** coll_piece_bounds (pieces_exact as ovl_exposed_pieces.exact), when has_pieces. The
@@ -140,6 +151,25 @@ typedef struct ovl_coll_result {
                            ** only, such as an emulated one) and bytes is the sum of its
                            ** bucket's grad_ready marks since the bucket's previous launch */
 } ovl_coll_result;
+
+/* The bound issues 30 and 35 set (240 B before): a job holds one per collective of every rank,
+** and `ovl report --mpi`'s root all ranks' (1.37 M collectives a rank take 220 MB at 160 B). A
+** new field must fit in the 2 bytes left or make room: narrow or compute another. */
+_Static_assert(sizeof(ovl_coll_result) <= 160, "ovl_coll_result must stay within 160 bytes (issues 30, 35)");
+
+/* Its communicator's rank count and its rank there; OVL_NONE when unknown. */
+static inline int64_t ovl_coll_nranks(const ovl_coll_result *c) { return c->nranks32 >= 0 ? c->nranks32 : OVL_NONE; }
+static inline int64_t ovl_coll_rank(const ovl_coll_result *c) { return c->rank32 >= 0 ? c->rank32 : OVL_NONE; }
+
+/* 1 when v can be a collective's rank count or rank: OVL_NONE or 0..INT32_MAX. */
+static inline int ovl_coll_rank_ok(int64_t v) { return v == OVL_NONE || (v >= 0 && v <= INT32_MAX); }
+
+/* Sets c's rank count and rank (each OVL_NONE or 0..INT32_MAX: ovl_coll_rank_ok). */
+static inline void ovl_coll_set_ranks(ovl_coll_result *c, int64_t nranks, int64_t rank) {
+  assert(ovl_coll_rank_ok(nranks) && ovl_coll_rank_ok(rank));
+  c->nranks32 = nranks == OVL_NONE ? -1 : (int32_t)nranks;
+  c->rank32 = rank == OVL_NONE ? -1 : (int32_t)rank;
+}
 
 /* gpu_start - host_launch; OVL_NONE when either is unknown, or when the work starts before its
 ** launch (clocks that disagree, a broken link): the queueing is then unknown, not negative. */
@@ -164,7 +194,27 @@ static inline int64_t ovl_coll_transfer_ns(const ovl_coll_result *c) {
 static inline double ovl_coll_transfer_busbw(const ovl_coll_result *c) {
   int64_t t = ovl_coll_transfer_ns(c);
   if (t == OVL_NONE || t <= 0 || c->bytes == OVL_NONE || c->bytes < 0) return NAN;
-  return ovl_algbw_bytes((ovl_op)c->op, c->bytes, c->nranks) / (double)t * ovl_busbw_factor((ovl_op)c->op, c->nranks);
+  return ovl_algbw_bytes((ovl_op)c->op, c->bytes, ovl_coll_nranks(c)) / (double)t * ovl_busbw_factor((ovl_op)c->op, ovl_coll_nranks(c));
+}
+
+/* Algorithm bandwidth over its GPU interval in GB/s (bytes/ns); NAN when its size or its GPU
+** interval is unknown, or the interval is empty. Computed rather than stored (a job holds one
+** collective per call of every rank): the expression is the one the measurement used to store,
+** so the printed values stay bit-identical. */
+static inline double ovl_coll_algbw(const ovl_coll_result *c) {
+  if (c->bytes == OVL_NONE || c->bytes < 0 || c->gpu_start == OVL_NONE || c->gpu_end == OVL_NONE) return NAN;
+  int64_t dur = c->gpu_end - c->gpu_start;
+  return dur > 0 ? ovl_algbw_bytes((ovl_op)c->op, c->bytes, ovl_coll_nranks(c)) / (double)dur : NAN;
+}
+
+/* Bus bandwidth over its GPU interval: the algorithm bandwidth times the op's bus factor; NAN
+** when that is unknown, and when the size came from grad_ready marks (a kernel known alone)
+** without a rank count: the factor needs it. With a size from the trace, an unknown rank count
+** takes the factor of one rank (as the measurement always has). */
+static inline double ovl_coll_busbw(const ovl_coll_result *c) {
+  double algbw = ovl_coll_algbw(c);
+  if (isnan(algbw) || (c->bytes_from_marks && c->nranks32 <= 0)) return NAN;
+  return algbw * ovl_busbw_factor((ovl_op)c->op, ovl_coll_nranks(c));
 }
 
 /* Its data type and reduction op as the trace names them; "" when unknown. */

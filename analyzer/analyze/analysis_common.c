@@ -100,7 +100,7 @@ int ovl_add_finding(ovl_finding **list, size_t *n, const char *code, long step, 
 }
 
 const char *ovl_coll_bucket_label(const ovl_coll_result *c, char *buf, size_t len) {
-  if (c->bucket >= 0) snprintf(buf, len, "%ld", c->bucket);
+  if (c->bucket >= 0) snprintf(buf, len, "%ld", (long)c->bucket);
   else if (c->diag.role == OVL_ROLE_GRADIENT) snprintf(buf, len, "#%d", c->order);
   else snprintf(buf, len, "-");
   return buf;

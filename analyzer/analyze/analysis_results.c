@@ -125,23 +125,18 @@ static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out
   out->op = rec->op;
   out->comm = rec->comm;
   out->seq = rec->seq;
-  out->nranks = rec->nranks;
-  out->rank = rec->rank;
+  ovl_coll_set_ranks(out, rec->nranks, rec->rank);  /* the reader keeps them in range */
   out->bytes = rec->bytes;
-  out->count = rec->count;
-  out->peer = rec->peer;
-  out->group_id = rec->group_id;
   out->types = rec->types;
   int failed = 0;
-  out->device = t->device;
   out->stream = rec->stream != OVL_NONE ? rec->stream : t->stream;
   out->host_launch = rec->host_start;
-  out->host_end = rec->host_end;
   out->gpu_start = t->gpu_start;
   out->gpu_end = t->gpu_end;
   out->exposed = r->cstate.exposed[c];
-  out->correlation = t->correlation;
-  out->bucket = range_value(r->hm.buckets.items, r->hm.buckets.len, rec->host_start, rec->tid);
+  long bucket = range_value(r->hm.buckets.items, r->hm.buckets.len, rec->host_start, rec->tid);
+  assert(bucket >= -1 && bucket <= INT32_MAX);  /* nvtx_conventions.c keeps no larger bucket */
+  out->bucket = (int32_t)bucket;
   out->bytes_from_marks = 0;
   long dim = range_value(r->hm.dims.items, r->hm.dims.len, rec->host_start, rec->tid);
   out->pdim.nvtx = dim > 0 ? (unsigned char)dim : 0;
@@ -170,13 +165,6 @@ static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out
     memcpy(extra.protocol, names->protocol, sizeof extra.protocol);
   }
   failed |= ovl_coll_extra_set(out, &extra);
-  int64_t dur = t->gpu_end - t->gpu_start;
-  if (rec->bytes != OVL_NONE && rec->bytes >= 0 && dur > 0) {
-    out->algbw_gbps = ovl_algbw_bytes(out->op, rec->bytes, rec->nranks) / (double)dur;  /* bytes/ns = GB/s */
-    out->busbw_gbps = out->algbw_gbps * ovl_busbw_factor(out->op, rec->nranks);
-  } else {
-    out->algbw_gbps = out->busbw_gbps = NAN;
-  }
   return failed ? -1 : 0;
 }
 
@@ -206,16 +194,11 @@ static int cmp_bucket_event(const void *pa, const void *pb) {
 
 /* A collective the trace gives no size (known by its kernel only: an emulated all-reduce, a
 ** communication kernel without an NCCL call) takes its bucket's: the bytes its grad_ready
-** marks announced (contract section 3). Its bandwidths follow (per rank: nranks unknown). */
+** marks announced (contract section 3). Its bandwidths follow (ovl_coll_algbw, ovl_coll_busbw:
+** the bus bandwidth needs the rank count, which a kernel alone does not tell). */
 static void size_from_marks(ovl_coll_result *c, int64_t bytes) {
   c->bytes = bytes;
   c->bytes_from_marks = 1;
-  int64_t dur = c->gpu_end - c->gpu_start;
-  if (c->gpu_start != OVL_NONE && c->gpu_end != OVL_NONE && dur > 0) {
-    c->algbw_gbps = ovl_algbw_bytes(c->op, bytes, c->nranks) / (double)dur;
-    /* the bus bandwidth needs the rank count, which a kernel alone does not tell */
-    c->busbw_gbps = c->nranks > 0 ? c->algbw_gbps * ovl_busbw_factor(c->op, c->nranks) : NAN;
-  }
 }
 
 /* ready = last grad_ready mark of the bucket since its previous launch; with the marks'

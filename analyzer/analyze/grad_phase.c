@@ -91,6 +91,7 @@ void ovl_grad_phase(const ovl_rank_result *r, ovl_step_result *st) {
     if (keys[pos].c != c) st->misordered = 1;
     pos++;
   }
+  assert(k <= (size_t)OVL_READY_ORDER_MAX + 1);  /* a step's collectives are far fewer */
   for (size_t i = 0; i < k; i++) keys[i].c->diag.ready_order = (int)i;
   free(keys);
 }

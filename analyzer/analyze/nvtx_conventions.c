@@ -32,11 +32,18 @@ static int64_t parse_count(const char *p) {
   return (*end == 0 || *end == ' ') ? (int64_t)v : -1;
 }
 
+/* A bucket index: parse_count's, -1 above INT32_MAX (a collective keeps its bucket in 32 bits:
+** ovl_coll_result; no model has 2^31 buckets), so that such a mark or range names no bucket. */
+static long parse_bucket(const char *p) {
+  int64_t k = parse_count(p);
+  return k <= INT32_MAX ? (long)k : -1;
+}
+
 static void parse_grad_ready(const char *args, ovl_nvtx_meaning *out) {
   const char *p = args;
   while (*p) {
     while (*p == ' ') p++;
-    if (strncmp(p, "bucket=", 7) == 0) out->bucket = (long)parse_count(p + 7);
+    if (strncmp(p, "bucket=", 7) == 0) out->bucket = parse_bucket(p + 7);
     else if (strncmp(p, "bytes=", 6) == 0) out->bytes = parse_count(p + 6);
     else if (strncmp(p, "param=", 6) == 0) {
       size_t n = strcspn(p + 6, " ");
@@ -74,7 +81,7 @@ void ovl_nvtx_interpret(const char *domain, const char *name, int is_range, cons
       return;
     }
     if (is_range && strncmp(body, "bucket ", 7) == 0) {
-      long k = (long)parse_count(body + 7);
+      long k = parse_bucket(body + 7);
       if (k >= 0) {
         out->kind = OVL_NVTX_BUCKET;
         out->bucket = k;

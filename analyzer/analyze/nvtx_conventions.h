@@ -25,7 +25,7 @@ typedef enum ovl_nvtx_kind {
 
 typedef struct ovl_nvtx_meaning {
   ovl_nvtx_kind kind;
-  long bucket;        /* GRAD_READY, BUCKET: bucket index, -1 when absent; DIM: the ovl_pdim */
+  long bucket;        /* GRAD_READY, BUCKET: bucket index (0..INT32_MAX), -1 when absent; DIM: the ovl_pdim */
   int64_t bytes;      /* GRAD_READY: bytes, -1 when absent */
   char param[128];    /* GRAD_READY: parameter name, "" when absent */
   long step_number;   /* STEP: N of `ProfilerStep#N`, -1 otherwise */

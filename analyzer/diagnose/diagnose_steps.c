@@ -331,12 +331,14 @@ static int latency_bound(step_view *v, const size_sweep *sz) {
   double *bw = malloc((size_t)st->ngrad * sizeof *bw);
   if (!bw) return ovl_oom(d->err, "diagnosis");
   size_t nbw = 0;
-  for (int i = 0; i < st->ngrad; i++)
-    if (!isnan(v->grad[i]->busbw_gbps)) bw[nbw++] = v->grad[i]->busbw_gbps;
+  for (int i = 0; i < st->ngrad; i++) {
+    double b = ovl_coll_busbw(v->grad[i]);
+    if (!isnan(b)) bw[nbw++] = b;
+  }
   ovl_qsort(bw, nbw, sizeof *bw, cmp_double);
   double median_busbw = nbw ? bw[nbw / 2] : NAN;
   free(bw);
-  double peak_busbw = d->beta / 1e9 * ovl_busbw_factor(v->grad[0]->op, v->grad[0]->nranks);
+  double peak_busbw = d->beta / 1e9 * ovl_busbw_factor(v->grad[0]->op, ovl_coll_nranks(v->grad[0]));
   char t1[32];
   ovl_msg m = {0};
   ovl_msg_printf(&m, "%d gradient collectives of median size %s each pay the latency alpha for little data: only "
@@ -552,7 +554,7 @@ static void comm_bound(const step_view *v, ovl_msg *m) {
       wait += (double)c->cross->wait_ns;
       transfer += (double)ovl_coll_transfer_ns(c);
     }
-    double b = !isnan(ovl_coll_transfer_busbw(c)) ? ovl_coll_transfer_busbw(c) : c->busbw_gbps;
+    double b = !isnan(ovl_coll_transfer_busbw(c)) ? ovl_coll_transfer_busbw(c) : ovl_coll_busbw(c);
     if (bw && !isnan(b) && c->bytes != OVL_NONE && c->bytes >= OVL_BUSBW_MIN_BYTES) bw[nbw++] = b;
   }
   if (bw) ovl_qsort(bw, nbw, sizeof *bw, cmp_double_desc);

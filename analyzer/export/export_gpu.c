@@ -275,8 +275,9 @@ static size_t coll_args(const ovl_coll_result *c, const ovl_coll_rec *rec, size_
       a[n++] = (ovl_xarg){"readiness_stall_ns", OVL_XARG_INT, ovl_coll_stall(c), 0, NULL};
     if (c->ready != OVL_NONE) a[n++] = (ovl_xarg){"ready_ns", OVL_XARG_INT, c->ready, 0, NULL};
     /* Unknown bandwidths (NaN: no size, or no duration) are left out, not shown as NaN. */
-    if (isfinite(c->busbw_gbps)) a[n++] = (ovl_xarg){"busbw_gbps", OVL_XARG_DOUBLE, 0, c->busbw_gbps, NULL};
-    if (isfinite(c->algbw_gbps)) a[n++] = (ovl_xarg){"algbw_gbps", OVL_XARG_DOUBLE, 0, c->algbw_gbps, NULL};
+    double busbw = ovl_coll_busbw(c), algbw = ovl_coll_algbw(c);
+    if (isfinite(busbw)) a[n++] = (ovl_xarg){"busbw_gbps", OVL_XARG_DOUBLE, 0, busbw, NULL};
+    if (isfinite(algbw)) a[n++] = (ovl_xarg){"algbw_gbps", OVL_XARG_DOUBLE, 0, algbw, NULL};
     a[n++] = (ovl_xarg){"step", OVL_XARG_INT, c->step, 0, NULL};
     if (c->pdim.dim != OVL_DIM_UNKNOWN) {  /* its parallelism dimension (job_dims.h) */
       a[n++] = (ovl_xarg){"dim", OVL_XARG_STRING, 0, 0, ovl_pdim_name((ovl_pdim)c->pdim.dim)};

@@ -150,7 +150,7 @@ static ovl_coll_result *call_at(const member_calls *m, size_t j) {
 
 static void read_call(const void *ctx, size_t j, ovl_xr_call *out) {
   const ovl_coll_result *c = call_at(ctx, j);
-  *out = (ovl_xr_call){c->comm, c->seq, c->op, c->bytes, c->nranks, c->host_launch, c->gpu_start, c->gpu_end, c->step};
+  *out = (ovl_xr_call){c->comm, c->seq, c->op, c->bytes, ovl_coll_nranks(c), c->host_launch, c->gpu_start, c->gpu_end, c->step};
 }
 
 /* The exposed time after its wait (its transfer part) of each matched call of r, in call order,

@@ -134,7 +134,7 @@ static int note_coll(groups *gs, const ovl_rank_result *r, const ovl_coll_result
   }
   ovl_pgroup *g = &gs->v.items[i];
   if (!g->name) g->name = ovl_rank_comm_name(r, c->comm);
-  if (c->nranks != OVL_NONE && c->nranks > g->nranks) g->nranks = c->nranks;
+  if (ovl_coll_nranks(c) != OVL_NONE && ovl_coll_nranks(c) > g->nranks) g->nranks = ovl_coll_nranks(c);
   g->ops[(unsigned)c->op < OVL_OP_COUNT ? c->op : OVL_OP_UNKNOWN]++;
   if (c->pdim.nvtx > 0 && c->pdim.nvtx < OVL_DIM_COUNT) g->nvtx_votes[c->pdim.nvtx]++;
   g->colls++;
@@ -518,9 +518,9 @@ static int pipeline_stats(ovl_job *job, ovl_err *err) {
     for (size_t s = 0; s < r->nsteps && r->pipeline.stage < 0; s++)
       for (size_t k = 0; k < r->steps[s].ncolls; k++) {
         const ovl_coll_result *c = &r->steps[s].colls[k];
-        if (c->pdim.dim != OVL_DIM_PP || c->rank == OVL_NONE || c->nranks == OVL_NONE) continue;
-        r->pipeline.stage = (int)c->rank;
-        r->pipeline.stages = (int)c->nranks;
+        if (c->pdim.dim != OVL_DIM_PP || ovl_coll_rank(c) == OVL_NONE || ovl_coll_nranks(c) == OVL_NONE) continue;
+        r->pipeline.stage = (int)ovl_coll_rank(c);
+        r->pipeline.stages = (int)ovl_coll_nranks(c);
         break;
       }
   }

@@ -10,7 +10,7 @@
 
 #if UINTPTR_MAX == UINT64_MAX
 /* Every field of these is carried: a new field must be added to the codec (and then here). */
-_Static_assert(sizeof(ovl_coll_result) == 240, "ovl_coll_result changed: carry the new field in rank_pack.c");
+_Static_assert(sizeof(ovl_coll_result) == 160, "ovl_coll_result changed: carry the new field in rank_pack.c");
 _Static_assert(sizeof(ovl_step_result) == 272, "ovl_step_result changed: carry the new field in rank_pack.c");
 /* ovl_rank_result's coll_block is not carried: unpacked steps own their colls one by one. */
 _Static_assert(sizeof(ovl_rank_result) == 824, "ovl_rank_result changed: carry the new field in rank_pack.c");
@@ -111,22 +111,17 @@ static void put_coll(ovl_bytes *b, const ovl_rank_result *r, const ovl_coll_resu
   ovl_put_i64(b, c->op);
   ovl_put_opt_near(b, c->comm, q->comm);
   ovl_put_opt_near(b, c->seq, q->seq + 1);
-  ovl_put_opt_near(b, c->nranks, q->nranks);
-  ovl_put_opt_near(b, c->rank, q->rank);
+  ovl_put_opt_near(b, ovl_coll_nranks(c), ovl_coll_nranks(q));
+  ovl_put_opt_near(b, ovl_coll_rank(c), ovl_coll_rank(q));
   ovl_put_opt_near(b, c->bytes, q->bytes);
-  ovl_put_opt_near(b, c->count, q->count);
-  put_int(b, c->peer);
-  ovl_put_opt_near(b, c->group_id, q->group_id);
   put_text(b, ovl_coll_dtype(c), OVL_COLL_TYPE_LEN, p->dtype);
   put_text(b, ovl_coll_redop(c), OVL_COLL_TYPE_LEN, p->redop);
-  ovl_put_opt_near(b, c->device, q->device);
   ovl_put_opt_near(b, c->stream, q->stream);
   put_int(b, c->bucket);
   ovl_put_i64(b, c->bytes_from_marks);
   ovl_put_opt_near(b, c->gpu_start, q->gpu_start);
   ovl_put_opt_near(b, c->gpu_end, c->gpu_start);
   ovl_put_opt_near(b, c->host_launch, c->gpu_start);
-  ovl_put_opt_near(b, c->host_end, c->host_launch);
   put_int(b, c->exposed);
   ovl_put_opt_near(b, c->ready, c->gpu_start);
   ovl_put_opt_near(b, c->ready_gpu, c->gpu_start);
@@ -136,9 +131,6 @@ static void put_coll(ovl_bytes *b, const ovl_rank_result *r, const ovl_coll_resu
   ovl_put_opt_near(b, x->d2h_start, c->gpu_end);
   ovl_put_opt_near(b, x->d2h_end, x->d2h_start);
   put_int(b, x->d2h_bytes);
-  ovl_put_opt_near(b, c->correlation, q->correlation);
-  ovl_put_f64(b, c->algbw_gbps);
-  ovl_put_f64(b, c->busbw_gbps);
   put_int(b, c->step);
   put_pieces(b, r, c);
   ovl_put_i64(b, c->diag.role);
@@ -435,24 +427,23 @@ static void get_coll(rank_in *ri, ovl_coll_result *c, coll_pred *p) {
   c->op = (uint8_t)op;
   c->comm = ovl_get_opt_near(in, q->comm);
   c->seq = ovl_get_opt_near(in, q->seq + 1);
-  c->nranks = ovl_get_opt_near(in, q->nranks);
-  c->rank = ovl_get_opt_near(in, q->rank);
+  int64_t nranks = ovl_get_opt_near(in, ovl_coll_nranks(q));
+  int64_t rank = ovl_get_opt_near(in, ovl_coll_rank(q));
+  if (ovl_coll_rank_ok(nranks) && ovl_coll_rank_ok(rank)) ovl_coll_set_ranks(c, nranks, rank);
+  else in->bad = 1;
   c->bytes = ovl_get_opt_near(in, q->bytes);
-  c->count = ovl_get_opt_near(in, q->count);
-  c->peer = get_int(in);
-  c->group_id = ovl_get_opt_near(in, q->group_id);
   char dtype[OVL_COLL_TYPE_LEN], redop[OVL_COLL_TYPE_LEN];
   get_text(in, dtype, sizeof dtype, p->dtype);
   get_text(in, redop, sizeof redop, p->redop);
   if (ovl_coll_types_intern(dtype, redop, &c->types)) ri->oom = 1;
-  c->device = ovl_get_opt_near(in, q->device);
   c->stream = ovl_get_opt_near(in, q->stream);
-  c->bucket = (long)get_int(in);
+  int64_t bucket = get_int(in);
+  if (bucket < -1 || bucket > INT32_MAX) in->bad = 1;
+  c->bucket = (int32_t)bucket;
   c->bytes_from_marks = ovl_get_i64(in) != 0;
   c->gpu_start = ovl_get_opt_near(in, q->gpu_start);
   c->gpu_end = ovl_get_opt_near(in, c->gpu_start);
   c->host_launch = ovl_get_opt_near(in, c->gpu_start);
-  c->host_end = ovl_get_opt_near(in, c->host_launch);
   c->exposed = get_int(in);
   c->ready = ovl_get_opt_near(in, c->gpu_start);
   c->ready_gpu = ovl_get_opt_near(in, c->gpu_start);
@@ -462,15 +453,13 @@ static void get_coll(rank_in *ri, ovl_coll_result *c, coll_pred *p) {
   x.d2h_start = ovl_get_opt_near(in, c->gpu_end);
   x.d2h_end = ovl_get_opt_near(in, x.d2h_start);
   x.d2h_bytes = get_int(in);
-  c->correlation = ovl_get_opt_near(in, q->correlation);
-  c->algbw_gbps = ovl_get_f64(in);
-  c->busbw_gbps = ovl_get_f64(in);
   int64_t step = get_int(in);
   if (step < -1 || step > INT32_MAX) in->bad = 1;
   c->step = (int32_t)step;
   get_pieces(ri, c);
-  c->diag.role = (ovl_coll_role)ovl_get_i64(in);
-  c->diag.ready_order = (int)ovl_get_i64(in);
+  int64_t role = ovl_get_i64(in), ready_order = ovl_get_i64(in);
+  if (role < 0 || role > OVL_ROLE_BEFORE_WINDOW || ready_order < -1 || ready_order > OVL_READY_ORDER_MAX) in->bad = 1;
+  else c->diag = (ovl_coll_diag){(unsigned)role, (int)ready_order};
   uint64_t cross = ovl_get_u64(in);
   c->cross = NULL;
   if (cross > ri->r->ncoll_cross) in->bad = 1;

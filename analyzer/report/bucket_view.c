@@ -43,8 +43,9 @@ void ovl_bucket_view_text(FILE *out, const ovl_step_result *st, size_t max_rows)
     bucket_label(c, lb, sizeof lb);
     if (c->bytes != OVL_NONE) ovl_format_bytes((double)c->bytes, by, sizeof by);
     else snprintf(by, sizeof by, "?");
-    if (isnan(c->busbw_gbps)) snprintf(bw, sizeof bw, "-");
-    else snprintf(bw, sizeof bw, "%.2f", c->busbw_gbps);
+    double busbw = ovl_coll_busbw(c);
+    if (isnan(busbw)) snprintf(bw, sizeof bw, "-");
+    else snprintf(bw, sizeof bw, "%.2f", busbw);
     fprintf(out, "  %6s %10s %10s %10s %10s %10s %10s %10s %10s %10s\n", lb, by, rel_text(c->ready, st->start, t1),
             rel_text(c->host_launch, st->start, t2), rel_text(c->gpu_start, st->start, t3),
             rel_text(c->gpu_end, st->start, t4), dur_text(ovl_coll_stall(c), t5), dur_text(ovl_coll_queueing(c), t6),

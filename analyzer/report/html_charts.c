@@ -101,7 +101,7 @@ static void time_axis(FILE *out, const tscale *s, double y, double bottom) {
 /* One collective's row: GPU time as a bar, readiness and launch as marks, the stall between. */
 static void mark_row(FILE *out, const tscale *s, const ovl_coll_result *c, double y, double h) {
   char name[64], a[32], b[32], d[32], e[32], f[32];
-  if (c->bucket >= 0) snprintf(name, sizeof name, "#%d bucket %ld", c->order, c->bucket);
+  if (c->bucket >= 0) snprintf(name, sizeof name, "#%d bucket %ld", c->order, (long)c->bucket);
   else snprintf(name, sizeof name, "#%d %s", c->order, ovl_op_name(c->op));
   label(out, LEFT - 6, y + h - 2, "end", "lbl", name);
   fprintf(out, "<g><title>");
@@ -253,7 +253,7 @@ void ovl_html_order(FILE *out, const ovl_rank_result *r, size_t ri, size_t si) {
     const ovl_coll_result *c = &st->colls[idx[p]];
     double yo = top + row * ((double)p + 0.5);
     char name[48];
-    if (c->bucket >= 0) snprintf(name, sizeof name, "bucket %ld", c->bucket);
+    if (c->bucket >= 0) snprintf(name, sizeof name, "bucket %ld", (long)c->bucket);
     else snprintf(name, sizeof name, "#%d", c->order);
     label(out, xo - 10, yo + 4, "end", "lbl", name);
     if (c->diag.ready_order >= 0) {

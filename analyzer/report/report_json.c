@@ -111,12 +111,12 @@ static void collective(ovl_json *j, const ovl_coll_result *c, int64_t offset) {
   ovl_json_string(j, "role", ovl_coll_role_name(c->diag.role));
   if (c->diag.ready_order >= 0) ovl_json_int(j, "ready_order", c->diag.ready_order);
   else ovl_json_null(j, "ready_order");
-  ovl_json_double(j, "algbw_gbps", c->algbw_gbps);
-  ovl_json_double(j, "busbw_gbps", c->busbw_gbps);
+  ovl_json_double(j, "algbw_gbps", ovl_coll_algbw(c));
+  ovl_json_double(j, "busbw_gbps", ovl_coll_busbw(c));
   opt_int(j, "id", c->id);
   opt_int(j, "comm", c->comm);
   opt_int(j, "seq", c->seq);
-  opt_int(j, "nranks", c->nranks);
+  opt_int(j, "nranks", ovl_coll_nranks(c));
   opt_int(j, "stream", c->stream);
   if (ovl_coll_dtype(c)[0]) ovl_json_string(j, "dtype", ovl_coll_dtype(c));
   nccl_account(j, c);

@@ -117,7 +117,7 @@ static void print_collectives(FILE *out, const ovl_step_result *st, int64_t orig
     else snprintf(b5, sizeof b5, "-");
     fprintf(out, "  %5d  %-13s %10s %6s %11s %10s %10s %10s %10s %10s\n", c->order, ovl_op_name(c->op), b1, bucket,
             ns_text((double)(c->gpu_start - origin), b2), ns_text((double)(c->gpu_end - c->gpu_start), b3),
-            ns_text((double)c->exposed, b4), b5, gbps_text(c->algbw_gbps, b6), gbps_text(c->busbw_gbps, b7));
+            ns_text((double)c->exposed, b4), b5, gbps_text(ovl_coll_algbw(c), b6), gbps_text(ovl_coll_busbw(c), b7));
   }
   if (shown < st->ncolls) fprintf(out, "  ... %zu more (use --all)\n", st->ncolls - shown);
   free(sorted);

@@ -50,8 +50,9 @@ static int add_call(nccl_rows *rows, const ovl_coll_result *c, ovl_err *err) {
   int64_t dur = c->gpu_end - c->gpu_start;
   ovl_stat_span_add(&row->t, dur);
   if (c->bytes != OVL_NONE && c->bytes > 0) row->bytes = ovl_sat_add(row->bytes, c->bytes);
-  if (!isnan(c->busbw_gbps) && dur > 0) {
-    row->bus_bytes += c->busbw_gbps * (double)dur;  /* GB/s x ns = bytes */
+  double busbw = ovl_coll_busbw(c);
+  if (!isnan(busbw) && dur > 0) {
+    row->bus_bytes += busbw * (double)dur;  /* GB/s x ns = bytes */
     row->bus_time = ovl_sat_add(row->bus_time, dur);
   }
   return OVL_OK;

@@ -35,7 +35,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ovl_nvtx_interpret(domain, name, flags & 1, flags & 2 ? &pattern : NULL, &m);
   OVL_FUZZ_CHECK(m.kind == OVL_NVTX_OTHER || m.kind == OVL_NVTX_STEP || m.kind == OVL_NVTX_GRAD_READY ||
         m.kind == OVL_NVTX_BUCKET || m.kind == OVL_NVTX_DIM);
-  OVL_FUZZ_CHECK(m.bucket >= -1 && m.bytes >= -1);
+  OVL_FUZZ_CHECK(m.bucket >= -1 && m.bucket <= INT32_MAX && m.bytes >= -1);  /* a collective keeps it in 32 bits */
   OVL_FUZZ_CHECK(m.kind != OVL_NVTX_DIM || m.bucket >= 0);  /* a dimension was named */
   OVL_FUZZ_CHECK(m.kind == OVL_NVTX_STEP || m.step_number == -1);
   OVL_FUZZ_CHECK(memchr(m.param, '\0', sizeof m.param) != NULL);
