@@ -117,10 +117,20 @@ typedef struct ovl_coll_cross {
 ** stay in the trace). */
 typedef struct ovl_coll_result {
   int64_t id;              /* collectives.id; OVL_NONE when inferred from a kernel name */
+  /* What the cross-rank stage reads of every call of the job (job_cross_rank.c read_call), kept
+  ** together: it visits the ranks' calls in matching order, a cache miss per line touched. */
   int64_t comm, seq, bytes;
-  int64_t stream;
   int64_t host_launch;     /* OVL_NONE when unknown */
   int64_t gpu_start, gpu_end;
+  int32_t step;            /* -1 when outside every step (a rank's steps are far fewer than 2^31) */
+  /* Rank count and rank of its communicator, -1 when unknown: read through ovl_coll_nranks and
+  ** ovl_coll_rank (OVL_NONE then), set through ovl_coll_set_ranks. The reader keeps no other
+  ** (trace_reader.c: 0..INT32_MAX, a rank count above 0). */
+  int32_t nranks32, rank32;
+  uint8_t op;              /* ovl_op */
+  ovl_coll_dim pdim;       /* parallelism dimension and role (job_dims.c); zero until then */
+  /* the rest */
+  int64_t stream;
   int64_t exposed;         /* ns of its GPU interval with no compute running */
   int64_t ready;           /* bucket readiness (host time, set only with host_launch); OVL_NONE when unknown */
   int64_t ready_gpu;       /* the bucket's readiness on the GPU's timeline (its last mark's gpu_t) */
@@ -131,11 +141,6 @@ typedef struct ovl_coll_result {
   ** it); NULL when it would equal ovl_coll_extra_none. Read it through ovl_coll_extra_of. */
   ovl_coll_extra *extra;
   int order;               /* firing order within its step, from 0 */
-  int32_t step;            /* -1 when outside every step (a rank's steps are far fewer than 2^31) */
-  /* Rank count and rank of its communicator, -1 when unknown: read through ovl_coll_nranks and
-  ** ovl_coll_rank (OVL_NONE then), set through ovl_coll_set_ranks. The reader keeps no other
-  ** (trace_reader.c: 0..INT32_MAX, a rank count above 0). */
-  int32_t nranks32, rank32;
   int32_t bucket;          /* from the `bucket <k>` NVTX range (k <= INT32_MAX: nvtx_conventions.c); -1 when unknown */
   uint32_t types;          /* its dtype and redop (coll_types.h): read through ovl_coll_dtype/_redop */
   /* Where the exposed time lies: npieces (start, end) pairs from pair pieces_at of the rank's
@@ -143,8 +148,6 @@ typedef struct ovl_coll_result {
   ** cross-rank stage's input, dropped once it has run. Read through ovl_coll_pieces. */
   uint32_t pieces_at;
   ovl_coll_diag diag;      /* {OVL_ROLE_OTHER, -1} until the gradient phase is measured */
-  uint8_t op;              /* ovl_op */
-  ovl_coll_dim pdim;       /* parallelism dimension and role (job_dims.c); zero until then */
   uint8_t npieces;
   unsigned pieces_exact : 1, has_pieces : 1;
   unsigned bytes_from_marks : 1;  /* the trace gave no size (a collective known by its kernel
