@@ -7,11 +7,13 @@
 ** (ovl_job_assemble_remote: what it needs of the pieces it asks of their processes, which
 ** answer until it is done), then diagnoses it.
 */
+#define _GNU_SOURCE /* sched_getaffinity, CPU_COUNT */
 #include "mpi_internal.h"
 
 #include "diagnose/diagnose.h"
 #include "job/rank_pack.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,11 +21,19 @@
 const char *ovl_mpi_missing(void) { return NULL; }
 const char *ovl_mpi_sibling(void) { return NULL; }
 
-/* Threads per process: the node's CPUs among its processes, at least one. */
+/* Threads per process: the node's CPUs among its processes, and no more than the CPUs this
+** process may run on (mpirun binds a process to a core or a socket unless told --bind-to none:
+** threads beyond them would only take turns), at least one. */
 static size_t workers_per_process(void) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   size_t n = cpus > 0 ? (size_t)cpus : 1, procs = ovl_mpi_s.node_procs > 0 ? (size_t)ovl_mpi_s.node_procs : 1;
-  return n / procs ? n / procs : 1;
+  size_t share = n / procs ? n / procs : 1;
+  cpu_set_t mine;
+  if (sched_getaffinity(0, sizeof mine, &mine) == 0) {
+    size_t allowed = (size_t)CPU_COUNT(&mine);
+    if (allowed > 0 && allowed < share) share = allowed;
+  }
+  return share;
 }
 
 /* A file's results once packed: it keeps only its source. */
