@@ -27,7 +27,9 @@ mpirun=$(command -v mpirun || command -v mpiexec || true)
 [ -x /usr/bin/time ] || { echo "/usr/bin/time is needed for peak RSS (apt-get install time)" >&2; exit 1; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl_vader_single_copy_mechanism=none
 over=""
-"$mpirun" --version 2>&1 | grep -qE "Open ?MPI|OpenRTE" && over="--oversubscribe"
+# Open MPI: more processes than CPUs allowed, and no binding (as docs/mpi.md runs it: a process
+# bound to one core measures on one core)
+"$mpirun" --version 2>&1 | grep -qE "Open ?MPI|OpenRTE" && over="--oversubscribe --bind-to none"
 mkdir -p "$dir"
 
 job="$dir/fsdp-$ranks"
