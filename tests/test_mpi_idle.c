@@ -8,6 +8,8 @@
 */
 #include "mpi/mpi_internal.h"
 
+#include "check.h"
+
 #include <stdio.h>
 #include <time.h>
 
@@ -22,17 +24,17 @@ static void work_a_second(void) {
   nanosleep(&t, NULL);
 }
 
-/* Prints and judges one wait of the other process; returns 1 when it failed. */
-static int judge(const char *what, double wall, double cpu) {
-  int ok = wall >= 0.8 && cpu <= 0.25 * wall;
-  printf("%s: %s: waited %.3f s, CPU %.3f s\n", ok ? "ok" : "FAIL", what, wall, cpu);
-  return !ok;
+/* Prints one wait of the other process and checks it: it lasted, and took little CPU. */
+static void judge(const char *what, double wall, double cpu) {
+  printf("%s: waited %.3f s, CPU %.3f s\n", what, wall, cpu);
+  CHECK(wall >= 0.8);
+  CHECK(cpu <= 0.25 * wall);
 }
 
 int main(void) {
   ovl_err err;
   ovl_err_clear(&err);
-  int is_root = 0, fails = 0;
+  int is_root = 0;
   if (ovl_mpi_begin(&is_root, &err)) {
     fprintf(stderr, "test_mpi_idle: %s\n", err.msg);
     return 1;
@@ -45,27 +47,26 @@ int main(void) {
   char token = 'r';
   if (is_root) {
     work_a_second();
-    if (ovl_mpi_agree(OVL_OK, &err)) fails++;
+    CHECK_I64(ovl_mpi_agree(OVL_OK, &err), OVL_OK);
     work_a_second();
     MPI_Send(&token, 1, MPI_CHAR, 1, OVL_MPI_TAG_REQUEST, MPI_COMM_WORLD);
   } else {
     double w0 = now(CLOCK_MONOTONIC), c0 = now(CLOCK_PROCESS_CPUTIME_ID);
-    if (ovl_mpi_agree(OVL_OK, &err)) fails++;
+    CHECK_I64(ovl_mpi_agree(OVL_OK, &err), OVL_OK);
     double w1 = now(CLOCK_MONOTONIC), c1 = now(CLOCK_PROCESS_CPUTIME_ID);
-    fails += judge("an agreement the root reaches a second later", w1 - w0, c1 - c0);
+    judge("an agreement the root reaches a second later", w1 - w0, c1 - c0);
     MPI_Status st;
-    if (ovl_mpi_probe_idle(0, OVL_MPI_TAG_REQUEST, &st) != MPI_SUCCESS) fails++;
+    CHECK(ovl_mpi_probe_idle(0, OVL_MPI_TAG_REQUEST, &st) == MPI_SUCCESS);
     double w2 = now(CLOCK_MONOTONIC), c2 = now(CLOCK_PROCESS_CPUTIME_ID);
-    fails += judge("a request the root sends a second later", w2 - w1, c2 - c1);
-    if (MPI_Recv(&token, 1, MPI_CHAR, 0, OVL_MPI_TAG_REQUEST, MPI_COMM_WORLD, MPI_STATUS_IGNORE) != MPI_SUCCESS ||
-        token != 'r') {
-      printf("FAIL: the request did not arrive whole\n");
-      fails++;
-    }
+    judge("a request the root sends a second later", w2 - w1, c2 - c1);
+    token = 0;
+    CHECK(MPI_Recv(&token, 1, MPI_CHAR, 0, OVL_MPI_TAG_REQUEST, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    CHECK(token == 'r');
   }
-  /* everyone's verdict, so mpirun's status is the test's */
+  /* everyone's verdict, so every process exits with the test's status */
   int all = 0;
-  MPI_Allreduce(&fails, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&check_failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  check_failures = all;
   MPI_Finalize();
-  return all ? 1 : 0;
+  return check_summary();
 }
