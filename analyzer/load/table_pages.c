@@ -24,6 +24,8 @@
 /* A child this many pages past the run still joins it: the pages between are copied for
 ** nothing, but one system call is saved. */
 #define RUN_GAP 2
+/* Bytes to spare past the end of every buffer records are decoded from (load_be64). */
+#define PAD 8
 
 enum { PAGE_INTERIOR = 0x05, PAGE_LEAF = 0x0D };
 
@@ -44,6 +46,8 @@ struct ovl_tp_scan {
   int64_t lo, hi;
   int ncols, nfields;        /* output columns; record fields to parse (largest wanted + 1) */
   int slot_of[OVL_TP_MAX_COLS * 4];  /* record field -> output column, -1: not read */
+  int nwant;                 /* the fields read: want_field[i] into output column want_slot[i] */
+  int want_field[OVL_TP_MAX_COLS], want_slot[OVL_TP_MAX_COLS];
   int rowid_slot;            /* the output column that is the rowid (INTEGER PRIMARY KEY), or -1 */
   ovl_tp_value dflt[OVL_TP_MAX_COLS];  /* a column absent from a short record */
   unsigned char *visited;    /* a bit per page: each is read at most once a scan */
@@ -229,7 +233,7 @@ static const unsigned char *assemble(ovl_tp_scan *s, const unsigned char *local,
     return NULL;
   }
   if (plen > s->big_cap) {
-    unsigned char *b = realloc(s->big, (size_t)plen);
+    unsigned char *b = realloc(s->big, (size_t)plen + PAD);
     if (!b) {
       s->done = 1;
       ovl_oom(err, "record payload");
@@ -251,16 +255,12 @@ static const unsigned char *assemble(ovl_tp_scan *s, const unsigned char *local,
   return s->big;
 }
 
-/* A big-endian two's-complement integer of serial type st (1 to 6). */
-static int64_t get_int(const unsigned char *p, uint64_t st) {
-  switch (st) {
-    case 1: return (int8_t)p[0];
-    case 2: return (int16_t)(p[0] << 8 | p[1]);
-    case 3: return (int32_t)((uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8) >> 8;
-    case 4: return (int32_t)get_u32(p);
-    case 5: return (int64_t)((uint64_t)(int16_t)(p[0] << 8 | p[1]) << 32 | get_u32(p + 2));
-    default: return (int64_t)((uint64_t)get_u32(p) << 32 | get_u32(p + 4));
-  }
+/* Eight bytes at p, big-endian. Fields of fewer bytes are read with the bytes after them: every
+** buffer a record lies in has PAD bytes to spare past its end. */
+static inline uint64_t load_be64(const unsigned char *p) {
+  uint64_t v;
+  memcpy(&v, p, sizeof v);
+  return __builtin_bswap64(v);
 }
 
 /* get_varint with the one-byte case (nearly every serial type, size and small rowid) inline. */
@@ -272,10 +272,82 @@ static inline int varint_fast(const unsigned char *p, const unsigned char *end, 
   return get_varint(p, end, out);
 }
 
+/* The size of a field of one-byte serial type st (0 to 127; 128 to 255 are not one byte). */
+static const unsigned char one_byte_len[256] = {
+    0, 1, 2, 3, 4, 6, 8, 8, 0, 0, 0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9,
+    10, 10, 11, 11, 12, 12, 13, 13, 14, 14, 15, 15, 16, 16, 17, 17, 18, 18, 19, 19, 20, 20, 21, 21, 22, 22, 23, 23, 24, 24, 25, 25,
+    26, 26, 27, 27, 28, 28, 29, 29, 30, 30, 31, 31, 32, 32, 33, 33, 34, 34, 35, 35, 36, 36, 37, 37, 38, 38, 39, 39, 40, 40, 41, 41,
+    42, 42, 43, 43, 44, 44, 45, 45, 46, 46, 47, 47, 48, 48, 49, 49, 50, 50, 51, 51, 52, 52, 53, 53, 54, 54, 55, 55, 56, 56, 57, 57,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+};
+
+/* A field's value into x: serial type st, its bytes at d (size bytes). */
+static void field_value(ovl_tp_value *x, uint64_t st, const unsigned char *d, uint64_t size) {
+  if (st >= 12) {
+    x->type = (st & 1) ? SQLITE_TEXT : SQLITE_BLOB;
+    x->p = d;
+    x->n = (size_t)size;
+  } else if (st == 0 || st == 10 || st == 11) {
+    x->type = SQLITE_NULL;  /* 10 and 11 are SQLite's internal NULLs */
+  } else if (st >= 8) {
+    x->type = SQLITE_INTEGER;
+    x->i = (int64_t)st - 8;  /* 8 and 9: the integers 0 and 1 */
+  } else if (st != 7) {
+    x->type = SQLITE_INTEGER;
+    x->i = (int64_t)load_be64(d) >> (64 - 8 * size);  /* sign-extended by the arithmetic shift */
+  } else {
+    uint64_t bits = load_be64(d);
+    memcpy(&x->r, &bits, sizeof x->r);
+    x->type = isnan(x->r) ? SQLITE_NULL : SQLITE_FLOAT;  /* as SQLite reads a NaN */
+  }
+}
+
+/* decode_record for the usual record: a header of under 128 bytes whose serial types, up to the
+** last field read, are one byte each. 1 when it was, 0 when the general decoding must run,
+** -status on a fault. */
+static int decode_short_header(ovl_tp_scan *restrict s, int64_t rowid, const unsigned char *restrict pl,
+                               uint64_t plen, ovl_tp_value *restrict v, ovl_err *err) {
+  uint32_t hlen = pl[0], off[OVL_TP_MAX_COLS * 4];
+  const unsigned char *h = pl + 1;
+  int n = s->nfields;
+  if (hlen >= 0x80 || hlen > plen || (int)hlen - 1 < n) return 0;
+  unsigned any_long = 0;
+  uint64_t o = hlen;
+  for (int f = 0; f < n; f++) {  /* offsets first, checked once: the sum of at most 64 sizes < 64 * 64 */
+    any_long |= h[f];
+    off[f] = (uint32_t)o;
+    o += one_byte_len[h[f]];
+  }
+  if (any_long & 0x80) return 0;
+  if (o > plen || ((int)hlen - 1 == n && o != plen))  /* the last field read ends the header: SQLite's test */
+    return corrupt(s, err, "page %llu: record of rowid %llu does not fill its payload", s->leaf_pgno, (uint64_t)rowid);
+  const int nwant = s->nwant, *want_field = s->want_field, *want_slot = s->want_slot;
+  for (int i = 0; i < nwant; i++) {
+    int f = want_field[i];
+    unsigned st = h[f];
+    ovl_tp_value *x = &v[want_slot[i]];
+    if (st - 1u < 6u) {  /* an integer of 1 to 8 bytes: nearly every field */
+      x->type = SQLITE_INTEGER;
+      x->i = (int64_t)load_be64(pl + off[f]) >> (64 - 8 * one_byte_len[st]);
+    } else {
+      field_value(x, st, pl + off[f], one_byte_len[st]);
+    }
+  }
+  if (s->rowid_slot >= 0) v[s->rowid_slot] = (ovl_tp_value){.type = SQLITE_INTEGER, .i = rowid};
+  return 1;
+}
+
 /* The values of one record (payload pl, plen bytes) into v. */
 static int decode_record(ovl_tp_scan *s, int64_t rowid, const unsigned char *pl, uint64_t plen, ovl_tp_value *v,
                          ovl_err *err) {
   static const unsigned char fixed_len[12] = {0, 1, 2, 3, 4, 6, 8, 8, 0, 0, 0, 0};
+  if (plen > 0) {
+    int r = decode_short_header(s, rowid, pl, plen, v, err);
+    if (r) return r < 0 ? r : 0;
+  }
   uint64_t hlen;
   const unsigned char *end = pl + plen;
   int k = varint_fast(pl, end, &hlen);
@@ -293,27 +365,7 @@ static int decode_record(ovl_tp_scan *s, int64_t rowid, const unsigned char *pl,
     if (size > plen - off)
       return corrupt(s, err, "page %llu: record of rowid %llu longer than its payload", s->leaf_pgno, (uint64_t)rowid);
     int slot = s->slot_of[field];
-    if (slot >= 0) {
-      ovl_tp_value *x = &v[slot];
-      const unsigned char *d = pl + off;
-      if (st == 0 || st == 10 || st == 11) {
-        x->type = SQLITE_NULL;  /* 10 and 11 are SQLite's internal NULLs */
-      } else if (st <= 6) {
-        x->type = SQLITE_INTEGER;
-        x->i = get_int(d, st);
-      } else if (st == 7) {
-        uint64_t bits = (uint64_t)get_int(d, 6);
-        memcpy(&x->r, &bits, sizeof x->r);
-        x->type = isnan(x->r) ? SQLITE_NULL : SQLITE_FLOAT;  /* as SQLite reads a NaN */
-      } else if (st <= 9) {
-        x->type = SQLITE_INTEGER;
-        x->i = (int64_t)(st - 8);
-      } else {
-        x->type = (st & 1) ? SQLITE_TEXT : SQLITE_BLOB;
-        x->p = d;
-        x->n = (size_t)size;
-      }
-    }
+    if (slot >= 0) field_value(&v[slot], st, pl + off, size);
     off += size;
   }
   /* The header read to its end: the fields must fill the payload exactly (SQLite's test). */
@@ -438,7 +490,7 @@ static int layout(ovl_tp_scan *s, const char *table, const char *const *cols, co
       if (type && sqlite3_stricmp(type, "INTEGER") == 0) ipk = cid;
     }
     for (int i = 0; ok && name && i < s->ncols; i++) {
-      if (sqlite3_stricmp(name, cols[i]) != 0) continue;
+      if (!cols[i] || sqlite3_stricmp(name, cols[i]) != 0) continue;
       int want = kinds[i] == OVL_TP_INT ? SQLITE_INTEGER : SQLITE_TEXT;
       if (cid < 0 || cid >= (int)(sizeof s->slot_of / sizeof *s->slot_of) || affinity(type) != want ||
           !parse_default(dflt, kinds[i], &s->dflt[i]) || field_of[i] != -2)
@@ -454,7 +506,9 @@ static int layout(ovl_tp_scan *s, const char *table, const char *const *cols, co
   for (size_t f = 0; f < sizeof s->slot_of / sizeof *s->slot_of; f++) s->slot_of[f] = -1;
   s->rowid_slot = -1;
   s->nfields = 0;
+  s->nwant = 0;
   for (int i = 0; ok && i < s->ncols; i++) {
+    if (!cols[i]) continue;         /* not read */
     if (field_of[i] < 0) return 0;  /* not a column of the table */
     if (field_of[i] == ipk) {
       if (s->rowid_slot >= 0) return 0;
@@ -462,6 +516,8 @@ static int layout(ovl_tp_scan *s, const char *table, const char *const *cols, co
       continue;
     }
     s->slot_of[field_of[i]] = i;
+    s->want_field[s->nwant] = field_of[i];
+    s->want_slot[s->nwant++] = i;
     if (field_of[i] + 1 > s->nfields) s->nfields = field_of[i] + 1;
   }
   return ok;
@@ -537,7 +593,7 @@ int ovl_tp_open(sqlite3 *db, const char *path, const char *table, const char *co
   s->win_cap = WINDOW_BYTES / s->page_size;
   if (s->win_cap < 1) s->win_cap = 1;
   s->visited = calloc((size_t)s->npages / 8 + 1, 1);
-  s->win = malloc((size_t)s->win_cap * s->page_size);
+  s->win = malloc((size_t)s->win_cap * s->page_size + PAD);
   s->ovfl = malloc(s->page_size);
   if (!s->visited || !s->win || !s->ovfl) {
     ovl_tp_close(s);

@@ -52,8 +52,8 @@ int ovl_tp_enabled(void);
 /* Scans opened on pages since the process started (tests: the direct path was taken). */
 long long ovl_tp_scans(void);
 
-/* Opens a scan of the rows of `table` with rowid in [lo, hi], columns `cols[0..ncols)` (names)
-** read as `kinds[i]`, on connection db (of the trace `path`, for messages). OVL_OK with *out
+/* Opens a scan of the rows of `table` with rowid in [lo, hi], columns `cols[0..ncols)` (names;
+** NULL: a column not read, its value never written) read as `kinds[i]`, on connection db (of the trace `path`, for messages). OVL_OK with *out
 ** set: the rows are read from the pages; OVL_OK with *out NULL: not here (read through SQL;
 ** nothing was started); else an error. */
 int ovl_tp_open(sqlite3 *db, const char *path, const char *table, const char *const *cols, const int *kinds,

@@ -850,7 +850,7 @@ typedef struct row_reader {
   int ncols;               /* columns the statement reads (6 to 12) */
   int pushed;              /* rows come through ovl_push_work (table order), not one per step */
   ovl_tp_scan *tp;         /* else the rows are read from the table's pages (load/table_pages.h) */
-  int tp_col[12];          /* the value of each column of the statement in the scan's, -1: NULL */
+  ovl_tp_value tp_row[12]; /* its values, in the statement's order (those of absent columns NULL) */
   row_batch *target;       /* batch being filled */
   row_batch *current;      /* batch being consumed */
   size_t current_pos;
@@ -959,30 +959,27 @@ static int decode_values(const row_reader *rd, sqlite3_value **v, ovl_work *w) {
   return work_ok(rd, w);
 }
 
-/* The same from values read from the pages: v[rd->tp_col[i]] is the statement's column i. */
+/* The same from values read from the pages (v: the statement's columns). */
 static int decode_direct(const row_reader *rd, const ovl_tp_value *v, ovl_work *w) {
-  static const ovl_tp_value null_value = {.type = SQLITE_NULL};
-  const ovl_tp_value *c[12];
-  for (int i = 0; i < rd->ncols; i++) c[i] = rd->tp_col[i] >= 0 ? &v[rd->tp_col[i]] : &null_value;
   row_malformed = 0;
-  w->start = tp_int(c[0]);
-  w->end = tp_int(c[1]);
-  w->device = tp_int(c[2]);
-  w->stream = tp_int(c[3]);
-  w->correlation = tp_int(c[4]);
+  w->start = tp_int(&v[0]);
+  w->end = tp_int(&v[1]);
+  w->device = tp_int(&v[2]);
+  w->stream = tp_int(&v[3]);
+  w->correlation = tp_int(&v[4]);
   w->is_memop = rd->is_memop;
   if (rd->is_memop) {
     w->name = OVL_NONE;
-    tp_text(rd->db, c[5], w->memkind, sizeof w->memkind);
-    w->bytes = tp_int(c[6]);
+    tp_text(rd->db, &v[5], w->memkind, sizeof w->memkind);
+    w->bytes = tp_int(&v[6]);
   } else {
-    w->name = tp_int(c[5]);
+    w->name = tp_int(&v[5]);
     w->memkind[0] = 0;
     w->bytes = OVL_NONE;
   }
   for (int i = 0; i < 3; i++) {
-    w->grid[i] = rd->launch_dims ? tp_int(c[6 + i]) : OVL_NONE;
-    w->block[i] = rd->launch_dims ? tp_int(c[9 + i]) : OVL_NONE;
+    w->grid[i] = rd->launch_dims ? tp_int(&v[6 + i]) : OVL_NONE;
+    w->block[i] = rd->launch_dims ? tp_int(&v[9 + i]) : OVL_NONE;
   }
   return work_ok(rd, w);
 }
@@ -1019,11 +1016,10 @@ static int fill_batch(row_reader *rd, row_batch *b) {
   b->n = 0;
   rd->target = b;
   if (rd->tp) {
-    ovl_tp_value v[12];
     while (b->n < BATCH_ROWS) {
-      int r = ovl_tp_next(rd->tp, v, &rd->err);
+      int r = ovl_tp_next(rd->tp, rd->tp_row, &rd->err);
       if (r <= 0) return r;
-      if (decode_direct(rd, v, &b->rows[b->n])) b->n++;
+      if (decode_direct(rd, rd->tp_row, &b->rows[b->n])) b->n++;
       else rd->bad++;
     }
     return 1;
@@ -1145,16 +1141,12 @@ static int reader_start(row_reader *rd, const char *path, const char *table, con
   /* In table order from the pages where that reads the same rows (load/table_pages.h), else
   ** through SQL. Columns the table lacks (names[i] NULL) are NULL either way. */
   if (!sorted) {
-    const char *present[12];
-    int kinds[12], n = 0;
+    int kinds[12];
     for (int i = 0; i < ncols; i++) {
-      rd->tp_col[i] = names[i] ? n : -1;
-      if (names[i]) {
-        kinds[n] = is_memop && i == 5 ? OVL_TP_TEXT : OVL_TP_INT;
-        present[n++] = names[i];
-      }
+      kinds[i] = is_memop && i == 5 ? OVL_TP_TEXT : OVL_TP_INT;
+      rd->tp_row[i] = (ovl_tp_value){.type = SQLITE_NULL};
     }
-    int rc = ovl_tp_open(rd->db, path, table, present, kinds, n, INT64_MIN, INT64_MAX, &rd->tp, err);
+    int rc = ovl_tp_open(rd->db, path, table, names, kinds, ncols, INT64_MIN, INT64_MAX, &rd->tp, err);
     if (rc) return rc;
   }
   if (!rd->tp && push_function(rd->db, "ovl_push_work", ncols, rd, push_work) != SQLITE_OK)
