@@ -653,8 +653,9 @@ static void api_row(api_scan *a, const ovl_api_row *r) {
 ** *rc), 0 when they must be read through SQL (nothing was read). */
 static int scan_api_pages(ovl_trace *t, sqlite3 *db, int launches_only, int64_t lo, int64_t hi, ovl_api_fn fn,
                           void *ctx, long *bad, int *rc, ovl_err *err) {
-  static const char *const all[] = {"start", "end", "tid", "correlation", "name"};
-  static const char *const launches[] = {"start", "correlation"};
+  static const char *const all[] = {OVL_SCHEMA_API_COLUMNS};  /* start, end, tid, correlation, name */
+  _Static_assert(OVL_SCHEMA_API_NCOLUMNS == 5, "the api reader's columns (push_api)");
+  const char *const launches[] = {all[0], all[3]};
   static const int kinds[] = {OVL_TP_INT, OVL_TP_INT, OVL_TP_INT, OVL_TP_INT, OVL_TP_INT};
   ovl_tp_scan *tp = NULL;
   *rc = ovl_tp_open(db, t->path, "api", launches_only ? launches : all, kinds, launches_only ? 2 : 5, lo, hi, &tp, err);
@@ -1255,11 +1256,15 @@ static int open_source(ovl_trace *t, work_source *s, int is_memop, const ovl_wor
   int has_dims = has_grid || has_block;
   /* Only the columns used, in the order the schema stores them: SQLite decodes a record's
   ** header once per row and each column as it goes. NULL: a column the table lacks. */
-  const char *cols[12] = {"start", "end", "device", "stream", "correlation", is_memop ? "kind" : "name", "bytes"};
+  static const char *const kernel_cols[] = {OVL_SCHEMA_KERNELS_COLUMNS};
+  static const char *const memop_cols[] = {OVL_SCHEMA_MEMOPS_COLUMNS};
+  _Static_assert(OVL_SCHEMA_KERNELS_NCOLUMNS == 12 && OVL_SCHEMA_MEMOPS_NCOLUMNS == 7,
+                 "the work reader's columns (decode_values)");
+  const char *cols[12];
   int ncols = is_memop ? 7 : 6;
-  if (!is_memop && has_dims) {
-    static const char *const dims[6] = {"grid_x", "grid_y", "grid_z", "block_x", "block_y", "block_z"};
-    for (int i = 0; i < 6; i++) cols[6 + i] = (i < 3 ? has_grid : has_block) ? dims[i] : NULL;
+  for (int i = 0; i < ncols; i++) cols[i] = is_memop ? memop_cols[i] : kernel_cols[i];
+  if (!is_memop && has_dims) {  /* grid_x, grid_y, grid_z, block_x, block_y, block_z */
+    for (int i = 6; i < 12; i++) cols[i] = (i < 9 ? has_grid : has_block) ? kernel_cols[i] : NULL;
     ncols = 12;
   }
   s->is_memop = is_memop;
