@@ -214,6 +214,18 @@ static void write_trace(const char *path, int n) {
            "INSERT INTO api(start, end, tid, correlation, name, extra) VALUES (11, 12, 13, 14, 15, 16);");
 }
 
+static long page_size_of_db(const char *path) {
+  sqlite3 *db = NULL;
+  sqlite3_stmt *st = NULL;
+  long ps = 0;
+  sqlite3_open(path, &db);
+  if (sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+    ps = (long)sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return ps;
+}
+
 static void differential(int argc, char **argv) {
   for (int i = 1; i < argc; i++) nftw(argv[i], visit_file, 16, FTW_PHYS);
   int from_folders = ntraces;
@@ -276,6 +288,34 @@ static void differential(int argc, char **argv) {
   read_all(odd, 1, &d);
   CHECK(d.direct_scans == 4 && d.work.n > 0);
   reading_free(&d);
+
+  /* Other page layouts: 64 KiB pages (stored as 1 in the header), 512-byte pages (long rows
+  ** on overflow pages), reserved bytes at the end of every page (usable size below the page
+  ** size). */
+  static const struct { int page_size, reserve; } layouts[] = {{65536, 0}, {512, 0}, {4096, 40}, {1024, 200}};
+  for (size_t i = 0; i < sizeof layouts / sizeof *layouts; i++) {
+    const char *lp = tb_temp_path("pages-layout.sqlite");
+    write_trace(lp, 3000);
+    sqlite3 *ldb = NULL;
+    CHECK(sqlite3_open(lp, &ldb) == SQLITE_OK);
+    int reserve = layouts[i].reserve;
+    snprintf(sql, sizeof sql, "PRAGMA page_size=%d;", layouts[i].page_size);
+    CHECK(sqlite3_exec(ldb, sql, NULL, NULL, NULL) == SQLITE_OK);
+    /* after the page size (which sets the reserve wanted back to 0), taken by the VACUUM */
+    if (reserve) CHECK(sqlite3_file_control(ldb, "main", SQLITE_FCNTL_RESERVE_BYTES, &reserve) == SQLITE_OK);
+    CHECK(sqlite3_exec(ldb, "VACUUM;", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(ldb);
+    CHECK(page_size_of_db(lp) == layouts[i].page_size);
+    unsigned char head[100] = {0};
+    FILE *f = fopen(lp, "rb");
+    CHECK(f && fread(head, 1, sizeof head, f) == sizeof head);
+    if (f) fclose(f);
+    CHECK(head[20] == layouts[i].reserve);  /* bytes reserved at the end of each page */
+    CHECK(compare_both_ways(lp));
+    read_all(lp, 1, &d);
+    CHECK(d.direct_scans >= 5 && d.work.n > 3000);
+    reading_free(&d);
+  }
 
   /* WAL with frames in the -wal file: read through SQL. */
   const char *wal = tb_temp_path("pages-wal.sqlite");
