@@ -47,6 +47,7 @@ struct ovl_tp_scan {
   int ncols, nfields;        /* output columns; record fields to parse (largest wanted + 1) */
   int slot_of[OVL_TP_MAX_COLS * 4];  /* record field -> output column, -1: not read */
   int nwant;                 /* the fields read: want_field[i] into output column want_slot[i] */
+  int prefix;                /* the fields read are the record's first nfields, in order */
   int want_field[OVL_TP_MAX_COLS], want_slot[OVL_TP_MAX_COLS];
   int rowid_slot;            /* the output column that is the rowid (INTEGER PRIMARY KEY), or -1 */
   ovl_tp_value dflt[OVL_TP_MAX_COLS];  /* a column absent from a short record */
@@ -263,7 +264,7 @@ static inline uint64_t load_be64(const unsigned char *p) {
   return __builtin_bswap64(v);
 }
 
-/* get_varint with the one-byte case (nearly every serial type, size and small rowid) inline. */
+/* get_varint with the one-byte case (nearly every serial type and size) inline. */
 static inline int varint_fast(const unsigned char *p, const unsigned char *end, uint64_t *out) {
   if (p < end && p[0] < 0x80) {
     *out = p[0];
@@ -314,6 +315,27 @@ static int decode_short_header(ovl_tp_scan *restrict s, int64_t rowid, const uns
   const unsigned char *h = pl + 1;
   int n = s->nfields;
   if (hlen >= 0x80 || hlen > plen || (int)hlen - 1 < n) return 0;
+  if (s->prefix) {  /* one pass: each field checked against the payload before it is read */
+    uint64_t o = hlen;
+    for (int f = 0; f < n; f++) {
+      unsigned st = h[f], len = one_byte_len[st];
+      if (st >= 0x80) return 0;  /* a serial type of more than one byte: the general decoding */
+      if (o + len > plen)
+        return corrupt(s, err, "page %llu: record of rowid %llu longer than its payload", s->leaf_pgno, (uint64_t)rowid);
+      ovl_tp_value *x = &v[f];
+      if (st - 1u < 6u) {
+        x->type = SQLITE_INTEGER;
+        x->i = (int64_t)load_be64(pl + o) >> (64 - 8 * len);
+      } else {
+        field_value(x, st, pl + o, len);
+      }
+      o += len;
+    }
+    if ((int)hlen - 1 == n && o != plen)  /* the last field read ends the header: SQLite's test */
+      return corrupt(s, err, "page %llu: record of rowid %llu does not fill its payload", s->leaf_pgno, (uint64_t)rowid);
+    if (s->rowid_slot >= 0) v[s->rowid_slot] = (ovl_tp_value){.type = SQLITE_INTEGER, .i = rowid};
+    return 1;
+  }
   unsigned any_long = 0;
   uint64_t o = hlen;
   for (int f = 0; f < n; f++) {  /* offsets first, checked once: the sum of at most 64 sizes < 64 * 64 */
@@ -520,6 +542,8 @@ static int layout(ovl_tp_scan *s, const char *table, const char *const *cols, co
     s->want_slot[s->nwant++] = i;
     if (field_of[i] + 1 > s->nfields) s->nfields = field_of[i] + 1;
   }
+  s->prefix = s->nwant == s->nfields;
+  for (int i = 0; i < s->nwant; i++) s->prefix &= s->want_field[i] == i && s->want_slot[i] == i;
   return ok;
 }
 
