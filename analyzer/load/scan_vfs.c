@@ -175,6 +175,12 @@ static const sqlite3_io_methods methods_v3 = {
     scan_check_reserved, scan_file_control, scan_sector_size, scan_device_characteristics, scan_shm_map,
     scan_shm_lock, scan_shm_barrier, scan_shm_unmap, scan_fetch, scan_unfetch};
 
+sqlite3_file *ovl_scan_vfs_inner(sqlite3_file *file) {
+  if (file && (file->pMethods == &methods_v1 || file->pMethods == &methods_v2 || file->pMethods == &methods_v3))
+    return ((scan_file *)file)->real;
+  return file;
+}
+
 static int scan_open(sqlite3_vfs *vfs, sqlite3_filename name, sqlite3_file *file, int flags, int *out_flags) {
   (void)vfs;
   scan_file *f = (scan_file *)file;

@@ -20,6 +20,11 @@
 ** could not be registered. Thread-safe; registers on first use. */
 const char *ovl_scan_vfs_name(void);
 
+/* The file a scan-VFS file wraps (the default VFS's), else `file` itself: a reader that reads
+** large ranges itself (load/table_pages.c) reads through it, not through the windows. */
+typedef struct sqlite3_file sqlite3_file;
+sqlite3_file *ovl_scan_vfs_inner(sqlite3_file *file);
+
 /* Page reads served from windows and windows read, over every file since the start (tests
 ** and benchmarks). */
 void ovl_scan_vfs_counts(long long *served, long long *windows);

@@ -10,6 +10,7 @@
 */
 #include "trace_reader.h"
 #include "scan_vfs.h"
+#include "table_pages.h"
 
 #include "base/huge_pages.h"
 #include "base/i64map.h"
@@ -211,6 +212,8 @@ static int open_connection(const char *path, sqlite3 **db) {
 static int push_function(sqlite3 *db, const char *name, int nargs, void *ctx,
                          void (*fn)(sqlite3_context *, int, sqlite3_value **));
 static void push_api(sqlite3_context *sctx, int argc, sqlite3_value **argv);
+struct api_scan;
+static void api_row(struct api_scan *a, const ovl_api_row *r);
 
 int ovl_trace_open(const char *path, ovl_trace **out, ovl_err *err) {
   *out = NULL;
@@ -346,6 +349,39 @@ static void val_text(sqlite3_value *v, char *buf, size_t len) {
 }
 
 static void col_text(sqlite3_stmt *st, int i, char *buf, size_t len) { val_text(sqlite3_column_value(st, i), buf, len); }
+
+/* The same for a value read from the table's pages (load/table_pages.h): what val_int and
+** val_text give for the value SQLite would have handed over. */
+static int64_t tp_int(const ovl_tp_value *v) {
+  if (v->type == SQLITE_INTEGER) return v->i;
+  if (v->type != SQLITE_NULL) row_malformed = 1;
+  return OVL_NONE;
+}
+
+/* Text as sqlite3_value_text gives it: bytes up to the first NUL (a blob's too), an integer
+** in decimal, a real as SQLite itself writes it (asked of db: a rare value in a text column). */
+static void tp_text(sqlite3 *db, const ovl_tp_value *v, char *buf, size_t len) {
+  char tmp[128];
+  tmp[0] = 0;
+  if (v->type == SQLITE_TEXT || v->type == SQLITE_BLOB) {
+    /* ovl_text_clean_into reads at most 4 bytes per byte it writes, and a sequence ahead. */
+    size_t n = v->n < sizeof tmp - 1 ? v->n : sizeof tmp - 1;
+    assert(4 * len + 4 < sizeof tmp);
+    memcpy(tmp, v->p, n);
+    tmp[n] = 0;
+  } else if (v->type == SQLITE_INTEGER) {
+    snprintf(tmp, sizeof tmp, "%lld", (long long)v->i);
+  } else if (v->type == SQLITE_FLOAT) {
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT CAST(?1 AS TEXT)", -1, &st, NULL) == SQLITE_OK) {
+      sqlite3_bind_double(st, 1, v->r);
+      if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        snprintf(tmp, sizeof tmp, "%s", (const char *)sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+  }
+  ovl_text_clean_into(tmp, buf, len);
+}
 
 /* Big tables are read with their rows pushed out of SQLite: `SELECT 1 FROM t WHERE
 ** <function>(columns)` calls a function of ours with each row's values, in table order, and
@@ -600,12 +636,51 @@ static void push_api(sqlite3_context *sctx, int argc, sqlite3_value **argv) {
     r.correlation = val_int(argv[3]);
     r.name = val_int(argv[4]);
   }
-  if (row_malformed || r.start == OVL_NONE || r.correlation == OVL_NONE || !ovl_time_ok(r.start) ||
-      (!a->launches_only && (r.end == OVL_NONE || !ovl_interval_ok(r.start, r.end))))
+  api_row(a, &r);
+  sqlite3_result_int(sctx, a->rc != 0);
+}
+
+/* An api row, decoded (row_malformed set by the decoding), to the callback or counted bad. */
+static void api_row(api_scan *a, const ovl_api_row *r) {
+  if (row_malformed || r->start == OVL_NONE || r->correlation == OVL_NONE || !ovl_time_ok(r->start) ||
+      (!a->launches_only && (r->end == OVL_NONE || !ovl_interval_ok(r->start, r->end))))
     a->bad++;
   else
-    a->rc = a->fn(a->ctx, &r);
-  sqlite3_result_int(sctx, a->rc != 0);
+    a->rc = a->fn(a->ctx, r);
+}
+
+/* The api rows with rowid in [lo, hi] read from the table's pages: 1 when done so (rc into
+** *rc), 0 when they must be read through SQL (nothing was read). */
+static int scan_api_pages(ovl_trace *t, sqlite3 *db, int launches_only, int64_t lo, int64_t hi, ovl_api_fn fn,
+                          void *ctx, long *bad, int *rc, ovl_err *err) {
+  static const char *const all[] = {OVL_SCHEMA_API_COLUMNS};  /* start, end, tid, correlation, name */
+  _Static_assert(OVL_SCHEMA_API_NCOLUMNS == 5, "the api reader's columns (push_api)");
+  const char *const launches[] = {all[0], all[3]};
+  static const int kinds[] = {OVL_TP_INT, OVL_TP_INT, OVL_TP_INT, OVL_TP_INT, OVL_TP_INT};
+  ovl_tp_scan *tp = NULL;
+  *rc = ovl_tp_open(db, t->path, "api", launches_only ? launches : all, kinds, launches_only ? 2 : 5, lo, hi, &tp, err);
+  if (*rc) return 1;
+  if (!tp) return 0;
+  api_scan scan = {launches_only, fn, ctx, 0, OVL_OK};
+  ovl_tp_value v[5];
+  int r = 0;
+  while (!scan.rc && (r = ovl_tp_next(tp, v, err)) > 0) {
+    row_malformed = 0;
+    ovl_api_row row = {tp_int(&v[0]), OVL_NONE, OVL_NONE, OVL_NONE, OVL_NONE};
+    if (launches_only) {
+      row.correlation = tp_int(&v[1]);
+    } else {
+      row.end = tp_int(&v[1]);
+      row.tid = tp_int(&v[2]);
+      row.correlation = tp_int(&v[3]);
+      row.name = tp_int(&v[4]);
+    }
+    api_row(&scan, &row);
+  }
+  *rc = scan.rc ? scan.rc : r < 0 ? -r : OVL_OK;
+  ovl_tp_close(tp);
+  *bad += scan.bad;
+  return 1;
 }
 
 /* Scans api rows with rowid in [lo, hi] (the whole table for [INT64_MIN, INT64_MAX]: no
@@ -613,6 +688,8 @@ static void push_api(sqlite3_context *sctx, int argc, sqlite3_value **argv) {
 ** invalid ones in *bad. */
 static int scan_api_range(ovl_trace *t, sqlite3 *db, api_scan **slot, int launches_only, int64_t lo, int64_t hi,
                           ovl_api_fn fn, void *ctx, long *bad, ovl_err *err) {
+  int rc = OVL_OK;
+  if (scan_api_pages(t, db, launches_only, lo, hi, fn, ctx, bad, &rc, err)) return rc;
   sqlite3_stmt *st = NULL;
   /* The columns in the order stored (start, end, tid, correlation, name). */
   static const char *const sqls[2][2] = {
@@ -632,7 +709,7 @@ static int scan_api_range(ovl_trace *t, sqlite3 *db, api_scan **slot, int launch
   *slot = &scan;
   int src = sqlite3_step(st);  /* one step: a row only when the callback stopped the scan */
   *slot = outer;
-  int rc = scan.rc;
+  rc = scan.rc;
   if (!rc && src != SQLITE_DONE)
     rc = src == SQLITE_NOMEM ? ovl_oom(err, "SQLite")
                              : ovl_fail(err, OVL_EUSER, "%s: corrupt or truncated trace database (%s)", t->path,
@@ -773,6 +850,8 @@ typedef struct row_reader {
   int is_memop, launch_dims;
   int ncols;               /* columns the statement reads (6 to 12) */
   int pushed;              /* rows come through ovl_push_work (table order), not one per step */
+  ovl_tp_scan *tp;         /* else the rows are read from the table's pages (load/table_pages.h) */
+  ovl_tp_value tp_row[12]; /* its values, in the statement's order (those of absent columns NULL) */
   row_batch *target;       /* batch being filled */
   row_batch *current;      /* batch being consumed */
   size_t current_pos;
@@ -853,6 +932,8 @@ static void heap_pop(work_source *s, ovl_work *out) {
   if (n) s->heap[i] = last;
 }
 
+static int work_ok(const row_reader *rd, ovl_work *w);
+
 /* Decodes one row's values (the reader's columns, in its statement's order) into *w: 1 when
 ** the row is valid, else 0. */
 static int decode_values(const row_reader *rd, sqlite3_value **v, ovl_work *w) {
@@ -876,6 +957,36 @@ static int decode_values(const row_reader *rd, sqlite3_value **v, ovl_work *w) {
     w->grid[i] = rd->launch_dims ? val_int(v[6 + i]) : OVL_NONE;
     w->block[i] = rd->launch_dims ? val_int(v[9 + i]) : OVL_NONE;
   }
+  return work_ok(rd, w);
+}
+
+/* The same from values read from the pages (v: the statement's columns). */
+static int decode_direct(const row_reader *rd, const ovl_tp_value *v, ovl_work *w) {
+  row_malformed = 0;
+  w->start = tp_int(&v[0]);
+  w->end = tp_int(&v[1]);
+  w->device = tp_int(&v[2]);
+  w->stream = tp_int(&v[3]);
+  w->correlation = tp_int(&v[4]);
+  w->is_memop = rd->is_memop;
+  if (rd->is_memop) {
+    w->name = OVL_NONE;
+    tp_text(rd->db, &v[5], w->memkind, sizeof w->memkind);
+    w->bytes = tp_int(&v[6]);
+  } else {
+    w->name = tp_int(&v[5]);
+    w->memkind[0] = 0;
+    w->bytes = OVL_NONE;
+  }
+  for (int i = 0; i < 3; i++) {
+    w->grid[i] = rd->launch_dims ? tp_int(&v[6 + i]) : OVL_NONE;
+    w->block[i] = rd->launch_dims ? tp_int(&v[9 + i]) : OVL_NONE;
+  }
+  return work_ok(rd, w);
+}
+
+/* Whether a decoded row is valid (row_malformed set by its decoding); a NULL stream is -1. */
+static int work_ok(const row_reader *rd, ovl_work *w) {
   if (row_malformed || w->start == OVL_NONE || w->end == OVL_NONE || w->device == OVL_NONE ||
       !ovl_interval_ok(w->start, w->end) || (rd->is_memop && !opt_size_ok(w->bytes, OVL_BYTES_LIMIT)))
     return 0;
@@ -905,6 +1016,15 @@ static void push_work(sqlite3_context *sctx, int argc, sqlite3_value **argv) {
 static int fill_batch(row_reader *rd, row_batch *b) {
   b->n = 0;
   rd->target = b;
+  if (rd->tp) {
+    while (b->n < BATCH_ROWS) {
+      int r = ovl_tp_next(rd->tp, rd->tp_row, &rd->err);
+      if (r <= 0) return r;
+      if (decode_direct(rd, rd->tp_row, &b->rows[b->n])) b->n++;
+      else rd->bad++;
+    }
+    return 1;
+  }
   while (b->n < BATCH_ROWS) {
     int src = sqlite3_step(rd->st);
     if (src == SQLITE_DONE) return 0;
@@ -1007,7 +1127,7 @@ static int read_row(row_reader *rd, ovl_work *w, ovl_err *err) {
 /* Opens the reader's own read-only connection on the ncols columns `cols` of `table` (in start
 ** order by SQLite when `sorted`, else in table order, pushed), and starts its thread when
 ** threaded. */
-static int reader_start(row_reader *rd, const char *path, const char *table, const char *cols, int ncols,
+static int reader_start(row_reader *rd, const char *path, const char *table, const char *const *names, int ncols,
                         int sorted, int is_memop, int launch_dims, int threaded, ovl_err *err) {
   assert(ncols >= 6 && ncols <= 12);
   rd->path = path;
@@ -1019,12 +1139,28 @@ static int reader_start(row_reader *rd, const char *path, const char *table, con
   if (open_connection(path, &rd->db) != SQLITE_OK)
     return ovl_fail(err, OVL_EUSER, "%s: cannot open: %s", path, rd->db ? sqlite3_errmsg(rd->db) : "out of memory");
   sqlite3_exec(rd->db, "PRAGMA cache_size=-256; PRAGMA query_only=1;", NULL, NULL, NULL);
-  if (push_function(rd->db, "ovl_push_work", ncols, rd, push_work) != SQLITE_OK)
+  /* In table order from the pages where that reads the same rows (load/table_pages.h), else
+  ** through SQL. Columns the table lacks (names[i] NULL) are NULL either way. */
+  if (!sorted) {
+    int kinds[12];
+    for (int i = 0; i < ncols; i++) {
+      kinds[i] = is_memop && i == 5 ? OVL_TP_TEXT : OVL_TP_INT;
+      rd->tp_row[i] = (ovl_tp_value){.type = SQLITE_NULL};
+    }
+    int rc = ovl_tp_open(rd->db, path, table, names, kinds, ncols, INT64_MIN, INT64_MAX, &rd->tp, err);
+    if (rc) return rc;
+  }
+  if (!rd->tp && push_function(rd->db, "ovl_push_work", ncols, rd, push_work) != SQLITE_OK)
     return ovl_fail(err, OVL_EINTERNAL, "%s: cannot read %s: %s", path, table, sqlite3_errmsg(rd->db));
-  char sql[320];
+  char cols[320];
+  size_t used = 0;
+  for (int i = 0; i < ncols; i++)
+    used += (size_t)snprintf(cols + used, sizeof cols - used, "%s%s", i ? ", " : "", names[i] ? names[i] : "NULL");
+  assert(used < sizeof cols);
+  char sql[400];
   if (sorted) snprintf(sql, sizeof sql, "SELECT %s FROM %s ORDER BY start", cols, table);
   else snprintf(sql, sizeof sql, "SELECT 1 FROM %s WHERE ovl_push_work(%s)", table, cols);
-  if (sqlite3_prepare_v2(rd->db, sql, -1, &rd->st, NULL) != SQLITE_OK)
+  if (!rd->tp && sqlite3_prepare_v2(rd->db, sql, -1, &rd->st, NULL) != SQLITE_OK)
     return ovl_fail(err, OVL_EUSER, "%s: cannot read the trace: %s", path, sqlite3_errmsg(rd->db));
   int nbatches = threaded ? QUEUE_BATCHES : 1;
   for (int i = 0; i < nbatches; i++)
@@ -1051,6 +1187,8 @@ static void reader_stop(row_reader *rd) {
     pthread_cond_destroy(&rd->changed);
     rd->started = 0;
   }
+  ovl_tp_close(rd->tp);
+  rd->tp = NULL;
   sqlite3_finalize(rd->st);
   sqlite3_close(rd->db);
   rd->st = NULL;
@@ -1117,19 +1255,17 @@ static int open_source(ovl_trace *t, work_source *s, int is_memop, const ovl_wor
   }
   int has_dims = has_grid || has_block;
   /* Only the columns used, in the order the schema stores them: SQLite decodes a record's
-  ** header once per row and each column as it goes. */
-  char cols[160];
-  int ncols = 6;
-  if (is_memop) {
-    snprintf(cols, sizeof cols, "start, end, device, stream, correlation, kind, bytes");
-    ncols = 7;
-  } else if (has_dims) {
-    snprintf(cols, sizeof cols, "start, end, device, stream, correlation, name, %s, %s",
-             has_grid ? "grid_x, grid_y, grid_z" : "NULL, NULL, NULL",
-             has_block ? "block_x, block_y, block_z" : "NULL, NULL, NULL");
+  ** header once per row and each column as it goes. NULL: a column the table lacks. */
+  static const char *const kernel_cols[] = {OVL_SCHEMA_KERNELS_COLUMNS};
+  static const char *const memop_cols[] = {OVL_SCHEMA_MEMOPS_COLUMNS};
+  _Static_assert(OVL_SCHEMA_KERNELS_NCOLUMNS == 12 && OVL_SCHEMA_MEMOPS_NCOLUMNS == 7,
+                 "the work reader's columns (decode_values)");
+  const char *cols[12];
+  int ncols = is_memop ? 7 : 6;
+  for (int i = 0; i < ncols; i++) cols[i] = is_memop ? memop_cols[i] : kernel_cols[i];
+  if (!is_memop && has_dims) {  /* grid_x, grid_y, grid_z, block_x, block_y, block_z */
+    for (int i = 6; i < 12; i++) cols[i] = (i < 9 ? has_grid : has_block) ? kernel_cols[i] : NULL;
     ncols = 12;
-  } else {
-    snprintf(cols, sizeof cols, "start, end, device, stream, correlation, name");
   }
   s->is_memop = is_memop;
   s->bad = is_memop ? &t->bad.memops : &t->bad.kernels;

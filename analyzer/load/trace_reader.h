@@ -122,7 +122,8 @@ int ovl_trace_scan_api(ovl_trace *t, int launches_only, ovl_api_fn fn, void *ctx
 ** and connection; part i calls fn with ctxs[i]. Rows reach each part in table order, but
 ** parts interleave: use it for order-independent work. Where reader threads do not pay
 ** (see OVL_READER_THREADS below), one scan hands every row to ctxs[0]. fn runs inside the
-** scan's SQLite step (rows are pushed out of SQLite, docs/architecture.md). */
+** scan: its read transaction, and its SQLite step when the rows come through SQL (rows are
+** pushed out of SQLite or read from the table's pages, docs/architecture.md). */
 int ovl_trace_scan_api_split(ovl_trace *t, int launches_only, size_t nparts, ovl_api_fn fn, void **ctxs,
                              ovl_err *err);
 
