@@ -77,6 +77,21 @@ static char *read_text(const char *path) {
   return buf;
 }
 
+/* Whether two files hold the same bytes, and some (a Perfetto file holds NULs: not strcmp). */
+static int same_bytes(const char *a, const char *b) {
+  FILE *f[2] = {fopen(a, "rb"), fopen(b, "rb")};
+  int same = f[0] && f[1], some = 0;
+  while (same) {
+    int x = getc(f[0]), y = getc(f[1]);
+    if (x != y) same = 0;
+    if (x == EOF || !same) break;
+    some = 1;
+  }
+  for (int i = 0; i < 2; i++)
+    if (f[i]) fclose(f[i]);
+  return same && some;
+}
+
 /* The checker's "track_order PROCESS | track | ..." lines: every process shows "steps" first
 ** and its streams in numeric order (Perfetto sorts by name unless the ranks are honoured,
 ** which puts "stream 13" before "stream 7" and "steps" after the counters). Returns the
@@ -343,14 +358,20 @@ static void test_unsorted_host_rows(void) {
 
 /* What the export knows of the GPU work before drawing (each stream's role, the correlation
 ** ids with GPU work) comes from the analysis's own pass (gpu_facts.h) instead of a pre-pass
-** of the export's: both ways give the same files, byte for byte, also when the analysis had
-** to sort the work and start its pass again (the facts then count each item once). */
+** of the export's, and so does the work it draws (the capture, instead of a second read):
+** the three ways (capture; facts and a second read, OVL_EXPORT_ONE_READ=0; pre-pass and a
+** second read) give the same files, byte for byte, also when the analysis had to sort the
+** work and start its pass again (the facts then count and capture each item once). */
 static void test_facts_like_prepass(void) {
-  char path[512], pf[2][512], js[2][512];
+  static const char *const tag[3] = {"facts", "facts-reread", "facts-prepass"};
+  char path[512], pf[3][512], js[3][512];
   snprintf(path, sizeof path, "%s", tb_temp_path("facts.sqlite"));
-  for (int i = 0; i < 2; i++) {
-    snprintf(pf[i], sizeof pf[i], "%s", tb_temp_path(i ? "facts-prepass.pftrace" : "facts.pftrace"));
-    snprintf(js[i], sizeof js[i], "%s", tb_temp_path(i ? "facts-prepass.json" : "facts.json"));
+  for (int i = 0; i < 3; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "%s.pftrace", tag[i]);
+    snprintf(pf[i], sizeof pf[i], "%s", tb_temp_path(name));
+    snprintf(name, sizeof name, "%s.json", tag[i]);
+    snprintf(js[i], sizeof js[i], "%s", tb_temp_path(name));
   }
   tb b;
   tb_open(&b, path);
@@ -393,9 +414,14 @@ static void test_facts_like_prepass(void) {
     CHECK_I64(counted, items);
     CHECK(!ovl_idset_has(&g->gpu_corr, 999999));
     CHECK_I64(g->sorted, 1);
+    CHECK(ovl_gpu_facts_captured(g));
+    CHECK_I64((long)g->capture.nitems, items);
+    CHECK_I64((long)g->capture.ncolls, 2);  /* the NCCL kernel of each device */
   }
-  for (int i = 0; i < 2; i++) {
-    ovl_export_options opt = {OVL_EXPORT_PERFETTO, pf[i], NULL, 0, i ? NULL : &facts};
+  for (int i = 0; i < 3; i++) {
+    ovl_export_options opt = {OVL_EXPORT_PERFETTO, pf[i], NULL, 0, i == 2 ? NULL : &facts};
+    if (i == 1) setenv("OVL_EXPORT_ONE_READ", "0", 1);
+    else unsetenv("OVL_EXPORT_ONE_READ");
     ovl_export_stats st;
     CHECK_I64(ovl_export_job(&job, &ctx, &opt, &st, &err), 0);
     if (err.msg[0]) fprintf(stderr, "export: %s\n", err.msg);
@@ -404,6 +430,7 @@ static void test_facts_like_prepass(void) {
     opt.path = js[i];
     CHECK_I64(ovl_export_job(&job, &ctx, &opt, NULL, &err), 0);
   }
+  unsetenv("OVL_EXPORT_ONE_READ");
   char *out = NULL;
   CHECK_I64(run_checker(pf[0], 0, 16, &out), 0);
   free(out);
@@ -411,12 +438,9 @@ static void test_facts_like_prepass(void) {
   CHECK_I64(count_of(text, "\"name\":\"stream 20 (memcpy)\""), 2);
   CHECK_I64(count_of(text, "\"name\":\"stream 13 (NCCL)\""), 2);
   free(text);
-  for (int k = 0; k < 2; k++) {
-    const char *a = k ? js[0] : pf[0], *c = k ? js[1] : pf[1];
-    char *x = read_text(a), *y = read_text(c);
-    CHECK(strlen(x) > 0 && strcmp(x, y) == 0 ? 1 : (fprintf(stderr, "%s and %s differ\n", a, c), 0));
-    free(x);
-    free(y);
+  for (int k = 0; k < 4; k++) {
+    const char *a = k & 1 ? js[0] : pf[0], *c = k & 1 ? js[1 + k / 2] : pf[1 + k / 2];
+    CHECK(same_bytes(a, c) ? 1 : (fprintf(stderr, "%s and %s differ\n", a, c), 0));
   }
   /* A file analysed twice (named twice): its facts are ambiguous, the export reads its own. */
   ovl_job_free(&job);
@@ -427,7 +451,7 @@ static void test_facts_like_prepass(void) {
   ovl_analysis_ctx_free(&ctx);
   ovl_export_facts_free(&facts);
   unlink(path);
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 3; i++) {
     unlink(pf[i]);
     unlink(js[i]);
   }

@@ -111,6 +111,7 @@ typedef struct xfile {
   const ovl_idset *gpu_corr;  /* correlations of GPU work (the analysis's facts or own_facts) */
   ovl_gpu_facts own_facts;    /* the pre-pass's, when the analysis gathered none */
   int sort_work;              /* read the GPU work sorted by SQLite: the facts found it out of order */
+  const ovl_gpu_facts *capture;  /* the analysis's capture of the work, drawn instead of reading it, or NULL */
   ovl_idset launch_started, launch_ended;
   unsigned char *coll_has_gpu, *coll_started, *coll_ended;
   ovl_coll_state coll_state;  /* the counters' sweeps: per collective, work running now */
