@@ -177,6 +177,39 @@ static void export_and_check(const char *label, const char *trace_args, long ker
   unlink(js);
 }
 
+/* The export draws the same bytes however it reads the work: the api rows read on a thread
+** beside the analysis or after it (OVL_EXPORT_THREADS, api_capture.h), the GPU work from the
+** analysis's capture or read again (OVL_EXPORT_ONE_READ, gpu_facts.h). */
+static void same_exports_every_way(const char *label, const char *trace_args) {
+  static const char *const env[] = {"OVL_EXPORT_THREADS=1", "OVL_EXPORT_THREADS=0",
+                                    "OVL_EXPORT_THREADS=0 OVL_EXPORT_ONE_READ=0",
+                                    "OVL_EXPORT_THREADS=1 OVL_EXPORT_ONE_READ=0"};
+  char pf[4][512], js[4][512], cmd[4096];
+  for (int i = 0; i < 4; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "ways%d.pftrace", i);
+    snprintf(pf[i], sizeof pf[i], "%s", tb_temp_path(name));
+    snprintf(name, sizeof name, "ways%d.json", i);
+    snprintf(js[i], sizeof js[i], "%s", tb_temp_path(name));
+    snprintf(cmd, sizeof cmd, "env %s '%s' export -q --perfetto '%s' --chrome '%s' %s", env[i], ovl, pf[i], js[i],
+             trace_args);
+    cmd_result r = run_cmd(cmd);
+    if (r.status != 0) fprintf(stderr, "%s (%s): %s%s", label, env[i], r.out, r.err);
+    CHECK_I64(r.status, 0);
+    cmd_free(&r);
+  }
+  for (int i = 1; i < 4; i++) {
+    if (!same_bytes(pf[0], pf[i]) || !same_bytes(js[0], js[i])) {
+      fprintf(stderr, "%s: %s and %s export differently\n", label, env[0], env[i]);
+      CHECK(0);
+    }
+  }
+  for (int i = 0; i < 4; i++) {
+    unlink(pf[i]);
+    unlink(js[i]);
+  }
+}
+
 /* A trace with everything the layout draws. Returns its kernel count. */
 static void build_rich(const char *path, int rank) {
   tb b;
@@ -230,6 +263,11 @@ static void test_rich_traces(void) {
   /* Two ranks: flow ids and uuids must stay unique across ranks. */
   snprintf(args, sizeof args, "'%s' '%s'", a, b2);
   export_and_check("two ranks", args, k + sql_kernels(b2), 2);
+  same_exports_every_way("two ranks", args);
+  snprintf(args, sizeof args, "'%s' '%s'", a, a);  /* a file named twice: its facts are ambiguous */
+  same_exports_every_way("one rank twice", args);
+  snprintf(args, sizeof args, "'%s/kineto-nonccl'", traces_dir);  /* converted: the api rows read after */
+  same_exports_every_way("Kineto", args);
   unlink(a);
   unlink(b2);
 }

@@ -46,9 +46,6 @@ int ovl_gpu_facts_add(ovl_gpu_facts *g, const ovl_classified_work *cw) {
 
 /* ---- the capture of the work ---- */
 
-#define CHUNK_BYTES ((size_t)1 << 20)
-#define ITEM_MAX 64        /* a flags byte and at most five 10-byte varints */
-
 /* Item flags: the class in the low two bits, then: */
 #define CAP_MEMOP 4u
 #define CAP_CHANNELS 8u
@@ -57,29 +54,12 @@ int ovl_gpu_facts_add(ovl_gpu_facts *g, const ovl_classified_work *cw) {
 #define CAP_NO_NAME 64u    /* a kernel of unknown name (OVL_NONE) */
 
 static void capture_free(ovl_work_capture *c) {
-  while (c->head) {
-    ovl_work_chunk *next = c->head->next;
-    free(c->head);
-    c->head = next;
-  }
+  ovl_varbuf_free(&c->records);
   free(c->colls);
   int failed = c->failed;
   memset(c, 0, sizeof *c);
   c->failed = failed;
 }
-
-static unsigned char *put_varint(unsigned char *p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = (unsigned char)(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = (unsigned char)v;
-  return p;
-}
-
-/* Differences are taken modulo 2^64 (OVL_NONE included) and zigzagged: small either way. */
-static uint64_t zigzag(uint64_t d) { return d << 1 ^ (uint64_t)-(int64_t)(d >> 63); }
-static uint64_t unzigzag(uint64_t z) { return z >> 1 ^ (uint64_t)-(int64_t)(z & 1); }
 
 static int memkind_index(ovl_work_capture *c, const char *kind) {
   for (unsigned i = 0; i < c->nmemkinds; i++)
@@ -89,24 +69,11 @@ static int memkind_index(ovl_work_capture *c, const char *kind) {
   return (int)c->nmemkinds++;
 }
 
-/* Room for one more record; 0 when memory runs out. */
-static int capture_room(ovl_work_capture *c) {
-  if (c->tail && c->tail->cap - c->tail->len >= ITEM_MAX) return 1;
-  ovl_work_chunk *k = malloc(sizeof *k + CHUNK_BYTES);
-  if (!k) return 0;
-  k->next = NULL;
-  k->len = 0;
-  k->cap = CHUNK_BYTES;
-  if (c->tail) c->tail->next = k;
-  else c->head = k;
-  c->tail = k;
-  return 1;
-}
-
 static int capture_add(ovl_work_capture *c, size_t stream, const ovl_classified_work *cw) {
   const ovl_work *w = &cw->w;
   int kind = w->is_memop ? memkind_index(c, w->memkind) : 0;
-  if (kind < 0 || (unsigned)cw->cls > 3 || !capture_room(c)) return -1;
+  unsigned char *p = ovl_varbuf_room(&c->records);
+  if (kind < 0 || (unsigned)cw->cls > 3 || !p) return -1;
   if (cw->ncolls) {
     if (c->colls_cap - c->ncolls < cw->ncolls) {
       size_t cap = c->colls_cap ? c->colls_cap : 1024;
@@ -125,16 +92,15 @@ static int capture_add(ovl_work_capture *c, size_t stream, const ovl_classified_
   if (cw->ncolls) flags |= CAP_COLLS;
   if (c->nitems == 0 || stream != c->prev_stream) flags |= CAP_STREAM;
   if (!w->is_memop && w->name == OVL_NONE) flags |= CAP_NO_NAME;
-  unsigned char *p = c->tail->data + c->tail->len;
   *p++ = (unsigned char)flags;
-  if (flags & CAP_STREAM) p = put_varint(p, stream);
-  p = put_varint(p, zigzag((uint64_t)w->start - (uint64_t)c->prev_start));
-  p = put_varint(p, zigzag((uint64_t)w->end - (uint64_t)w->start));
-  p = put_varint(p, zigzag((uint64_t)w->correlation - (uint64_t)c->prev_corr));
-  if (w->is_memop) p = put_varint(p, (uint64_t)kind);
-  else if (!(flags & CAP_NO_NAME)) p = put_varint(p, zigzag((uint64_t)w->name));
-  if (flags & CAP_COLLS) p = put_varint(p, cw->ncolls);
-  c->tail->len = (size_t)(p - c->tail->data);
+  if (flags & CAP_STREAM) p = ovl_put_varint(p, stream);
+  p = ovl_put_varint(p, ovl_zigzag_diff(c->prev_start, w->start));
+  p = ovl_put_varint(p, ovl_zigzag_diff(w->start, w->end));
+  p = ovl_put_varint(p, ovl_zigzag_diff(c->prev_corr, w->correlation));
+  if (w->is_memop) p = ovl_put_varint(p, (uint64_t)kind);
+  else if (!(flags & CAP_NO_NAME)) p = ovl_put_varint(p, ovl_zigzag_diff(0, w->name));
+  if (flags & CAP_COLLS) p = ovl_put_varint(p, cw->ncolls);
+  ovl_varbuf_commit(&c->records, p);
   c->prev_start = w->start;
   c->prev_corr = w->correlation;
   c->prev_stream = stream;
@@ -159,43 +125,27 @@ int ovl_gpu_facts_captured(const ovl_gpu_facts *g) {
 
 void ovl_capture_cursor_init(ovl_capture_cursor *cur, const ovl_gpu_facts *g) {
   memset(cur, 0, sizeof *cur);
-  cur->chunk = g->capture.head;
-}
-
-static uint64_t get_varint(const unsigned char **pp) {
-  const unsigned char *p = *pp;
-  uint64_t v = 0;
-  for (unsigned shift = 0;; shift += 7) {
-    unsigned char b = *p++;
-    v |= (uint64_t)(b & 0x7F) << shift;
-    if (!(b & 0x80)) break;
-  }
-  *pp = p;
-  return v;
+  ovl_varbuf_reader_init(&cur->in, &g->capture.records);
 }
 
 int ovl_capture_next(ovl_capture_cursor *cur, const ovl_gpu_facts *g, ovl_classified_work *cw) {
   const ovl_work_capture *c = &g->capture;
   if (cur->item == c->nitems) return 0;
-  while (cur->pos == cur->chunk->len) {  /* records never straddle chunks */
-    cur->chunk = cur->chunk->next;
-    cur->pos = 0;
-  }
-  const unsigned char *p = cur->chunk->data + cur->pos;
+  const unsigned char *p = ovl_varbuf_next(&cur->in);
   unsigned flags = *p++;
-  if (flags & CAP_STREAM) cur->stream = (size_t)get_varint(&p);
+  if (flags & CAP_STREAM) cur->stream = (size_t)ovl_get_varint(&p);
   assert(cur->stream < g->nstreams);
   ovl_work *w = &cw->w;
   w->device = g->streams[cur->stream].device;
   w->stream = g->streams[cur->stream].stream;
-  cur->start = w->start = (int64_t)((uint64_t)cur->start + unzigzag(get_varint(&p)));
-  w->end = (int64_t)((uint64_t)w->start + unzigzag(get_varint(&p)));
-  cur->corr = w->correlation = (int64_t)((uint64_t)cur->corr + unzigzag(get_varint(&p)));
+  cur->start = w->start = ovl_zigzag_add(cur->start, ovl_get_varint(&p));
+  w->end = ovl_zigzag_add(w->start, ovl_get_varint(&p));
+  cur->corr = w->correlation = ovl_zigzag_add(cur->corr, ovl_get_varint(&p));
   w->is_memop = (flags & CAP_MEMOP) != 0;
   w->name = OVL_NONE;
   memset(w->memkind, 0, sizeof w->memkind);
-  if (w->is_memop) memcpy(w->memkind, c->memkind[get_varint(&p)], sizeof w->memkind);
-  else if (!(flags & CAP_NO_NAME)) w->name = (int64_t)unzigzag(get_varint(&p));
+  if (w->is_memop) memcpy(w->memkind, c->memkind[ovl_get_varint(&p)], sizeof w->memkind);
+  else if (!(flags & CAP_NO_NAME)) w->name = ovl_zigzag_add(0, ovl_get_varint(&p));
   w->bytes = OVL_NONE;
   for (int i = 0; i < 3; i++) w->grid[i] = w->block[i] = OVL_NONE;
   cw->cls = (ovl_work_class)(flags & 3u);
@@ -203,12 +153,12 @@ int ovl_capture_next(ovl_capture_cursor *cur, const ovl_gpu_facts *g, ovl_classi
   cw->colls = NULL;
   cw->ncolls = 0;
   if (flags & CAP_COLLS) {
-    cw->ncolls = (uint32_t)get_varint(&p);
+    cw->ncolls = (uint32_t)ovl_get_varint(&p);
     assert(cur->coll + cw->ncolls <= c->ncolls);
     cw->colls = c->colls + cur->coll;
     cur->coll += cw->ncolls;
   }
-  cur->pos = (size_t)(p - cur->chunk->data);
+  ovl_varbuf_done(&cur->in, p);
   cur->item++;
   return 1;
 }
@@ -282,5 +232,6 @@ void ovl_export_facts_free(ovl_export_facts *x) {
     free(x->files);
     x->files = next;
   }
+  ovl_api_reader_free(&x->api);
   pthread_mutex_destroy(&x->lock);
 }

@@ -12,7 +12,9 @@
 #include "base/i64map.h"
 #include "../analyze/analysis.h"
 #include "../analyze/work_stream.h"
+#include "api_capture.h"
 #include "idset.h"
+#include "varbuf.h"
 
 #include <pthread.h>
 #include <stddef.h>
@@ -25,19 +27,13 @@ typedef struct ovl_fact_stream {
 
 /* The GPU work itself, as the analysis's pass saw it and in its order, so that the export
 ** draws it without reading the trace again (OVL_EXPORT_ONE_READ=0: it reads it again). Kept
-** compactly: one record of varints per item (~12 B: a flags byte, then the changes from the
-** item before: start, duration, correlation, name), in 1 MiB chunks; the collectives rows an
-** item executes go to `colls`, whose entries must stay put while the export's sweep runs. */
-typedef struct ovl_work_chunk {
-  struct ovl_work_chunk *next;
-  size_t len, cap;
-  unsigned char data[];
-} ovl_work_chunk;
-
+** compactly: one record of varints per item (varbuf.h; ~12 B: a flags byte, then the
+** changes from the item before: start, duration, correlation, name); the collectives rows
+** an item executes go to `colls`, whose entries must stay put while the export's sweep runs. */
 #define OVL_CAPTURE_MEMKINDS 16
 
 typedef struct ovl_work_capture {
-  ovl_work_chunk *head, *tail;
+  ovl_varbuf records;
   size_t nitems;
   int32_t *colls;          /* every item's collectives rows, in item order */
   size_t ncolls, colls_cap;
@@ -48,10 +44,10 @@ typedef struct ovl_work_capture {
   size_t prev_stream;
 } ovl_work_capture;
 
-/* One item of a capture, decoded (ovl_work_capture_next). */
+/* Where a reading of a capture stands (ovl_capture_next). */
 typedef struct ovl_capture_cursor {
-  const ovl_work_chunk *chunk;
-  size_t pos, item, coll;
+  ovl_varbuf_reader in;
+  size_t item, coll;
   int64_t start, corr;
   size_t stream;
 } ovl_capture_cursor;
@@ -94,6 +90,7 @@ typedef struct ovl_export_facts {
   ovl_work_observer observer;  /* self is this struct */
   pthread_mutex_t lock;        /* files: analyses of files run concurrently */
   ovl_gpu_facts *files;
+  ovl_api_reader api;          /* the api rows, read beside the analysis (api_capture.h), or none */
 } ovl_export_facts;
 
 /* Initialises x; hand &x->observer to the analysis (ovl_analysis_options.observer). x must
