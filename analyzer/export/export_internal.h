@@ -3,7 +3,9 @@
 **   export_job.c     entry point: processes, steps, findings, one pass set per trace file
 **   export_emit.c    names, tracks, lane groups; every timestamp is shifted here (xtime)
 **   export_file.c    per trace file: its work stream, results per collective, flows bookkeeping, the passes
-**   gpu_facts.c      what the analysis saw of each file's GPU work (streams' roles, correlations)
+**   gpu_facts.c      what the analysis saw of each file's GPU work (streams' roles, correlations, the work)
+**   api_capture.c    the API rows, read on a thread beside the analysis
+**   varbuf.c         the varint records both keep
 **   export_host.c    host threads: NCCL calls, NVTX ranges, CUDA API calls
 **   export_gpu.c     GPU work on stream lanes, flow ends, collective annotations, counters
 */
