@@ -62,7 +62,7 @@ static void read_file(ovl_api_reader *r, const char *path, ovl_api_capture *c) {
 static void *reader_main(void *arg) {
   ovl_api_reader *r = arg;
   ovl_api_capture **tail = &r->files;
-  for (size_t i = 0; i < r->npaths; i++) {
+  for (size_t i = 0; i < r->npaths && !atomic_load(&r->stop); i++) {
     struct stat st;
     if (stat(r->paths[i], &st) != 0 || !S_ISREG(st.st_mode)) continue;
     ovl_api_capture *c = calloc(1, sizeof *c);
@@ -78,6 +78,7 @@ static void *reader_main(void *arg) {
 
 void ovl_api_reader_start(ovl_api_reader *r, char *const *paths, size_t npaths) {
   memset(r, 0, sizeof *r);
+  atomic_init(&r->stop, 0);
   r->budget_left = OVL_API_CAPTURE_BUDGET;
   r->paths = calloc(npaths ? npaths : 1, sizeof *r->paths);
   if (!r->paths) return;
@@ -91,6 +92,7 @@ void ovl_api_reader_start(ovl_api_reader *r, char *const *paths, size_t npaths) 
 
 void ovl_api_reader_join(ovl_api_reader *r) {
   if (!r->running) return;
+  atomic_store(&r->stop, 1);
   pthread_join(r->thread, NULL);
   r->running = 0;
 }

@@ -20,6 +20,7 @@
 #include "varbuf.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -43,6 +44,7 @@ typedef struct ovl_api_reader {
   char **paths;
   size_t npaths;
   size_t budget_left;
+  atomic_int stop;         /* the analysis is done: start no other file */
   ovl_api_capture *files;  /* the thread's until joined */
 } ovl_api_reader;
 
@@ -51,7 +53,9 @@ int ovl_api_reader_wanted(void);
 /* Starts reading the api rows of the files among paths on a thread. Best effort: when the
 ** thread or memory is missing nothing is read (the host pass reads the tables itself). */
 void ovl_api_reader_start(ovl_api_reader *r, char *const *paths, size_t npaths);
-/* Waits for the thread (no-op when none runs). Call before ovl_api_reader_find. */
+/* Waits for the thread (no-op when none runs) to finish the file it reads, if any: files it
+** has not started are left to the host pass (a job of many files analysed on many CPUs must
+** not wait for one thread to read them all). Call before ovl_api_reader_find. */
 void ovl_api_reader_join(ovl_api_reader *r);
 /* The complete capture of the ovl trace at path, or NULL. */
 const ovl_api_capture *ovl_api_reader_find(const ovl_api_reader *r, const char *path);
