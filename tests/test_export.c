@@ -77,6 +77,21 @@ static char *read_text(const char *path) {
   return buf;
 }
 
+/* Whether two files hold the same bytes, and some (a Perfetto file holds NULs: not strcmp). */
+static int same_bytes(const char *a, const char *b) {
+  FILE *f[2] = {fopen(a, "rb"), fopen(b, "rb")};
+  int same = f[0] && f[1], some = 0;
+  while (same) {
+    int x = getc(f[0]), y = getc(f[1]);
+    if (x != y) same = 0;
+    if (x == EOF || !same) break;
+    some = 1;
+  }
+  for (int i = 0; i < 2; i++)
+    if (f[i]) fclose(f[i]);
+  return same && some;
+}
+
 /* The checker's "track_order PROCESS | track | ..." lines: every process shows "steps" first
 ** and its streams in numeric order (Perfetto sorts by name unless the ranks are honoured,
 ** which puts "stream 13" before "stream 7" and "steps" after the counters). Returns the
@@ -162,6 +177,39 @@ static void export_and_check(const char *label, const char *trace_args, long ker
   unlink(js);
 }
 
+/* The export draws the same bytes however it reads the work: the api rows read on a thread
+** beside the analysis or after it (OVL_EXPORT_THREADS, api_capture.h), the GPU work from the
+** analysis's capture or read again (OVL_EXPORT_ONE_READ, gpu_facts.h). */
+static void same_exports_every_way(const char *label, const char *trace_args) {
+  static const char *const env[] = {"OVL_EXPORT_THREADS=1", "OVL_EXPORT_THREADS=0",
+                                    "OVL_EXPORT_THREADS=0 OVL_EXPORT_ONE_READ=0",
+                                    "OVL_EXPORT_THREADS=1 OVL_EXPORT_ONE_READ=0"};
+  char pf[4][512], js[4][512], cmd[4096];
+  for (int i = 0; i < 4; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "ways%d.pftrace", i);
+    snprintf(pf[i], sizeof pf[i], "%s", tb_temp_path(name));
+    snprintf(name, sizeof name, "ways%d.json", i);
+    snprintf(js[i], sizeof js[i], "%s", tb_temp_path(name));
+    snprintf(cmd, sizeof cmd, "env %s '%s' export -q --perfetto '%s' --chrome '%s' %s", env[i], ovl, pf[i], js[i],
+             trace_args);
+    cmd_result r = run_cmd(cmd);
+    if (r.status != 0) fprintf(stderr, "%s (%s): %s%s", label, env[i], r.out, r.err);
+    CHECK_I64(r.status, 0);
+    cmd_free(&r);
+  }
+  for (int i = 1; i < 4; i++) {
+    if (!same_bytes(pf[0], pf[i]) || !same_bytes(js[0], js[i])) {
+      fprintf(stderr, "%s: %s and %s export differently\n", label, env[0], env[i]);
+      CHECK(0);
+    }
+  }
+  for (int i = 0; i < 4; i++) {
+    unlink(pf[i]);
+    unlink(js[i]);
+  }
+}
+
 /* A trace with everything the layout draws. Returns its kernel count. */
 static void build_rich(const char *path, int rank) {
   tb b;
@@ -215,6 +263,11 @@ static void test_rich_traces(void) {
   /* Two ranks: flow ids and uuids must stay unique across ranks. */
   snprintf(args, sizeof args, "'%s' '%s'", a, b2);
   export_and_check("two ranks", args, k + sql_kernels(b2), 2);
+  same_exports_every_way("two ranks", args);
+  snprintf(args, sizeof args, "'%s' '%s'", a, a);  /* a file named twice: its facts are ambiguous */
+  same_exports_every_way("one rank twice", args);
+  snprintf(args, sizeof args, "'%s/kineto-nonccl'", traces_dir);  /* converted: the api rows read after */
+  same_exports_every_way("Kineto", args);
   unlink(a);
   unlink(b2);
 }
@@ -343,14 +396,20 @@ static void test_unsorted_host_rows(void) {
 
 /* What the export knows of the GPU work before drawing (each stream's role, the correlation
 ** ids with GPU work) comes from the analysis's own pass (gpu_facts.h) instead of a pre-pass
-** of the export's: both ways give the same files, byte for byte, also when the analysis had
-** to sort the work and start its pass again (the facts then count each item once). */
+** of the export's, and so does the work it draws (the capture, instead of a second read):
+** the three ways (capture; facts and a second read, OVL_EXPORT_ONE_READ=0; pre-pass and a
+** second read) give the same files, byte for byte, also when the analysis had to sort the
+** work and start its pass again (the facts then count and capture each item once). */
 static void test_facts_like_prepass(void) {
-  char path[512], pf[2][512], js[2][512];
+  static const char *const tag[3] = {"facts", "facts-reread", "facts-prepass"};
+  char path[512], pf[3][512], js[3][512];
   snprintf(path, sizeof path, "%s", tb_temp_path("facts.sqlite"));
-  for (int i = 0; i < 2; i++) {
-    snprintf(pf[i], sizeof pf[i], "%s", tb_temp_path(i ? "facts-prepass.pftrace" : "facts.pftrace"));
-    snprintf(js[i], sizeof js[i], "%s", tb_temp_path(i ? "facts-prepass.json" : "facts.json"));
+  for (int i = 0; i < 3; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "%s.pftrace", tag[i]);
+    snprintf(pf[i], sizeof pf[i], "%s", tb_temp_path(name));
+    snprintf(name, sizeof name, "%s.json", tag[i]);
+    snprintf(js[i], sizeof js[i], "%s", tb_temp_path(name));
   }
   tb b;
   tb_open(&b, path);
@@ -393,9 +452,14 @@ static void test_facts_like_prepass(void) {
     CHECK_I64(counted, items);
     CHECK(!ovl_idset_has(&g->gpu_corr, 999999));
     CHECK_I64(g->sorted, 1);
+    CHECK(ovl_gpu_facts_captured(g));
+    CHECK_I64((long)g->capture.nitems, items);
+    CHECK_I64((long)g->capture.ncolls, 2);  /* the NCCL kernel of each device */
   }
-  for (int i = 0; i < 2; i++) {
-    ovl_export_options opt = {OVL_EXPORT_PERFETTO, pf[i], NULL, 0, i ? NULL : &facts};
+  for (int i = 0; i < 3; i++) {
+    ovl_export_options opt = {OVL_EXPORT_PERFETTO, pf[i], NULL, 0, i == 2 ? NULL : &facts};
+    if (i == 1) setenv("OVL_EXPORT_ONE_READ", "0", 1);
+    else unsetenv("OVL_EXPORT_ONE_READ");
     ovl_export_stats st;
     CHECK_I64(ovl_export_job(&job, &ctx, &opt, &st, &err), 0);
     if (err.msg[0]) fprintf(stderr, "export: %s\n", err.msg);
@@ -404,6 +468,7 @@ static void test_facts_like_prepass(void) {
     opt.path = js[i];
     CHECK_I64(ovl_export_job(&job, &ctx, &opt, NULL, &err), 0);
   }
+  unsetenv("OVL_EXPORT_ONE_READ");
   char *out = NULL;
   CHECK_I64(run_checker(pf[0], 0, 16, &out), 0);
   free(out);
@@ -411,12 +476,9 @@ static void test_facts_like_prepass(void) {
   CHECK_I64(count_of(text, "\"name\":\"stream 20 (memcpy)\""), 2);
   CHECK_I64(count_of(text, "\"name\":\"stream 13 (NCCL)\""), 2);
   free(text);
-  for (int k = 0; k < 2; k++) {
-    const char *a = k ? js[0] : pf[0], *c = k ? js[1] : pf[1];
-    char *x = read_text(a), *y = read_text(c);
-    CHECK(strlen(x) > 0 && strcmp(x, y) == 0 ? 1 : (fprintf(stderr, "%s and %s differ\n", a, c), 0));
-    free(x);
-    free(y);
+  for (int k = 0; k < 4; k++) {
+    const char *a = k & 1 ? js[0] : pf[0], *c = k & 1 ? js[1 + k / 2] : pf[1 + k / 2];
+    CHECK(same_bytes(a, c) ? 1 : (fprintf(stderr, "%s and %s differ\n", a, c), 0));
   }
   /* A file analysed twice (named twice): its facts are ambiguous, the export reads its own. */
   ovl_job_free(&job);
@@ -427,7 +489,7 @@ static void test_facts_like_prepass(void) {
   ovl_analysis_ctx_free(&ctx);
   ovl_export_facts_free(&facts);
   unlink(path);
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 3; i++) {
     unlink(pf[i]);
     unlink(js[i]);
   }

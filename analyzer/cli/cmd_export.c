@@ -1,6 +1,7 @@
 /* `ovl export`: analyse traces and write their timeline for Perfetto or Chrome's viewer. */
 #include "cli.h"
 #include "cli_job.h"
+#include "cli_mpi.h"
 
 #include "../export/export.h"
 #include "../export/gpu_facts.h"
@@ -100,7 +101,11 @@ int ovl_cmd_export(int argc, char **argv) {
   jopt.analysis.observer = &facts.observer;
   ovl_cli_job j;
   const char *outputs[] = {perfetto, chrome};
+  /* The host pass's api rows are read on the second CPU while the analysis runs (api_capture.h). */
+  if (ovl_api_reader_wanted() && !ovl_cli_mpi_requested())
+    ovl_api_reader_start(&facts.api, argv + optind, (size_t)(argc - optind));
   int status = ovl_cli_job_run(&jopt.analysis, outputs, 2, argv + optind, (size_t)(argc - optind), &j);
+  ovl_api_reader_join(&facts.api);
   if (status) {
     ovl_export_facts_free(&facts);
     return status;

@@ -3,9 +3,11 @@
 ** protobuf trace) and `ovl export --chrome FILE[.gz]` (Chrome Trace Event JSON).
 **
 ** The analysis (ovl_analyze_job) provides ranks, steps, collectives and findings; the
-** slices themselves come from a streaming re-read of each rank's ovl trace (rank->ovl_path:
-** the job's own conversion of a foreign file, never imported again), so memory does not
-** grow with the number of kernels and packets are written as they are produced.
+** slices themselves come from each rank's ovl trace (rank->ovl_path: the job's own
+** conversion of a foreign file, never imported again): its GPU work from what the
+** analysis's observer kept (gpu_facts.h: ~9 B a piece) or else a streaming re-read, its
+** API calls from what the reader thread kept (api_capture.h) or else a streaming re-read;
+** packets are written as they are produced.
 ** docs/export.md describes the layout.
 */
 #ifndef OVL_EXPORT_H

@@ -8,6 +8,7 @@
 */
 #include "export_internal.h"
 
+#include "base/progress.h"
 #include "base/vec.h"
 
 #include <math.h>
@@ -61,6 +62,18 @@ typedef int (*work_fn)(xfile *f, xstreams *s, const ovl_classified_work *cw, voi
 ** OVL_EUNSORTED when the window was too small: the caller resets what it counted and runs
 ** again. */
 static int for_each_work(xfile *f, xstreams *s, work_fn fn, void *ctx, ovl_err *err) {
+  if (f->capture) {  /* the analysis's own read, replayed: no second read of the trace */
+    ovl_capture_cursor cur;
+    ovl_classified_work cw;
+    ovl_capture_cursor_init(&cur, f->capture);
+    size_t n = f->capture->capture.nitems;
+    int rc = OVL_OK;
+    while (!rc && ovl_capture_next(&cur, f->capture, &cw)) {
+      if (f->ws.progress && (cur.item & 0xFFFF) == 0) ovl_progress(f->ws.progress, (double)cur.item / (double)n);
+      rc = fn(f, s, &cw, ctx, err);  /* facts_usable: every item is of an exported device */
+    }
+    return rc;
+  }
   size_t window = f->ex->ctx->opt.reorder_window ? f->ex->ctx->opt.reorder_window : OVL_DEFAULT_REORDER_WINDOW;
   if (f->sort_work) window = 0;
   int rc = ovl_work_stream_open(&f->ws, window, 0, err);
@@ -112,6 +125,9 @@ int xgpu_streams(xfile *f, const ovl_gpu_facts *facts, xstreams **out, ovl_err *
   if (rc) return rc;
   f->gpu_corr = &facts->gpu_corr;
   f->sort_work = facts->sorted;
+  const char *one_read = getenv("OVL_EXPORT_ONE_READ");
+  if (facts != &f->own_facts && ovl_gpu_facts_captured(facts) && !(one_read && strcmp(one_read, "0") == 0))
+    f->capture = facts;
   xstreams *s = calloc(1, sizeof *s);
   if (s) s->items = calloc(facts->nstreams ? facts->nstreams : 1, sizeof *s->items);
   if (!s || !s->items) {

@@ -3,7 +3,9 @@
 **   export_job.c     entry point: processes, steps, findings, one pass set per trace file
 **   export_emit.c    names, tracks, lane groups; every timestamp is shifted here (xtime)
 **   export_file.c    per trace file: its work stream, results per collective, flows bookkeeping, the passes
-**   gpu_facts.c      what the analysis saw of each file's GPU work (streams' roles, correlations)
+**   gpu_facts.c      what the analysis saw of each file's GPU work (streams' roles, correlations, the work)
+**   api_capture.c    the API rows, read on a thread beside the analysis
+**   varbuf.c         the varint records both keep
 **   export_host.c    host threads: NCCL calls, NVTX ranges, CUDA API calls
 **   export_gpu.c     GPU work on stream lanes, flow ends, collective annotations, counters
 */
@@ -111,6 +113,7 @@ typedef struct xfile {
   const ovl_idset *gpu_corr;  /* correlations of GPU work (the analysis's facts or own_facts) */
   ovl_gpu_facts own_facts;    /* the pre-pass's, when the analysis gathered none */
   int sort_work;              /* read the GPU work sorted by SQLite: the facts found it out of order */
+  const ovl_gpu_facts *capture;  /* the analysis's capture of the work, drawn instead of reading it, or NULL */
   ovl_idset launch_started, launch_ended;
   unsigned char *coll_has_gpu, *coll_started, *coll_ended;
   ovl_coll_state coll_state;  /* the counters' sweeps: per collective, work running now */
