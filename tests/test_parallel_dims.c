@@ -100,7 +100,7 @@ static const ovl_pgroup *group_of(const ovl_job *job, int64_t comm) {
 
 /* The per-dimension answers of every rank and group; returns the job for further checks. */
 static void check_dimensions(const ovl_pm_job *model, const ovl_job *job, const char *name) {
-  char what[320];
+  char what[400];  /* the name, the group and its reason (320 B) */
   CHECK_I64(job->nranks, model->nranks);
   for (int g = 0; g < model->ngroups; g++) {
     const ovl_pgroup *pg = group_of(job, OVL_SIM_GROUP_COMM(g));

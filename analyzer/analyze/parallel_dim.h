@@ -78,7 +78,7 @@ typedef struct ovl_pgroup {
   long nvtx_votes[8];      /* calls inside a `dim <d>` NVTX range, by ovl_pdim */
   int overridden;          /* --dim or NVTX named it: every call gets dim */
   long moe_kernels;        /* kernels named for mixture-of-experts work on its members' ranks */
-  char why[256];           /* how the dimension was decided */
+  char why[320];           /* how the dimension was decided (the longest rule text, 146 B, + the dense reason, 128) */
 } ovl_pgroup;
 
 /* "dp", "tp", "pp", "ep", "unknown". */
