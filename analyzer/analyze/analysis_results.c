@@ -125,11 +125,12 @@ static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out
   out->op = rec->op;
   out->comm = rec->comm;
   out->seq = rec->seq;
-  ovl_coll_set_ranks(out, rec->nranks, rec->rank);  /* the reader keeps them in range */
+  out->nranks32 = rec->nranks32;  /* the reader keeps them in range (make_row) */
+  out->rank32 = rec->rank32;
   out->bytes = rec->bytes;
   out->types = rec->types;
   int failed = 0;
-  out->stream = rec->stream != OVL_NONE ? rec->stream : t->stream;
+  out->stream = rec->stream;  /* the row's, else its first work's (track_work) */
   out->host_launch = rec->host_start;
   out->gpu_start = t->gpu_start;
   out->gpu_end = t->gpu_end;
@@ -416,9 +417,10 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
   /* Rank and world size from the largest communicator when meta does not say. */
   int64_t best_n = -1;
   for (size_t c = 0; c < r->nrows; c++) {
-    if (r->recs[c].nranks != OVL_NONE && r->recs[c].nranks > best_n) {
-      best_n = r->recs[c].nranks;
-      if (res->rank == OVL_NONE && r->recs[c].rank != OVL_NONE) res->rank = r->recs[c].rank;
+    int64_t nranks = ovl_coll_row_nranks(&r->recs[c]), rank = ovl_coll_row_rank(&r->recs[c]);
+    if (nranks != OVL_NONE && nranks > best_n) {
+      best_n = nranks;
+      if (res->rank == OVL_NONE && rank != OVL_NONE) res->rank = rank;
     }
   }
   if (res->world_size == OVL_NONE && best_n > 0) res->world_size = best_n;
@@ -428,7 +430,8 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
   res->nsteps = map.nkept;
   res->steps = calloc(map.nkept ? map.nkept : 1, sizeof *res->steps);
   size_t *fill = calloc(map.nkept ? map.nkept : 1, sizeof *fill);
-  long *window_of = malloc((r->ncolls ? r->ncolls : 1) * sizeof *window_of);
+  /* each collective's step, or -1: 32 bits, as fill_coll's out->step */
+  int32_t *window_of = malloc((r->ncolls ? r->ncolls : 1) * sizeof *window_of);
   int rc = (!res->steps || !fill || !window_of) ? ovl_oom(err, "results") : OVL_OK;
   for (size_t i = 0; !rc && i < d->windows.n; i++) {
     long s = map.new_of_old[i];
@@ -454,7 +457,8 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     if (t->device != d->device) continue;
     long w = coll_window(r, d, c);
     long s = (w >= 0 && (size_t)w < d->windows.n) ? map.new_of_old[w] : -1;
-    window_of[c] = s;
+    assert(s >= -1 && s <= INT32_MAX);
+    window_of[c] = (int32_t)s;
     if (s < 0) res->colls_outside_steps++;
     else res->steps[s].ncolls++;
   }
