@@ -475,21 +475,16 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     rc = ovl_oom(err, "results");
   for (size_t s = 0, at = 0; !rc && s < res->nsteps; at += (size_t)res->steps[s++].ncolls)
     res->steps[s].colls = res->coll_block + at;
-  /* The collectives' exposed pieces, compacted to their (start, end) pairs: 16 bytes a piece
-  ** where the run's records take 72 a collective. One device: compacted within the run's own
-  ** array, front to back (a collective's pairs never reach past its own record), which is
-  ** then handed over: no second array at the peak. */
-  const ovl_exposed_pieces *pieces = r->cstate.pieces;
-  int own_pieces = r->ndevs == 1 && pieces;
+  /* The collectives' exposed pieces as their (start, end) pairs, 16 bytes a piece, where the
+  ** run keeps 24 bytes a collective and a block for the few with more than one
+  ** (ovl_piece_slot): the pairs' pages arrive as they are written, while (one device) the
+  ** run's slots are given back behind them. */
+  const ovl_piece_slot *pieces = r->cstate.pieces;
   size_t npairs = 0;
   for (size_t c = 0; pieces && c < r->ncolls; c++)
     if (r->track[c].device == d->device && r->track[c].gpu_start != OVL_NONE) npairs += pieces[c].n;
-  if (!rc && own_pieces) {
-    res->coll_piece_bounds = (int64_t *)(void *)r->cstate.pieces;
-    r->cstate.pieces = NULL;
-  } else if (!rc && pieces && !(res->coll_piece_bounds = malloc((npairs ? npairs : 1) * 2 * sizeof(int64_t)))) {
+  if (!rc && pieces && !(res->coll_piece_bounds = ovl_huge_malloc((npairs ? npairs : 1) * 2 * sizeof(int64_t))))
     rc = ovl_oom(err, "results");
-  }
   size_t next_bound = 0;
   /* one device: the run's arrays die behind the fill (dead_front) */
   dead_front dead_recs = {0}, dead_track = {0}, dead_exposed = {0}, dead_windows = {0}, dead_pieces = {0};
@@ -498,7 +493,7 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     dead_track.base = (char *)r->track;
     dead_exposed.base = (char *)r->cstate.exposed;
     dead_windows.base = (char *)window_of;
-    dead_pieces.base = own_pieces ? (char *)res->coll_piece_bounds : NULL;
+    dead_pieces.base = (char *)r->cstate.pieces;
   }
   for (size_t c = 0; !rc && c < r->ncolls; c++) {
     if (c % 4096 == 0) {
@@ -506,8 +501,7 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
       release_dead(&dead_track, 0, c * sizeof *r->track);
       release_dead(&dead_exposed, 0, c * sizeof *r->cstate.exposed);
       release_dead(&dead_windows, 0, c * sizeof *window_of);
-      /* the pieces: between the compacted pairs and the next record */
-      release_dead(&dead_pieces, next_bound * sizeof(int64_t), c * sizeof *pieces);
+      release_dead(&dead_pieces, 0, c * sizeof *pieces);
     }
     long s = window_of[c];
     if (r->track[c].device != d->device || r->track[c].gpu_start == OVL_NONE) continue;
@@ -515,10 +509,9 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     if (fill_coll(r, c, s >= 0 ? s : -1, out)) rc = ovl_oom(err, "results");
     ovl_channel_facts_add(&res->channel_facts, &ovl_coll_extra_of(out)->channels, out->id);
     if (!pieces) continue;
-    /* read the record before writing pairs: with one device they may overlap its start */
     ovl_exposed_pieces p;
-    memcpy(&p, &pieces[c], sizeof p);
-    assert(!own_pieces || next_bound * sizeof(int64_t) <= c * sizeof p);
+    ovl_coll_pieces_get(&r->cstate, c, &p);
+    assert(next_bound + 2 * (size_t)p.n <= 2 * npairs);
     int64_t *at = res->coll_piece_bounds + next_bound;
     for (int k = 0; k < p.n; k++) {
       at[2 * k] = p.start[k];
@@ -530,10 +523,6 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     out->pieces_exact = p.exact;
     out->has_pieces = 1;
     next_bound += 2 * (size_t)p.n;
-  }
-  if (!rc && own_pieces) {  /* give back the rest of the run's array (results hold offsets) */
-    int64_t *shrunk = realloc(res->coll_piece_bounds, (next_bound ? next_bound : 2) * sizeof(int64_t));
-    if (shrunk) res->coll_piece_bounds = shrunk;
   }
   for (size_t s = 0; !rc && s < res->nsteps; s++) {
     ovl_step_result *st = &res->steps[s];

@@ -45,7 +45,7 @@ static int grow_pass_state(ovl_run *r, size_t old, size_t cap) {
   if (exposed) r->cstate.exposed = exposed;
   int32_t *running = ovl_huge_realloc(r->cstate.running, old * sizeof *running, cap * sizeof *running);
   if (running) r->cstate.running = running;
-  ovl_exposed_pieces *pieces = ovl_huge_realloc(r->cstate.pieces, old * sizeof *pieces, cap * sizeof *pieces);
+  ovl_piece_slot *pieces = ovl_huge_realloc(r->cstate.pieces, old * sizeof *pieces, cap * sizeof *pieces);
   if (pieces) r->cstate.pieces = pieces;
   return exposed && running && pieces ? 0 : -1;
 }
@@ -101,8 +101,7 @@ static void reset_track(ovl_run *r, size_t i) {
   if (!r->cstate.exposed) return;  /* before the final pass */
   r->cstate.exposed[i] = 0;
   r->cstate.running[i] = 0;
-  r->cstate.pieces[i].n = 0;
-  r->cstate.pieces[i].exact = 1;
+  ovl_coll_pieces_clear(&r->cstate, i);
 }
 
 /* The analysis's row of a reader's record: its op hashed and named by enum, its types interned.
@@ -421,6 +420,7 @@ static void reset_pass(ovl_run *r) {
   r->ncolls = r->nrows + r->npresynth;
   r->next_synth = r->nrows;
   r->copies.len = 0;
+  if (r->cstate.pieces) ovl_coll_pieces_restart(&r->cstate);
   for (size_t i = 0; i < r->ncolls; i++) reset_track(r, i);
 }
 
@@ -671,7 +671,8 @@ static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
   }
   ovl_work_stream_close(&r->ws);
   if (rc) return rc;
-  for (size_t i = 0; !prepass && i < r->ndevs; i++) ovl_sweep_finish(&r->devs[i].sweep);
+  for (size_t i = 0; !prepass && i < r->ndevs; i++)
+    if (ovl_sweep_finish(&r->devs[i].sweep)) return ovl_oom(err, "exposed pieces");
   return OVL_OK;
 }
 
@@ -723,6 +724,7 @@ static void free_run(ovl_run *r) {
   free(r->cstate.exposed);
   free(r->cstate.running);
   free(r->cstate.pieces);
+  ovl_coll_pieces_free(&r->cstate);
   OVL_VEC_FREE(&r->copies);
   OVL_VEC_FREE(&r->nccl_names);
   ovl_work_stream_free(&r->ws);
