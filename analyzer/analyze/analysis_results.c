@@ -358,8 +358,7 @@ static int keep_comm_name(void *ctx, int64_t comm, const char *name) {
 /* The front of a per-collective array that the fill of the results has read for the last
 ** time. With one device each array is read once, front to back, while the results grow
 ** beside them: giving back the pages behind the reader keeps the two from peaking together
-** (the run frees the arrays after; nothing reads the pages given back, and a write, such as
-** the compaction of the pieces, gets fresh ones). */
+** (the run frees the arrays after; nothing reads or writes the pages given back). */
 typedef struct dead_front {
   char *base;
   size_t released;   /* bytes from base given back so far (whole huge pages) */

@@ -221,7 +221,7 @@ int ovl_sweep_advance(ovl_sweep *s, int64_t t) {
   }
   account(s, s->now, t);
   if (t > s->now) s->now = t;
-  return s->colls && s->colls->pieces_failed ? -1 : 0;
+  return 0;
 }
 
 int ovl_sweep_add(ovl_sweep *s, const ovl_sweep_item *item) {
@@ -232,7 +232,7 @@ int ovl_sweep_add(ovl_sweep *s, const ovl_sweep_item *item) {
     s->now = item->start;
   }
   s->last_start = item->start;
-  if (ovl_sweep_advance(s, item->start)) return -1;
+  ovl_sweep_advance(s, item->start);
   ovl_sweep_entry e = {item->end,     item->start, s->total.comm,          item->colls, item->ncolls,
                        item->coll,    (int32_t)item->cls, item->cls == OVL_CLASS_COMPUTE ? item->sig : -1,
                        item->close_step};
@@ -254,9 +254,12 @@ int ovl_sweep_add(ovl_sweep *s, const ovl_sweep_item *item) {
 }
 
 int ovl_sweep_finish(ovl_sweep *s) {
-  if (!s->started || s->heap_len == 0) return 0;
-  int64_t last = s->heap[0].end;
-  for (size_t i = 1; i < s->heap_len; i++)
-    if (s->heap[i].end > last) last = s->heap[i].end;
-  return ovl_sweep_advance(s, last);
+  if (s->started && s->heap_len > 0) {
+    int64_t last = s->heap[0].end;
+    for (size_t i = 1; i < s->heap_len; i++)
+      if (s->heap[i].end > last) last = s->heap[i].end;
+    ovl_sweep_advance(s, last);
+  }
+  /* a block the pieces lacked: said once, here, rather than checked at every step */
+  return s->colls && s->colls->pieces_failed ? -1 : 0;
 }

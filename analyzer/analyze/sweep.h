@@ -70,7 +70,7 @@ typedef struct ovl_coll_state {
   size_t len;
   ovl_piece_more *more;    /* the pieces after the first: nmore blocks in use */
   size_t nmore, more_cap;
-  int pieces_failed;       /* no memory for a block: the sweep's calls fail from then on */
+  int pieces_failed;       /* no memory for a block: ovl_sweep_finish fails */
 } ovl_coll_state;
 
 /* Collective c's pieces: none, exact, and no block (before its first piece, or a pass again). */
@@ -138,12 +138,12 @@ void ovl_totals_init(ovl_totals *t);
 /* windows may have n = 0. colls must cover every index items will name. */
 int ovl_sweep_init(ovl_sweep *s, ovl_step_windows *windows, ovl_coll_state *colls);
 void ovl_sweep_free(ovl_sweep *s);
-/* Accounts time up to t (>= the last item's start). These three return -1 when out of
-** memory (for the pieces: from the accounting where it happened on, ovl_coll_state). */
+/* Accounts time up to t (>= the last item's start). */
 int ovl_sweep_advance(ovl_sweep *s, int64_t t);
 /* Adds an item starting at or after every earlier item. */
 int ovl_sweep_add(ovl_sweep *s, const ovl_sweep_item *item);
-/* Runs every remaining item to its end. */
+/* Runs every remaining item to its end. -1 when a collective's pieces lacked memory for a
+** block at any time of the sweep (ovl_coll_state.pieces_failed: those pieces are incomplete). */
 int ovl_sweep_finish(ovl_sweep *s);
 
 #endif
