@@ -358,7 +358,8 @@ static int keep_comm_name(void *ctx, int64_t comm, const char *name) {
 /* The front of a per-collective array that the fill of the results has read for the last
 ** time. With one device each array is read once, front to back, while the results grow
 ** beside them: giving back the pages behind the reader keeps the two from peaking together
-** (the run frees the arrays after; nothing reads or writes the pages given back). */
+** (the run frees the arrays after; nothing reads the pages given back, and a write, such as
+** the exposed pieces' pairs written into the rows, gets fresh ones). */
 typedef struct dead_front {
   char *base;
   size_t released;   /* bytes from base given back so far (whole huge pages) */
@@ -474,15 +475,19 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     rc = ovl_oom(err, "results");
   for (size_t s = 0, at = 0; !rc && s < res->nsteps; at += (size_t)res->steps[s++].ncolls)
     res->steps[s].colls = res->coll_block + at;
-  /* The collectives' exposed pieces as their (start, end) pairs, 16 bytes a piece, where the
-  ** run keeps 24 bytes a collective and a block for the few with more than one
-  ** (ovl_piece_slot): the pairs' pages arrive as they are written, while (one device) the
-  ** run's slots are given back behind them. */
+  /* The collectives' exposed pieces as their (start, end) pairs, 16 bytes a piece (the run
+  ** keeps them in ovl_piece_slot and blocks). One device: written into the run's rows, front
+  ** to back behind the fill's reading (a collective's pairs never reach past its own row),
+  ** which are then handed over: no array of their own at the peak. */
+  _Static_assert(2 * OVL_EXPOSED_PIECES * sizeof(int64_t) <= sizeof(ovl_coll_row),
+                 "a collective's pairs fit in its row (the pieces written into the rows)");
   const ovl_piece_slot *pieces = r->cstate.pieces;
+  int into_rows = r->ndevs == 1 && pieces;
   size_t npairs = 0;
   for (size_t c = 0; pieces && c < r->ncolls; c++)
     if (r->track[c].device == d->device && r->track[c].gpu_start != OVL_NONE) npairs += pieces[c].n;
-  if (!rc && pieces && !(res->coll_piece_bounds = ovl_huge_malloc((npairs ? npairs : 1) * 2 * sizeof(int64_t))))
+  if (!rc && into_rows) res->coll_piece_bounds = (int64_t *)(void *)r->recs;  /* the run's until the fill ends */
+  else if (!rc && pieces && !(res->coll_piece_bounds = malloc((npairs ? npairs : 1) * 2 * sizeof(int64_t))))
     rc = ovl_oom(err, "results");
   size_t next_bound = 0;
   /* one device: the run's arrays die behind the fill (dead_front) */
@@ -496,7 +501,8 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
   }
   for (size_t c = 0; !rc && c < r->ncolls; c++) {
     if (c % 4096 == 0) {
-      release_dead(&dead_recs, 0, c * sizeof *r->recs);
+      /* the rows: between the pairs written and the next row (no pieces: from the start) */
+      release_dead(&dead_recs, into_rows ? next_bound * sizeof(int64_t) : 0, c * sizeof *r->recs);
       release_dead(&dead_track, 0, c * sizeof *r->track);
       release_dead(&dead_exposed, 0, c * sizeof *r->cstate.exposed);
       release_dead(&dead_windows, 0, c * sizeof *window_of);
@@ -511,6 +517,8 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     ovl_exposed_pieces p;
     ovl_coll_pieces_get(&r->cstate, c, &p);
     assert(next_bound + 2 * (size_t)p.n <= 2 * npairs);
+    /* row c was read (fill_coll): its pairs may overwrite it, never row c + 1 */
+    assert(!into_rows || (next_bound + 2 * (size_t)p.n) * sizeof(int64_t) <= (c + 1) * sizeof *r->recs);
     int64_t *at = res->coll_piece_bounds + next_bound;
     for (int k = 0; k < p.n; k++) {
       at[2 * k] = p.start[k];
@@ -522,6 +530,11 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     out->pieces_exact = p.exact;
     out->has_pieces = 1;
     next_bound += 2 * (size_t)p.n;
+  }
+  if (into_rows && res->coll_piece_bounds) {  /* the rows are the results' now, also after a failure */
+    r->recs = NULL;
+    int64_t *shrunk = realloc(res->coll_piece_bounds, (next_bound ? next_bound : 2) * sizeof(int64_t));
+    if (shrunk) res->coll_piece_bounds = shrunk;
   }
   for (size_t s = 0; !rc && s < res->nsteps; s++) {
     ovl_step_result *st = &res->steps[s];
