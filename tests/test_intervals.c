@@ -257,7 +257,7 @@ static void unsorted_sweep(void) {
   ovl_step_windows win;
   int64_t exposed[1] = {0};
   int32_t running[1] = {0};
-  ovl_coll_state cs = {exposed, running, NULL, 1};
+  ovl_coll_state cs = {.exposed = exposed, .running = running, .pieces = NULL, .len = 1};
   ovl_sweep sw;
   if (ovl_windows_init(&win, 0) || ovl_sweep_init(&sw, &win, &cs)) _exit(2);
   ovl_sweep_item a = {100, 200, OVL_CLASS_COMPUTE, NULL, 0, -1, -1, -1};
