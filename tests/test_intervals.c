@@ -152,9 +152,9 @@ static void test_sweep(void) {
     }
     int64_t exposed[NCOLL] = {0};
     int32_t running[NCOLL] = {0};
-    ovl_exposed_pieces pieces[NCOLL];
-    for (int k = 0; k < NCOLL; k++) pieces[k] = (ovl_exposed_pieces){{0}, {0}, 0, 1};
-    ovl_coll_state cs = {exposed, running, pieces, NCOLL};
+    ovl_piece_slot slots[NCOLL];
+    ovl_coll_state cs = {exposed, running, slots, NCOLL, NULL, 0, 0, 0};
+    for (int k = 0; k < NCOLL; k++) ovl_coll_pieces_clear(&cs, (size_t)k);
     ovl_sweep sw;
     CHECK(ovl_sweep_init(&sw, &win, &cs) == 0);
     end_log log;
@@ -197,6 +197,8 @@ static void test_sweep(void) {
     CHECK_I64(sw.total.comm, comm);
     CHECK_I64(sw.total.exposed, expo);
     CHECK_I64(sw.total.memory, mem);
+    ovl_exposed_pieces pieces[NCOLL];
+    for (int k = 0; k < NCOLL; k++) ovl_coll_pieces_get(&cs, (size_t)k, &pieces[k]);
     for (int k = 0; k < NCOLL; k++) {
       CHECK_I64(exposed[k], cexp[k]);
       /* exposure pieces: exact ones locate the exposed time anywhere; stretched ones cover it */
@@ -231,6 +233,7 @@ static void test_sweep(void) {
       CHECK_I64(log.overlapped[i], over);
     }
     ovl_sweep_free(&sw);
+    ovl_coll_pieces_free(&cs);
     ovl_windows_free(&win);
   }
 }
@@ -254,7 +257,7 @@ static void unsorted_sweep(void) {
   ovl_step_windows win;
   int64_t exposed[1] = {0};
   int32_t running[1] = {0};
-  ovl_coll_state cs = {exposed, running, NULL, 1};
+  ovl_coll_state cs = {.exposed = exposed, .running = running, .pieces = NULL, .len = 1};
   ovl_sweep sw;
   if (ovl_windows_init(&win, 0) || ovl_sweep_init(&sw, &win, &cs)) _exit(2);
   ovl_sweep_item a = {100, 200, OVL_CLASS_COMPUTE, NULL, 0, -1, -1, -1};

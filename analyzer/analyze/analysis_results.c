@@ -125,11 +125,12 @@ static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out
   out->op = rec->op;
   out->comm = rec->comm;
   out->seq = rec->seq;
-  ovl_coll_set_ranks(out, rec->nranks, rec->rank);  /* the reader keeps them in range */
+  out->nranks32 = rec->nranks32;  /* the reader keeps them in range (make_row) */
+  out->rank32 = rec->rank32;
   out->bytes = rec->bytes;
   out->types = rec->types;
   int failed = 0;
-  out->stream = rec->stream != OVL_NONE ? rec->stream : t->stream;
+  out->stream = rec->stream;  /* the row's, else its first work's (track_work) */
   out->host_launch = rec->host_start;
   out->gpu_start = t->gpu_start;
   out->gpu_end = t->gpu_end;
@@ -358,7 +359,7 @@ static int keep_comm_name(void *ctx, int64_t comm, const char *name) {
 ** time. With one device each array is read once, front to back, while the results grow
 ** beside them: giving back the pages behind the reader keeps the two from peaking together
 ** (the run frees the arrays after; nothing reads the pages given back, and a write, such as
-** the compaction of the pieces, gets fresh ones). */
+** the exposed pieces' pairs written into the rows, gets fresh ones). */
 typedef struct dead_front {
   char *base;
   size_t released;   /* bytes from base given back so far (whole huge pages) */
@@ -416,9 +417,10 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
   /* Rank and world size from the largest communicator when meta does not say. */
   int64_t best_n = -1;
   for (size_t c = 0; c < r->nrows; c++) {
-    if (r->recs[c].nranks != OVL_NONE && r->recs[c].nranks > best_n) {
-      best_n = r->recs[c].nranks;
-      if (res->rank == OVL_NONE && r->recs[c].rank != OVL_NONE) res->rank = r->recs[c].rank;
+    int64_t nranks = ovl_coll_row_nranks(&r->recs[c]), rank = ovl_coll_row_rank(&r->recs[c]);
+    if (nranks != OVL_NONE && nranks > best_n) {
+      best_n = nranks;
+      if (res->rank == OVL_NONE && rank != OVL_NONE) res->rank = rank;
     }
   }
   if (res->world_size == OVL_NONE && best_n > 0) res->world_size = best_n;
@@ -428,7 +430,8 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
   res->nsteps = map.nkept;
   res->steps = calloc(map.nkept ? map.nkept : 1, sizeof *res->steps);
   size_t *fill = calloc(map.nkept ? map.nkept : 1, sizeof *fill);
-  long *window_of = malloc((r->ncolls ? r->ncolls : 1) * sizeof *window_of);
+  /* each collective's step, or -1: 32 bits, as fill_coll's out->step */
+  int32_t *window_of = malloc((r->ncolls ? r->ncolls : 1) * sizeof *window_of);
   int rc = (!res->steps || !fill || !window_of) ? ovl_oom(err, "results") : OVL_OK;
   for (size_t i = 0; !rc && i < d->windows.n; i++) {
     long s = map.new_of_old[i];
@@ -454,7 +457,8 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     if (t->device != d->device) continue;
     long w = coll_window(r, d, c);
     long s = (w >= 0 && (size_t)w < d->windows.n) ? map.new_of_old[w] : -1;
-    window_of[c] = s;
+    assert(s >= -1 && s <= INT32_MAX);
+    window_of[c] = (int32_t)s;
     if (s < 0) res->colls_outside_steps++;
     else res->steps[s].ncolls++;
   }
@@ -471,21 +475,20 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     rc = ovl_oom(err, "results");
   for (size_t s = 0, at = 0; !rc && s < res->nsteps; at += (size_t)res->steps[s++].ncolls)
     res->steps[s].colls = res->coll_block + at;
-  /* The collectives' exposed pieces, compacted to their (start, end) pairs: 16 bytes a piece
-  ** where the run's records take 72 a collective. One device: compacted within the run's own
-  ** array, front to back (a collective's pairs never reach past its own record), which is
-  ** then handed over: no second array at the peak. */
-  const ovl_exposed_pieces *pieces = r->cstate.pieces;
-  int own_pieces = r->ndevs == 1 && pieces;
+  /* The collectives' exposed pieces as their (start, end) pairs, 16 bytes a piece (the run
+  ** keeps them in ovl_piece_slot and blocks). One device: written into the run's rows, front
+  ** to back behind the fill's reading (a collective's pairs never reach past its own row),
+  ** which are then handed over: no array of their own at the peak. */
+  _Static_assert(2 * OVL_EXPOSED_PIECES * sizeof(int64_t) <= sizeof(ovl_coll_row),
+                 "a collective's pairs fit in its row (the pieces written into the rows)");
+  const ovl_piece_slot *pieces = r->cstate.pieces;
+  int into_rows = r->ndevs == 1 && pieces;
   size_t npairs = 0;
   for (size_t c = 0; pieces && c < r->ncolls; c++)
     if (r->track[c].device == d->device && r->track[c].gpu_start != OVL_NONE) npairs += pieces[c].n;
-  if (!rc && own_pieces) {
-    res->coll_piece_bounds = (int64_t *)(void *)r->cstate.pieces;
-    r->cstate.pieces = NULL;
-  } else if (!rc && pieces && !(res->coll_piece_bounds = malloc((npairs ? npairs : 1) * 2 * sizeof(int64_t)))) {
+  if (!rc && into_rows) res->coll_piece_bounds = (int64_t *)(void *)r->recs;  /* the run's until the fill ends */
+  else if (!rc && pieces && !(res->coll_piece_bounds = malloc((npairs ? npairs : 1) * 2 * sizeof(int64_t))))
     rc = ovl_oom(err, "results");
-  }
   size_t next_bound = 0;
   /* one device: the run's arrays die behind the fill (dead_front) */
   dead_front dead_recs = {0}, dead_track = {0}, dead_exposed = {0}, dead_windows = {0}, dead_pieces = {0};
@@ -494,16 +497,16 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     dead_track.base = (char *)r->track;
     dead_exposed.base = (char *)r->cstate.exposed;
     dead_windows.base = (char *)window_of;
-    dead_pieces.base = own_pieces ? (char *)res->coll_piece_bounds : NULL;
+    dead_pieces.base = (char *)r->cstate.pieces;
   }
   for (size_t c = 0; !rc && c < r->ncolls; c++) {
     if (c % 4096 == 0) {
-      release_dead(&dead_recs, 0, c * sizeof *r->recs);
+      /* the rows: between the pairs written and the next row (no pieces: from the start) */
+      release_dead(&dead_recs, into_rows ? next_bound * sizeof(int64_t) : 0, c * sizeof *r->recs);
       release_dead(&dead_track, 0, c * sizeof *r->track);
       release_dead(&dead_exposed, 0, c * sizeof *r->cstate.exposed);
       release_dead(&dead_windows, 0, c * sizeof *window_of);
-      /* the pieces: between the compacted pairs and the next record */
-      release_dead(&dead_pieces, next_bound * sizeof(int64_t), c * sizeof *pieces);
+      release_dead(&dead_pieces, 0, c * sizeof *pieces);
     }
     long s = window_of[c];
     if (r->track[c].device != d->device || r->track[c].gpu_start == OVL_NONE) continue;
@@ -511,10 +514,11 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     if (fill_coll(r, c, s >= 0 ? s : -1, out)) rc = ovl_oom(err, "results");
     ovl_channel_facts_add(&res->channel_facts, &ovl_coll_extra_of(out)->channels, out->id);
     if (!pieces) continue;
-    /* read the record before writing pairs: with one device they may overlap its start */
     ovl_exposed_pieces p;
-    memcpy(&p, &pieces[c], sizeof p);
-    assert(!own_pieces || next_bound * sizeof(int64_t) <= c * sizeof p);
+    ovl_coll_pieces_get(&r->cstate, c, &p);
+    assert(next_bound + 2 * (size_t)p.n <= 2 * npairs);
+    /* row c was read (fill_coll): its pairs may overwrite it, never row c + 1 */
+    assert(!into_rows || (next_bound + 2 * (size_t)p.n) * sizeof(int64_t) <= (c + 1) * sizeof *r->recs);
     int64_t *at = res->coll_piece_bounds + next_bound;
     for (int k = 0; k < p.n; k++) {
       at[2 * k] = p.start[k];
@@ -527,7 +531,8 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     out->has_pieces = 1;
     next_bound += 2 * (size_t)p.n;
   }
-  if (!rc && own_pieces) {  /* give back the rest of the run's array (results hold offsets) */
+  if (into_rows && res->coll_piece_bounds) {  /* the rows are the results' now, also after a failure */
+    r->recs = NULL;
     int64_t *shrunk = realloc(res->coll_piece_bounds, (next_bound ? next_bound : 2) * sizeof(int64_t));
     if (shrunk) res->coll_piece_bounds = shrunk;
   }

@@ -3,6 +3,7 @@
 
 #include <assert.h>
 #include <stdlib.h>
+#include <string.h>
 
 void ovl_totals_init(ovl_totals *t) {
   t->compute = t->comm = t->exposed = t->memory = t->busy = 0;
@@ -52,16 +53,76 @@ int64_t ovl_exposed_within(const int64_t *bounds, int n, int64_t lo, int64_t hi)
   return total;
 }
 
-/* Adds [a, b) to a collective's exposed pieces (segments arrive in time order). */
-static void add_piece(ovl_exposed_pieces *p, int64_t a, int64_t b) {
-  if (p->n > 0 && p->end[p->n - 1] >= a) {
-    if (b > p->end[p->n - 1]) p->end[p->n - 1] = b;
+void ovl_coll_pieces_clear(ovl_coll_state *cs, size_t c) {
+  cs->pieces[c] = (ovl_piece_slot){0, 0, 0, 0, 1};
+}
+
+void ovl_coll_pieces_restart(ovl_coll_state *cs) {
+  cs->nmore = 0;
+  cs->pieces_failed = 0;
+}
+
+void ovl_coll_pieces_get(const ovl_coll_state *cs, size_t c, ovl_exposed_pieces *out) {
+  const ovl_piece_slot *p = &cs->pieces[c];
+  memset(out, 0, sizeof *out);
+  out->n = p->n;
+  out->exact = p->exact;
+  if (p->n == 0) return;
+  out->start[0] = p->start;
+  out->end[0] = p->end;
+  if (p->n == 1) return;
+  assert(p->more > 0 && p->more <= cs->nmore);
+  const ovl_piece_more *m = &cs->more[p->more - 1];
+  for (int k = 1; k < p->n; k++) {
+    out->start[k] = m->start[k - 1];
+    out->end[k] = m->end[k - 1];
+  }
+}
+
+void ovl_coll_pieces_free(ovl_coll_state *cs) {
+  free(cs->more);
+  cs->more = NULL;
+  cs->nmore = cs->more_cap = 0;
+}
+
+/* A block for a collective's second piece: its index + 1, or 0 when out of memory. */
+static uint32_t take_block(ovl_coll_state *cs) {
+  if (cs->nmore == cs->more_cap) {
+    size_t cap = cs->more_cap ? cs->more_cap * 2 : 256;
+    if (cap > UINT32_MAX - 1) cap = UINT32_MAX - 1;
+    ovl_piece_more *m = cap > cs->more_cap ? realloc(cs->more, cap * sizeof *m) : NULL;
+    if (!m) return 0;
+    cs->more = m;
+    cs->more_cap = cap;
+  }
+  return (uint32_t)++cs->nmore;
+}
+
+/* Adds [a, b) to collective c's exposed pieces (segments arrive in time order). */
+static void add_piece(ovl_coll_state *cs, size_t c, int64_t a, int64_t b) {
+  ovl_piece_slot *p = &cs->pieces[c];
+  if (p->n == 0) {
+    p->start = a;
+    p->end = b;
+    p->n = 1;
+    return;
+  }
+  if (p->n == 1 && p->end < a) {
+    if (!(p->more = take_block(cs))) {
+      cs->pieces_failed = 1;
+      return;
+    }
+  }
+  ovl_piece_more *m = p->more ? &cs->more[p->more - 1] : NULL;
+  int64_t *last_end = p->n == 1 ? &p->end : &m->end[p->n - 2];
+  if (*last_end >= a) {
+    if (b > *last_end) *last_end = b;
   } else if (p->n < OVL_EXPOSED_PIECES) {
-    p->start[p->n] = a;
-    p->end[p->n] = b;
+    m->start[p->n - 1] = a;
+    m->end[p->n - 1] = b;
     p->n++;
   } else {
-    p->end[p->n - 1] = b;
+    *last_end = b;
     p->exact = 0;
   }
 }
@@ -78,7 +139,7 @@ static void account(ovl_sweep *s, int64_t a, int64_t b) {
   if (comm && !comp) {
     for (size_t i = 0; i < s->nactive; i++) {
       s->colls->exposed[s->active_colls[i]] += b - a;
-      if (s->colls->pieces) add_piece(&s->colls->pieces[s->active_colls[i]], a, b);
+      if (s->colls->pieces) add_piece(s->colls, (size_t)s->active_colls[i], a, b);
     }
   }
   if (!s->windows || s->windows->n == 0) return;
@@ -193,9 +254,12 @@ int ovl_sweep_add(ovl_sweep *s, const ovl_sweep_item *item) {
 }
 
 int ovl_sweep_finish(ovl_sweep *s) {
-  if (!s->started || s->heap_len == 0) return 0;
-  int64_t last = s->heap[0].end;
-  for (size_t i = 1; i < s->heap_len; i++)
-    if (s->heap[i].end > last) last = s->heap[i].end;
-  return ovl_sweep_advance(s, last);
+  if (s->started && s->heap_len > 0) {
+    int64_t last = s->heap[0].end;
+    for (size_t i = 1; i < s->heap_len; i++)
+      if (s->heap[i].end > last) last = s->heap[i].end;
+    ovl_sweep_advance(s, last);
+  }
+  /* a block the pieces lacked: said once, here, rather than checked at every step */
+  return s->colls && s->colls->pieces_failed ? -1 : 0;
 }

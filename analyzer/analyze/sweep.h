@@ -49,13 +49,39 @@ typedef struct ovl_exposed_pieces {
 ** pieces were. */
 int64_t ovl_exposed_within(const int64_t *bounds, int n, int64_t lo, int64_t hi);
 
+/* How the sweep keeps a collective's pieces: 24 bytes a collective, the first piece in place
+** (most collectives have at most one) and the others in a block of the state's `more`,
+** taken when a second piece comes (ovl_coll_pieces_get reads them back whole). */
+typedef struct ovl_piece_slot {
+  int64_t start, end;  /* the first piece, when n > 0 */
+  uint32_t more;       /* 1 + the index of its block in ovl_coll_state.more; 0: none */
+  uint8_t n, exact;
+} ovl_piece_slot;
+
+typedef struct ovl_piece_more {
+  int64_t start[OVL_EXPOSED_PIECES - 1], end[OVL_EXPOSED_PIECES - 1];
+} ovl_piece_more;
+
 /* Per-collective state shared by the sweeps of a trace; indexed by collective number. */
 typedef struct ovl_coll_state {
   int64_t *exposed;
   int32_t *running;  /* items of the collective running now */
-  ovl_exposed_pieces *pieces;  /* may be NULL: not recorded */
+  ovl_piece_slot *pieces;  /* may be NULL: not recorded */
   size_t len;
+  ovl_piece_more *more;    /* the pieces after the first: nmore blocks in use */
+  size_t nmore, more_cap;
+  int pieces_failed;       /* no memory for a block: ovl_sweep_finish fails */
 } ovl_coll_state;
+
+/* Collective c's pieces: none, exact, and no block (before its first piece, or a pass again). */
+void ovl_coll_pieces_clear(ovl_coll_state *cs, size_t c);
+/* Every block given back for reuse: before a pass again, whose collectives' slots are each
+** cleared (ovl_coll_pieces_clear). */
+void ovl_coll_pieces_restart(ovl_coll_state *cs);
+/* Collective c's pieces, whole. */
+void ovl_coll_pieces_get(const ovl_coll_state *cs, size_t c, ovl_exposed_pieces *out);
+/* The blocks given back (the slots are the owner's). */
+void ovl_coll_pieces_free(ovl_coll_state *cs);
 
 typedef struct ovl_sweep_item {
   int64_t start, end;
@@ -116,7 +142,8 @@ void ovl_sweep_free(ovl_sweep *s);
 int ovl_sweep_advance(ovl_sweep *s, int64_t t);
 /* Adds an item starting at or after every earlier item. */
 int ovl_sweep_add(ovl_sweep *s, const ovl_sweep_item *item);
-/* Runs every remaining item to its end. */
+/* Runs every remaining item to its end. -1 when a collective's pieces lacked memory for a
+** block at any time of the sweep (ovl_coll_state.pieces_failed: those pieces are incomplete). */
 int ovl_sweep_finish(ovl_sweep *s);
 
 #endif

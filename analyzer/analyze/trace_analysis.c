@@ -34,7 +34,7 @@
 /* Collectives and links                                                               */
 /* ---------------------------------------------------------------------------------- */
 
-_Static_assert(sizeof(ovl_coll_track) == 64, "ovl_coll_track: 64 bytes a collective (trace_analysis_internal.h)");
+_Static_assert(sizeof(ovl_coll_track) == 56, "ovl_coll_track: 56 bytes a collective (trace_analysis_internal.h)");
 
 /* Grows the sweep's per-collective state (exposed time, running counts, pieces) from old to
 ** cap entries, once it exists: only the final pass needs it (pass_state_alloc), so the step
@@ -45,7 +45,7 @@ static int grow_pass_state(ovl_run *r, size_t old, size_t cap) {
   if (exposed) r->cstate.exposed = exposed;
   int32_t *running = ovl_huge_realloc(r->cstate.running, old * sizeof *running, cap * sizeof *running);
   if (running) r->cstate.running = running;
-  ovl_exposed_pieces *pieces = ovl_huge_realloc(r->cstate.pieces, old * sizeof *pieces, cap * sizeof *pieces);
+  ovl_piece_slot *pieces = ovl_huge_realloc(r->cstate.pieces, old * sizeof *pieces, cap * sizeof *pieces);
   if (pieces) r->cstate.pieces = pieces;
   return exposed && running && pieces ? 0 : -1;
 }
@@ -92,31 +92,32 @@ static void reset_track(ovl_run *r, size_t i) {
   r->track[i].gpu_end = OVL_NONE;
   r->track[i].device = OVL_NONE;
   r->track[i].correlation = OVL_NONE;
-  r->track[i].stream = OVL_NONE;
+  if (r->recs[i].stream_of_work) {  /* the row named no stream: the pass's is undone */
+    r->recs[i].stream = OVL_NONE;
+    r->recs[i].stream_of_work = 0;
+  }
   r->track[i].compute_before = r->track[i].compute_after = OVL_NONE;
   r->track[i].has_d2h = 0;
   if (!r->cstate.exposed) return;  /* before the final pass */
   r->cstate.exposed[i] = 0;
   r->cstate.running[i] = 0;
-  r->cstate.pieces[i].n = 0;
-  r->cstate.pieces[i].exact = 1;
+  ovl_coll_pieces_clear(&r->cstate, i);
 }
 
 /* The analysis's row of a reader's record: its op hashed and named by enum, its types interned.
 ** On error (no memory to intern): ovl_oom's code, the row incomplete. */
 static int make_row(const ovl_coll_rec *rec, ovl_coll_row *row, ovl_err *err) {
+  assert(ovl_coll_rank_ok(rec->nranks) && ovl_coll_rank_ok(rec->rank));  /* the reader's range */
   row->id = rec->id;
   row->comm = rec->comm;
-  row->rank = rec->rank;
-  row->nranks = rec->nranks;
+  row->rank32 = rec->rank == OVL_NONE ? -1 : (int32_t)rec->rank;
+  row->nranks32 = rec->nranks == OVL_NONE ? -1 : (int32_t)rec->nranks;
   row->seq = rec->seq;
-  row->count = rec->count;
   row->bytes = rec->bytes;
-  row->peer = rec->peer;
   row->device = rec->device;
   row->stream = rec->stream;
+  row->stream_of_work = 0;
   row->host_start = rec->host_start;
-  row->host_end = rec->host_end;
   row->tid = rec->tid;
   row->group_id = rec->group_id;
   row->op_hash = ovl_hash_str(OVL_HASH_SEED, rec->op);
@@ -128,8 +129,8 @@ static int make_row(const ovl_coll_rec *rec, ovl_coll_row *row, ovl_err *err) {
 /* The rows taken from the work stream (n of them) made the analysis's, in their own array,
 ** front to back: row i ends where record i + 1 begins, so no second array. */
 static int compact_rows(ovl_run *r, ovl_coll_rec *taken, size_t n, ovl_err *err) {
-  _Static_assert(sizeof(ovl_coll_row) == 128 && sizeof(ovl_coll_row) <= sizeof(ovl_coll_rec),
-                 "ovl_coll_row: 128 bytes, compacted in place (trace_analysis_internal.h)");
+  _Static_assert(sizeof(ovl_coll_row) == 96 && sizeof(ovl_coll_row) <= sizeof(ovl_coll_rec),
+                 "ovl_coll_row: 96 bytes, compacted in place (trace_analysis_internal.h)");
   char *base = (char *)taken;
   r->recs = (ovl_coll_row *)(void *)base;  /* the run frees it, whatever happens below */
   for (size_t i = 0; i < n; i++) {
@@ -204,7 +205,11 @@ static void track_work(ovl_run *r, int32_t c, const ovl_work *w) {
   if (t->gpu_end == OVL_NONE || w->end > t->gpu_end) t->gpu_end = w->end;
   if (t->device == OVL_NONE) t->device = w->device;
   if (t->correlation == OVL_NONE) t->correlation = w->correlation;
-  if (t->stream == OVL_NONE) t->stream = w->stream;
+  ovl_coll_row *row = &r->recs[c];
+  if (row->stream == OVL_NONE) {  /* a row without a stream takes its first work's */
+    row->stream = w->stream;
+    row->stream_of_work = 1;
+  }
 }
 
 /* Collectives inferred from kernels (an NCCL kernel without a collectives row, a kernel
@@ -240,7 +245,6 @@ static int on_launch_api(void *ctx, const ovl_api_row *row) {
     ovl_coll_row *c = &l->r->recs[l->v[i].coll];
     if (c->host_start != OVL_NONE) continue;  /* an earlier api row with this id won */
     c->host_start = row->start;
-    c->host_end = row->end;
     c->tid = row->tid;
   }
   return OVL_OK;
@@ -416,6 +420,7 @@ static void reset_pass(ovl_run *r) {
   r->ncolls = r->nrows + r->npresynth;
   r->next_synth = r->nrows;
   r->copies.len = 0;
+  if (r->cstate.pieces) ovl_coll_pieces_restart(&r->cstate);
   for (size_t i = 0; i < r->ncolls; i++) reset_track(r, i);
 }
 
@@ -666,7 +671,8 @@ static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
   }
   ovl_work_stream_close(&r->ws);
   if (rc) return rc;
-  for (size_t i = 0; !prepass && i < r->ndevs; i++) ovl_sweep_finish(&r->devs[i].sweep);
+  for (size_t i = 0; !prepass && i < r->ndevs; i++)
+    if (ovl_sweep_finish(&r->devs[i].sweep)) return ovl_oom(err, "exposed pieces");
   return OVL_OK;
 }
 
@@ -718,6 +724,7 @@ static void free_run(ovl_run *r) {
   free(r->cstate.exposed);
   free(r->cstate.running);
   free(r->cstate.pieces);
+  ovl_coll_pieces_free(&r->cstate);
   OVL_VEC_FREE(&r->copies);
   OVL_VEC_FREE(&r->nccl_names);
   ovl_work_stream_free(&r->ws);

@@ -16,10 +16,11 @@
 #include "work_stream.h"
 
 /* What the pass learns about each collective (rows first, then ones inferred from kernels).
-** One per collective: 64 bytes (what is rare, a copy after it, is kept apart). */
+** One per collective: 56 bytes (what is rare, a copy after it, is kept apart; the stream of
+** its first GPU work goes into its row when the row names none: ovl_coll_row.stream). */
 typedef struct ovl_coll_track {
   int64_t gpu_start, gpu_end;  /* hull of its GPU work; OVL_NONE when none was seen */
-  int64_t device, correlation, stream;  /* of its first GPU work */
+  int64_t device, correlation; /* of its first GPU work */
   int64_t compute_before;      /* end of the last compute kernel that started before it */
   int64_t compute_after;       /* start of the first compute kernel at or after its end */
   int32_t step;                /* periodic plans: its step; else -1 until results */
@@ -34,19 +35,26 @@ typedef struct ovl_coll_copy {
 } ovl_coll_copy;
 
 /* A collectives row as the analysis keeps it: load/trace_reader.h's ovl_coll_rec less its
-** texts, 128 bytes a collective where the row takes 184 (converted in place as the rows are
-** taken over). The operation is kept as its ovl_op and as the hash of its name as the trace
-** gives it (what the step inference compares), the data type and reduction interned
-** (coll_types.h); NCCL's algorithm and protocol, which few rows name, in the run's
-** nccl_names. */
+** texts and the fields no stage reads (count, peer, host end), 96 bytes a collective where
+** the row takes 184 (converted in place as the rows are taken over). The operation is kept
+** as its ovl_op and as the hash of its name as the trace gives it (what the step inference
+** compares), the data type and reduction interned (coll_types.h), rank and rank count in 32
+** bits (the reader keeps them in 0..INT32_MAX; -1: unknown); NCCL's algorithm and protocol,
+** which few rows name, in the run's nccl_names. */
 typedef struct ovl_coll_row {
-  int64_t id, comm, rank, nranks, seq, count, bytes, peer, device, stream;
-  int64_t host_start, host_end, tid, group_id;
+  int64_t id, comm, seq, bytes, device;
+  int64_t stream;              /* the row's, else (stream_of_work) its first GPU work's */
+  int64_t host_start, tid, group_id;
   uint64_t op_hash;            /* ovl_hash_str(OVL_HASH_SEED, the op's name) */
+  int32_t rank32, nranks32;    /* -1: unknown (OVL_NONE) */
   uint32_t types;              /* dtype and redop (coll_types.h) */
   uint8_t op;                  /* ovl_op */
   uint8_t has_nccl_names;      /* its algorithm and protocol are in the run's nccl_names */
+  uint8_t stream_of_work;      /* stream was OVL_NONE in the row: the pass set it (reset undoes it) */
 } ovl_coll_row;
+
+static inline int64_t ovl_coll_row_rank(const ovl_coll_row *c) { return c->rank32 < 0 ? OVL_NONE : c->rank32; }
+static inline int64_t ovl_coll_row_nranks(const ovl_coll_row *c) { return c->nranks32 < 0 ? OVL_NONE : c->nranks32; }
 
 /* NCCL's own account of a row that gives one (profiler plugin). */
 typedef struct ovl_coll_nccl_names {

@@ -151,7 +151,8 @@ int ovl_step_work_read_many(const ovl_analysis_ctx *ctx, const ovl_rank_result *
     free(wins);
     return rc;
   }
-  ovl_coll_state cs = {calloc(ws.nrecs + 1, sizeof(int64_t)), calloc(ws.nrecs + 1, sizeof(int32_t)), NULL, ws.nrecs};
+  ovl_coll_state cs = {.exposed = calloc(ws.nrecs + 1, sizeof(int64_t)), .running = calloc(ws.nrecs + 1, sizeof(int32_t)),
+                       .pieces = NULL, .len = ws.nrecs};
   if (!cs.exposed || !cs.running) rc = ovl_oom(err, "timeline");
   if (!rc) rc = pass(ctx, &ws, &cs, r, &rd, err);
   if (rc == OVL_EUNSORTED) {  /* the stream now sorts with SQLite: once more from scratch */
