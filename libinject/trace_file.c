@@ -117,7 +117,11 @@ int ovl_trace_file_create(const char *dir, ovl_trace_file *f) {
       }
       relative = 1;
     }
-    snprintf(f->name, sizeof f->name, "%s", relative ? base : f->shown);
+    /* Cannot be cut (the length was checked above); said anyway rather than opening a wrong name. */
+    if (snprintf(f->name, sizeof f->name, "%s", relative ? base : f->shown) >= (int)sizeof f->name) {
+      ovl_warn(NULL, "%s: the trace file's name is too long; the program runs without capture", f->shown);
+      return -1;
+    }
     int fd = open_above_stdio(f->name, O_RDWR | O_CREAT | O_EXCL, 0644);
     if (fd >= 0) {
       f->fd = fd;
