@@ -28,7 +28,14 @@ typedef struct ch_track {
   int64_t pid, tid;
   int counter;
   char *name;              /* counters: the series name */
+  char where[64];          /* the events' ,"pid":..,"tid":..,"ts": (counters: no tid) */
+  size_t where_len;
 } ch_track;
+
+typedef struct ch_name {
+  char *json;              /* the name as a JSON string, quotes included; NULL until used */
+  size_t len;
+} ch_name;
 
 typedef struct ch_sink {
   ovl_out out;
@@ -38,6 +45,8 @@ typedef struct ch_sink {
   size_t nprocesses;
   ch_track *tracks;
   size_t ntracks, tracks_cap;
+  ch_name *names;          /* per name iid: slices' names are written from here */
+  size_t names_cap;
 } ch_sink;
 
 static int oom(ovl_err *err) { return ovl_oom(err, "Chrome JSON export"); }
@@ -82,41 +91,118 @@ static int put_fmt(ovl_out *o, const char *fmt, ...) {
   return 0;
 }
 
-/* ns as microseconds with exactly three decimals. */
-static int put_us(ovl_out *o, int64_t ns) {
-  uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-  return put_fmt(o, "%s%" PRIu64 ".%03u", ns < 0 ? "-" : "", a / 1000, (unsigned)(a % 1000));
+/* ---- numbers, formatted by hand: the events' fields are all integers (printf's format
+** parsing cost more than the rest of the export) ---- */
+
+#define PUT_LITERAL(o, lit) ovl_out_write((o), (lit), sizeof(lit) - 1)
+#define NUMBER_ROOM 24  /* "-" and 20 digits, or "-", 17 digits, "." and 3 decimals */
+/* Copies a literal's bytes (no NUL) to d; evaluates to the end. */
+#define COPY_LITERAL(d, lit) (memcpy((d), (lit), sizeof(lit) - 1), (d) + sizeof(lit) - 1)
+
+static const char DIGIT_PAIRS[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* Writes v in decimal at d (as %PRIu64), two digits a step from the last; returns the end. */
+static char *dec_u64(char *d, uint64_t v) {
+  size_t n = 1;
+  for (uint64_t p = 10; n < 20 && v >= p; p *= 10) n++;  /* 10^19 < 2^64 < 10^20 */
+  char *e = d + n;
+  while (v >= 100) {
+    unsigned r = (unsigned)(v % 100);
+    v /= 100;
+    e -= 2;
+    e[0] = DIGIT_PAIRS[2 * r];
+    e[1] = DIGIT_PAIRS[2 * r + 1];
+  }
+  if (v >= 10) {
+    e[-2] = DIGIT_PAIRS[2 * v];
+    e[-1] = DIGIT_PAIRS[2 * v + 1];
+  } else {
+    e[-1] = (char)('0' + v);
+  }
+  return d + n;
 }
 
-/* Starts an event object: separator, then {"ph":"<ph>". */
-static int begin_event(ch_sink *s, const char *ph) {
-  int rc = ovl_out_puts(&s->out, s->first ? "\n{\"ph\":\"" : ",\n{\"ph\":\"");
+/* As %PRId64. */
+static char *dec_i64(char *d, int64_t v) {
+  if (v >= 0) return dec_u64(d, (uint64_t)v);
+  *d++ = '-';
+  return dec_u64(d, (uint64_t)0 - (uint64_t)v);
+}
+
+/* ns as microseconds with exactly three decimals. */
+static char *dec_us(char *d, int64_t ns) {
+  uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+  if (ns < 0) *d++ = '-';
+  d = dec_u64(d, a / 1000);
+  unsigned r = (unsigned)(a % 1000);
+  d[0] = '.';
+  d[1] = (char)('0' + r / 100);
+  d[2] = (char)('0' + r / 10 % 10);
+  d[3] = (char)('0' + r % 10);
+  return d + 4;
+}
+
+/* As %PRIx64. */
+static char *hex_u64(char *d, uint64_t v) {
+  char digits[16];
+  size_t n = 0;
+  do {
+    digits[n++] = "0123456789abcdef"[v & 15];
+    v >>= 4;
+  } while (v);
+  while (n) *d++ = digits[--n];
+  return d;
+}
+
+static int put_i64(ovl_out *o, int64_t v) {
+  char *d = ovl_out_reserve(o, NUMBER_ROOM);
+  if (!d) return -1;
+  ovl_out_commit(o, (size_t)(dec_i64(d, v) - d));
+  return 0;
+}
+
+static int put_us(ovl_out *o, int64_t ns) {
+  char *d = ovl_out_reserve(o, NUMBER_ROOM);
+  if (!d) return -1;
+  ovl_out_commit(o, (size_t)(dec_us(d, ns) - d));
+  return 0;
+}
+
+/* Starts an event object: separator, then {"ph":"<ph>" (ph: one letter). */
+static int begin_event(ch_sink *s, char ph) {
+  char *d = ovl_out_reserve(&s->out, 16);
+  if (!d) return -1;
+  char *e = s->first ? COPY_LITERAL(d, "\n{\"ph\":\"") : COPY_LITERAL(d, ",\n{\"ph\":\"");
   s->first = 0;
-  if (!rc) rc = ovl_out_puts(&s->out, ph);
-  if (!rc) rc = ovl_out_puts(&s->out, "\"");
-  return rc;
+  e[0] = ph;
+  e[1] = '"';
+  ovl_out_commit(&s->out, (size_t)(e + 2 - d));
+  return 0;
 }
 
 static int put_args(ovl_out *o, const ovl_xarg *args, size_t n) {
-  int rc = ovl_out_puts(o, ",\"args\":{");
+  int rc = PUT_LITERAL(o, ",\"args\":{");
   int any = 0;
   for (size_t i = 0; !rc && i < n; i++) {
     if (args[i].type == OVL_XARG_DOUBLE && !isfinite(args[i].d)) continue;  /* unknown: left out */
-    if (any++) rc = ovl_out_puts(o, ",");
+    if (any++) rc = PUT_LITERAL(o, ",");
     if (!rc) rc = put_string(o, args[i].key);
-    if (!rc) rc = ovl_out_puts(o, ":");
+    if (!rc) rc = PUT_LITERAL(o, ":");
     if (rc) break;
-    if (args[i].type == OVL_XARG_INT) rc = put_fmt(o, "%" PRId64, args[i].i);
+    if (args[i].type == OVL_XARG_INT) rc = put_i64(o, args[i].i);
     else if (args[i].type == OVL_XARG_DOUBLE) rc = put_fmt(o, "%.6g", args[i].d);
     else rc = put_string(o, args[i].s);
   }
-  if (!rc) rc = ovl_out_puts(o, "}");
+  if (!rc) rc = PUT_LITERAL(o, "}");
   return rc;
 }
 
 static int metadata(ch_sink *s, const char *what, int64_t pid, int64_t tid, const char *key, const char *text,
                     int64_t number) {
-  int rc = begin_event(s, "M");
+  int rc = begin_event(s, 'M');
   if (!rc) rc = put_fmt(&s->out, ",\"name\":\"%s\",\"pid\":%" PRId64, what, pid);
   if (!rc && tid >= 0) rc = put_fmt(&s->out, ",\"tid\":%" PRId64, tid);
   if (!rc) rc = put_fmt(&s->out, ",\"args\":{\"%s\":", key);
@@ -152,6 +238,10 @@ static int ch_track_decl(void *self, const ovl_xtrack *t, ovl_err *err) {
   ct->pid = t->process == OVL_NO_PROCESS ? -1 : s->pids[t->process];
   ct->tid = t->chrome_tid >= 0 ? t->chrome_tid : SYNTHETIC_TID_TOP - (int64_t)t->id;
   ct->counter = t->kind != OVL_XTRACK_SLICES;
+  char *e = dec_i64(COPY_LITERAL(ct->where, ",\"pid\":"), ct->pid);
+  if (!ct->counter) e = dec_i64(COPY_LITERAL(e, ",\"tid\":"), ct->tid);
+  e = COPY_LITERAL(e, ",\"ts\":");
+  ct->where_len = (size_t)(e - ct->where);
   if (ct->counter) {
     if (!(ct->name = strdup(t->name))) return oom(err);
     return OVL_OK;
@@ -163,28 +253,59 @@ static int ch_track_decl(void *self, const ovl_xtrack *t, ovl_err *err) {
 
 /* The common head of X, i, s and f events: ,"pid":..,"tid":..,"ts":.. */
 static int put_where(ch_sink *s, const ch_track *t, int64_t ts) {
-  int rc = put_fmt(&s->out, ",\"pid\":%" PRId64 ",\"tid\":%" PRId64 ",\"ts\":", t->pid, t->tid);
-  if (!rc) rc = put_us(&s->out, ts - s->origin);
-  return rc;
+  char *d = ovl_out_reserve(&s->out, sizeof t->where + NUMBER_ROOM);
+  if (!d) return -1;
+  memcpy(d, t->where, sizeof t->where);  /* a fixed-size copy; the room is reserved */
+  char *e = dec_us(d + t->where_len, ts - s->origin);
+  ovl_out_commit(&s->out, (size_t)(e - d));
+  return 0;
 }
 
 static int put_flows(ch_sink *s, const ch_track *t, int64_t ts, const uint64_t *ids, size_t n, int end) {
   int rc = 0;
   for (size_t i = 0; !rc && i < n; i++) {
-    rc = begin_event(s, end ? "f" : "s");
-    if (!rc) rc = put_fmt(&s->out, ",\"cat\":\"flow\",\"name\":\"flow\",\"id\":\"%" PRIx64 "\"%s", ids[i],
-                          end ? ",\"bp\":\"e\"" : "");
-    if (!rc) rc = put_where(s, t, ts);
-    if (!rc) rc = ovl_out_puts(&s->out, "}");
+    rc = begin_event(s, end ? 'f' : 's');
+    char *d = rc ? NULL : ovl_out_reserve(&s->out, 64);
+    if (!d) return -1;
+    char *e = hex_u64(COPY_LITERAL(d, ",\"cat\":\"flow\",\"name\":\"flow\",\"id\":\""), ids[i]);
+    *e++ = '"';
+    if (end) e = COPY_LITERAL(e, ",\"bp\":\"e\"");
+    ovl_out_commit(&s->out, (size_t)(e - d));
+    rc = put_where(s, t, ts);
+    if (!rc) rc = PUT_LITERAL(&s->out, "}");
   }
   return rc;
 }
 
+/* Writes the slice's name as a JSON string, escaped once per name iid. */
+static int put_name(ch_sink *s, const ovl_xslice *sl) {
+  uint32_t iid = sl->name_iid;
+  if (iid >= s->names_cap) {
+    size_t cap = s->names_cap ? s->names_cap : 256;
+    while (cap <= iid) cap *= 2;
+    ch_name *grown = realloc(s->names, cap * sizeof *grown);
+    if (!grown) return -1;
+    memset(grown + s->names_cap, 0, (cap - s->names_cap) * sizeof *grown);
+    s->names = grown;
+    s->names_cap = cap;
+  }
+  ch_name *n = &s->names[iid];
+  if (!n->json) {
+    uint64_t at = ovl_out_size(&s->out);
+    if (put_string(&s->out, sl->name)) return -1;
+    n->len = (size_t)(ovl_out_size(&s->out) - at);
+    if (!(n->json = malloc(n->len))) return -1;
+    memcpy(n->json, s->out.buf + s->out.len - n->len, n->len);  /* still in the buffer: written in one piece */
+    return 0;
+  }
+  return ovl_out_write(&s->out, n->json, n->len);
+}
+
 static int put_named(ch_sink *s, const ovl_xslice *sl) {
-  int rc = ovl_out_puts(&s->out, ",\"cat\":");
+  int rc = PUT_LITERAL(&s->out, ",\"cat\":");
   if (!rc) rc = put_string(&s->out, sl->category ? sl->category : "ovl");
-  if (!rc) rc = ovl_out_puts(&s->out, ",\"name\":");
-  if (!rc) rc = put_string(&s->out, sl->name);
+  if (!rc) rc = PUT_LITERAL(&s->out, ",\"name\":");
+  if (!rc) rc = put_name(s, sl);
   return rc;
 }
 
@@ -192,13 +313,13 @@ static int ch_slice(void *self, uint32_t track, const ovl_xslice *sl, ovl_err *e
   ch_sink *s = self;
   if (track >= s->ntracks) return ovl_fail(err, OVL_EINTERNAL, "export: slice on an undeclared track");
   const ch_track *t = &s->tracks[track];
-  int rc = begin_event(s, "X");
+  int rc = begin_event(s, 'X');
   if (!rc) rc = put_named(s, sl);
   if (!rc) rc = put_where(s, t, sl->start);
-  if (!rc) rc = ovl_out_puts(&s->out, ",\"dur\":");
+  if (!rc) rc = PUT_LITERAL(&s->out, ",\"dur\":");
   if (!rc) rc = put_us(&s->out, sl->end - sl->start);
   if (!rc && sl->nargs) rc = put_args(&s->out, sl->args, sl->nargs);
-  if (!rc) rc = ovl_out_puts(&s->out, "}");
+  if (!rc) rc = PUT_LITERAL(&s->out, "}");
   if (!rc) rc = put_flows(s, t, sl->start, sl->flows_out, sl->nflows_out, 0);
   if (!rc) rc = put_flows(s, t, sl->start, sl->flows_in, sl->nflows_in, 1);
   return rc ? oom(err) : OVL_OK;
@@ -207,12 +328,12 @@ static int ch_slice(void *self, uint32_t track, const ovl_xslice *sl, ovl_err *e
 static int ch_instant(void *self, uint32_t track, const ovl_xslice *sl, ovl_err *err) {
   ch_sink *s = self;
   if (track >= s->ntracks) return ovl_fail(err, OVL_EINTERNAL, "export: instant on an undeclared track");
-  int rc = begin_event(s, "i");
-  if (!rc) rc = ovl_out_puts(&s->out, ",\"s\":\"t\"");
+  int rc = begin_event(s, 'i');
+  if (!rc) rc = PUT_LITERAL(&s->out, ",\"s\":\"t\"");
   if (!rc) rc = put_named(s, sl);
   if (!rc) rc = put_where(s, &s->tracks[track], sl->start);
   if (!rc && sl->nargs) rc = put_args(&s->out, sl->args, sl->nargs);
-  if (!rc) rc = ovl_out_puts(&s->out, "}");
+  if (!rc) rc = PUT_LITERAL(&s->out, "}");
   return rc ? oom(err) : OVL_OK;
 }
 
@@ -220,12 +341,18 @@ static int ch_counter(void *self, uint32_t track, int64_t ts, int64_t value, ovl
   ch_sink *s = self;
   if (track >= s->ntracks) return ovl_fail(err, OVL_EINTERNAL, "export: counter on an undeclared track");
   const ch_track *t = &s->tracks[track];
-  int rc = begin_event(s, "C");
-  if (!rc) rc = ovl_out_puts(&s->out, ",\"name\":");
+  int rc = begin_event(s, 'C');
+  if (!rc) rc = PUT_LITERAL(&s->out, ",\"name\":");
   if (!rc) rc = put_string(&s->out, t->name);
-  if (!rc) rc = put_fmt(&s->out, ",\"pid\":%" PRId64 ",\"ts\":", t->pid);
-  if (!rc) rc = put_us(&s->out, ts - s->origin);
-  if (!rc) rc = put_fmt(&s->out, ",\"args\":{\"value\":%" PRId64 "}}", value);
+  char *d = rc ? NULL : ovl_out_reserve(&s->out, sizeof t->where + 2 * NUMBER_ROOM + 32);
+  if (d) {
+    memcpy(d, t->where, sizeof t->where);
+    char *e = dec_us(d + t->where_len, ts - s->origin);
+    e = dec_i64(COPY_LITERAL(e, ",\"args\":{\"value\":"), value);
+    e = COPY_LITERAL(e, "}}");
+    ovl_out_commit(&s->out, (size_t)(e - d));
+  }
+  if (!d) rc = -1;
   return rc ? oom(err) : OVL_OK;
 }
 
@@ -238,6 +365,8 @@ static int ch_close_track(void *self, uint32_t track, ovl_err *err) {
 
 static void ch_free(ch_sink *s) {
   for (size_t i = 0; i < s->ntracks; i++) free(s->tracks[i].name);
+  for (size_t i = 0; i < s->names_cap; i++) free(s->names[i].json);
+  free(s->names);
   free(s->tracks);
   free(s->pids);
   free(s);

@@ -5,11 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The one place where a rank's clock offset applies (cross-rank alignment). */
-int64_t xtime(const ovl_exporter *ex, uint32_t proc, int64_t t) {
-  return proc < ex->nprocs ? t + ex->procs[proc].offset : t;
-}
-
 uint32_t xname(ovl_exporter *ex, const char *name) {
   int64_t iid;
   if (!name) name = "";

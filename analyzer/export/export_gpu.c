@@ -187,16 +187,22 @@ static void on_segment(void *ctx, const ovl_sweep *s, int64_t a, int64_t b) {
   int exposed = s->running[OVL_CLASS_COMM] > 0 && s->running[OVL_CLASS_COMPUTE] == 0;
   int first = !c->written_any;
   c->rc = write_values(c->file->ex, c, a, exposed, bytes, &c->err);
+  if (!c->dim_mask) return;
   /* per dimension: exposed while a collective of that dimension runs with no compute */
-  int dim_exposed[OVL_DIM_COUNT] = {0};
+  unsigned dim_exposed = 0;  /* bit d */
   for (size_t i = 0; exposed && i < s->nactive; i++) {
     const ovl_coll_result *res = c->file->coll_result[s->active_colls[i]];
-    if (res && res->pdim.dim < OVL_DIM_COUNT) dim_exposed[res->pdim.dim] = 1;
+    if (res && res->pdim.dim < OVL_DIM_COUNT) dim_exposed |= 1u << res->pdim.dim;
   }
-  for (int d = 1; !c->rc && d < OVL_DIM_COUNT; d++) {
-    if (!c->has_dim[d] || (!first && dim_exposed[d] == c->last_dim_exposed[d])) continue;
-    c->rc = xcounter(c->file->ex, c->proc, c->dim_track[d], a, dim_exposed[d], &c->err);
-    c->last_dim_exposed[d] = dim_exposed[d];
+  /* the dimensions whose value changed (all at the first segment), in ascending order */
+  unsigned write = c->dim_mask & (first ? ~0u : dim_exposed ^ c->last_dim_mask);
+  for (int d = 1; !c->rc && write; d++) {
+    if (!(write & (1u << d))) continue;
+    write &= ~(1u << d);
+    int value = (dim_exposed >> d) & 1;
+    c->rc = xcounter(c->file->ex, c->proc, c->dim_track[d], a, value, &c->err);
+    c->last_dim_exposed[d] = value;
+    c->last_dim_mask = (c->last_dim_mask & ~(1u << d)) | (unsigned)value << d;
   }
 }
 
@@ -408,6 +414,8 @@ int xgpu_export(xfile *f, xstreams *s, ovl_err *err) {
     for (int d = 1; !rc && d < OVL_DIM_COUNT; d++) {
       c->has_dim[d] = r && r->dims[d].colls > 0;
       c->last_dim_exposed[d] = 0;
+      if (d == 1) c->dim_mask = c->last_dim_mask = 0;
+      if (c->has_dim[d]) c->dim_mask |= 1u << d;
       char name[64];
       snprintf(name, sizeof name, "exposed %s communication", ovl_pdim_name((ovl_pdim)d));
       if (c->has_dim[d]) rc = xtrack(ex, f->procs[p], OVL_XTRACK_COUNTER, name, 2 + d, -1, &c->dim_track[d], err);

@@ -44,6 +44,8 @@ typedef struct host_pass {
   OVL_VEC(xthread) threads;
   ovl_i64map thread_index;   /* tid -> threads index (unknown tid: its own slot) */
   long unknown_thread;       /* index of the unknown-tid thread, or -1 */
+  int64_t last_tid;          /* the thread looked up last (rows come in runs of one thread) */
+  long last_thread;          /* its index, or -1 */
   /* Reorder window: rows in key order queue in a FIFO (the common case: O(1)); rows
   ** that arrive before the FIFO's tail go to a min-heap. The smaller head of the two is drawn
   ** when more than `window` rows are held. */
@@ -99,6 +101,10 @@ static host_item heap_pop(host_pass *h) {
 }
 
 static int get_thread(host_pass *h, int64_t tid, xthread **out, ovl_err *err) {
+  if (h->last_thread >= 0 && tid == h->last_tid) {
+    *out = &h->threads.items[h->last_thread];
+    return OVL_OK;
+  }
   int64_t idx = -1;
   if (tid == OVL_NONE) idx = h->unknown_thread;
   else if (!ovl_i64map_get(&h->thread_index, tid, &idx)) idx = -1;
@@ -113,6 +119,8 @@ static int get_thread(host_pass *h, int64_t tid, xthread **out, ovl_err *err) {
     else if (ovl_i64map_put(&h->thread_index, tid, idx)) return ovl_oom(err, "threads");
   }
   *out = &h->threads.items[idx];
+  h->last_tid = tid;
+  h->last_thread = (long)idx;
   return OVL_OK;
 }
 
@@ -299,6 +307,7 @@ int xhost_export(xfile *f, ovl_err *err) {
   h.err = err;
   h.window = f->reorder_window;
   h.unknown_thread = -1;
+  h.last_thread = -1;
   int rc = collect_calls(&h, err);
   if (!rc) rc = ovl_trace_scan_nvtx(f->t, on_nvtx, &h, err);
   if (!rc) rc = flush_items(&h, err);

@@ -46,6 +46,7 @@ typedef struct xcounters {
   int has_dim[OVL_DIM_COUNT];
   uint32_t dim_track[OVL_DIM_COUNT];
   int last_dim_exposed[OVL_DIM_COUNT];
+  unsigned dim_mask, last_dim_mask;  /* bit d: has_dim[d], last_dim_exposed[d] (d >= 1) */
   int rc;                  /* first failure while writing from the sweep's callback */
   ovl_err err;
 } xcounters;
@@ -72,7 +73,11 @@ typedef struct ovl_exporter {
 } ovl_exporter;
 
 /* ---- export_emit.c ---- */
-int64_t xtime(const ovl_exporter *ex, uint32_t proc, int64_t t);
+/* The one place where a rank's clock offset applies (cross-rank alignment); inline: it is
+** called for every timestamp drawn. */
+static inline int64_t xtime(const ovl_exporter *ex, uint32_t proc, int64_t t) {
+  return proc < ex->nprocs ? t + ex->procs[proc].offset : t;
+}
 /* iid of a name (interned on first use); 0 when memory runs out. */
 uint32_t xname(ovl_exporter *ex, const char *name);
 const char *xname_text(const ovl_exporter *ex, uint32_t iid);

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int ovl_idset_add(ovl_idset *s, int64_t id) {
+int ovl_idset_add_slow(ovl_idset *s, int64_t id) {
   if (id == INT64_MIN) return 0;  /* OVL_NONE: never a member */
   if (id < 0 || id >= OVL_IDSET_BITMAP_LIMIT) return ovl_i64map_put(&s->outliers, id, 1);
   size_t word = (size_t)(id >> 6);
@@ -21,7 +21,7 @@ int ovl_idset_add(ovl_idset *s, int64_t id) {
   return 0;
 }
 
-int ovl_idset_has(const ovl_idset *s, int64_t id) {
+int ovl_idset_has_slow(const ovl_idset *s, int64_t id) {
   if (id == INT64_MIN) return 0;
   if (id < 0 || id >= OVL_IDSET_BITMAP_LIMIT) {
     int64_t v;

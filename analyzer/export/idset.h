@@ -20,8 +20,23 @@ typedef struct ovl_idset {
 } ovl_idset;
 
 /* Adds id. Returns 0, or -1 when memory runs out. */
-int ovl_idset_add(ovl_idset *s, int64_t id);
-int ovl_idset_has(const ovl_idset *s, int64_t id);
+int ovl_idset_add_slow(ovl_idset *s, int64_t id);
+int ovl_idset_has_slow(const ovl_idset *s, int64_t id);
+
+/* Inline for the ids the bitmap already covers (the export asks once or twice a slice);
+** the bitmap never reaches past OVL_IDSET_BITMAP_LIMIT. */
+static inline int ovl_idset_add(ovl_idset *s, int64_t id) {
+  if (id >= 0 && (uint64_t)(id >> 6) < s->nwords) {
+    s->words[id >> 6] |= (uint64_t)1 << (id & 63);
+    return 0;
+  }
+  return ovl_idset_add_slow(s, id);
+}
+
+static inline int ovl_idset_has(const ovl_idset *s, int64_t id) {
+  if (id >= 0 && (uint64_t)(id >> 6) < s->nwords) return (int)(s->words[id >> 6] >> (id & 63) & 1);
+  return ovl_idset_has_slow(s, id);
+}
 void ovl_idset_free(ovl_idset *s);
 
 #endif

@@ -97,9 +97,18 @@ static uint32_t idle_pop(ovl_lanes *l) {
 static int place_disjoint(ovl_lanes *l, int64_t start, int64_t end, size_t *lane, int *is_new) {
   /* Lanes whose last slice has ended become free. A late slice (starting before an
   ** earlier one) may still overlap a free lane's last slice: it then opens a new lane. */
+  *is_new = 0;
+  if (l->nbusy == 1 && !l->nidle && l->busy[0].end <= start) {
+    /* One lane, free again (a stream running one piece at a time, the common case): the
+    ** heaps would move it to idle and back, as the only free lane; its slot is reused. */
+    *lane = l->busy[0].lane;
+    l->busy[0].end = end;
+    l->lane[*lane].last_start = start;
+    l->lane[*lane].last_end = end;
+    return 0;
+  }
   while (l->nbusy && l->busy[0].end <= start)
     if (idle_push(l, busy_pop(l).lane)) return -1;
-  *is_new = 0;
   if (l->nidle && l->lane[l->idle[0]].last_end <= start) {
     *lane = idle_pop(l);
   } else {

@@ -64,7 +64,7 @@ static void flush(ovl_out *o) {
   o->len = 0;
 }
 
-char *ovl_out_reserve(ovl_out *o, size_t n) {
+char *ovl_out_reserve_slow(ovl_out *o, size_t n) {
   if (o->len + n <= o->cap) return o->buf + o->len;
   flush(o);
   if (n > o->cap) {

@@ -27,8 +27,12 @@ typedef struct ovl_out {
 /* Starts writing path (base/safe_output.h: nothing existing is touched until a successful
 ** close). Fails with "<path>: cannot write: <why>". */
 int ovl_out_open(ovl_out *o, const char *path, ovl_err *err);
-/* Room for n bytes at the end of the buffer, or NULL when memory runs out. */
-char *ovl_out_reserve(ovl_out *o, size_t n);
+/* Room for n bytes at the end of the buffer, or NULL when memory runs out. Inline: the
+** Perfetto sink reserves once a packet (millions), and the room is nearly always there. */
+char *ovl_out_reserve_slow(ovl_out *o, size_t n);
+static inline char *ovl_out_reserve(ovl_out *o, size_t n) {
+  return n <= o->cap - o->len ? o->buf + o->len : ovl_out_reserve_slow(o, n);
+}
 static inline void ovl_out_commit(ovl_out *o, size_t n) { o->len += n; }
 /* Appends bytes; returns 0, or -1 when memory runs out. */
 int ovl_out_write(ovl_out *o, const void *p, size_t n);

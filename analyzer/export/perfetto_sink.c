@@ -22,7 +22,7 @@
 ** track_descriptor.proto), so a process's tracks hang below one plain track of its own,
 ** whose EXPLICIT child_ordering the UI honours: "steps" first, streams in numeric order.
 ** Descriptors and first packets are packed with protobuf-c; events, two or three per
-** slice, are packed by hand into the output buffer (write_event).
+** slice, are packed by hand into the output buffer (write_event, write_end, write_counter).
 */
 #include "export_sink.h"
 #include "out_stream.h"
@@ -44,6 +44,8 @@
 typedef struct pf_track {
   uint64_t uuid;
   uint32_t seq;            /* 0 until the first event */
+  uint8_t seq_bytes[8];    /* seq as a varint (at most 5 bytes), for the packets' heads */
+  size_t seq_len;
   int closed;
   int64_t last_ts;         /* value of the sequence's incremental clock */
   int64_t *ends;           /* open slices' ends, outermost first */
@@ -164,6 +166,7 @@ static int get_track(pf_sink *s, uint32_t id, pf_track **out, ovl_err *err) {
 /* First packet of a track's sequence: state cleared, defaults, clock snapshot at t0. */
 static int start_sequence(pf_sink *s, pf_track *t, int64_t t0, ovl_err *err) {
   t->seq = s->next_seq++;
+  t->seq_len = put_varint(t->seq_bytes, t->seq);
   t->last_ts = t0;
   Perfetto__Protos__TrackEventDefaults ted = PERFETTO__PROTOS__TRACK_EVENT_DEFAULTS__INIT;
   ted.has_track_uuid = 1;
@@ -193,25 +196,11 @@ static int start_sequence(pf_sink *s, pf_track *t, int64_t t0, ovl_err *err) {
   return write_packet(s, &p, err);
 }
 
-/* Marks iid defined on the track's sequence; returns 1 if it already was, -1 on OOM. */
-static int define_iid(pf_track *t, uint32_t iid) {
-  size_t w = iid >> 6;
-  if (w >= t->defined_words) {
-    size_t n = t->defined_words ? t->defined_words : 4;
-    while (n <= w) n *= 2;
-    uint64_t *d = realloc(t->defined, n * sizeof *d);
-    if (!d) return -1;
-    memset(d + t->defined_words, 0, (n - t->defined_words) * sizeof *d);
-    t->defined = d;
-    t->defined_words = n;
-  }
-  uint64_t bit = (uint64_t)1 << (iid & 63);
-  if (t->defined[w] & bit) return 1;
-  t->defined[w] |= bit;
-  return 0;
-}
-
-/* ---- TrackEvent packets, packed by hand (the hot path: two or three per slice) ---- */
+/* ---- TrackEvent packets, packed by hand (the hot path: two or three per slice) ----
+**
+** Each packet's size is known before it is written (varint lengths are counted, strings
+** measured once), so it is written once, in place, with minimal length prefixes. Slice ends
+** and counter values, two thirds of the packets, have fixed shapes and paths of their own. */
 
 /* Field keys (field number << 3 | wire type), as varints. */
 #define K_TIMESTAMP 0x40u         /* TracePacket.timestamp = 8, varint */
@@ -231,37 +220,160 @@ static int define_iid(pf_track *t, uint32_t iid) {
 #define K_ARG_DOUBLE 0x29u        /* DebugAnnotation.double_value = 5, fixed64 */
 #define K_ARG_STRING 0x32u        /* DebugAnnotation.string_value = 6, bytes */
 #define K_ARG_NAME 0x52u          /* DebugAnnotation.name = 10, bytes */
+#define HEAD_MAX (1 + 10 + 1 + 10 + 1 + 5)  /* Trace.packet key and length, timestamp, sequence id */
 
+/* Bytes of v as a varint: 7 bits a byte (bits * 9 / 64 rounds bits / 7 up, for 1..64 bits). */
 static inline size_t varint_len(uint64_t v) {
-  size_t n = 1;
-  for (; v >= 0x80; v >>= 7) n++;
-  return n;
+  size_t bits = 64 - (size_t)__builtin_clzll(v | 1);
+  return (bits * 9 + 64) >> 6;
 }
 
-static inline uint8_t *put_v(uint8_t *d, uint64_t v) { return d + put_varint(d, v); }
+static inline uint8_t *put_v(uint8_t *d, uint64_t v) {
+  for (; v >= 0x80; v >>= 7) *d++ = (uint8_t)(v | 0x80);
+  *d++ = (uint8_t)v;
+  return d;
+}
 
 /* A length-delimited field's size: key (one byte), length, content. */
 static inline size_t bytes_field_len(size_t n) { return 1 + varint_len(n) + n; }
 
-static inline uint8_t *put_bytes(uint8_t *d, uint32_t key, const void *p, size_t n) {
-  d = put_v(put_v(d, key), n);
+static inline uint8_t *put_bytes(uint8_t *d, uint8_t key, const void *p, size_t n) {
+  *d++ = key;
+  d = put_v(d, n);
   memcpy(d, p, n);
   return d + n;
 }
 
-/* Size of one annotation's content; 0 when it is left out (an unknown double). */
-static size_t arg_len(const ovl_xarg *x) {
-  if (x->type == OVL_XARG_DOUBLE && !isfinite(x->d)) return 0;
-  size_t n = bytes_field_len(strlen(x->key));
-  if (x->type == OVL_XARG_INT) return n + 1 + varint_len((uint64_t)x->i);
-  if (x->type == OVL_XARG_DOUBLE) return n + 9;
-  return n + bytes_field_len(strlen(x->s ? x->s : ""));
+/* Checks the event's time against the track's sequence (started by its first event) and
+** returns the timestamp's delta on the sequence's incremental clock. */
+static inline int event_time(pf_sink *s, pf_track *t, int64_t ts, uint64_t *delta, ovl_err *err) {
+  if (!t->seq) {
+    int rc = start_sequence(s, t, ts, err);
+    if (rc) return rc;
+  }
+  if (ts < t->last_ts) return ovl_fail(err, OVL_EINTERNAL, "export: events out of time order on a track");
+  *delta = (uint64_t)(ts - t->last_ts);
+  return OVL_OK;
 }
 
-static uint8_t *put_arg(uint8_t *d, const ovl_xarg *x, size_t len) {
-  d = put_v(put_v(d, K_ANNOTATION), len);
-  d = put_bytes(d, K_ARG_NAME, x->key, strlen(x->key));
-  if (x->type == OVL_XARG_INT) return put_v(put_v(d, K_ARG_INT), (uint64_t)x->i);
+/* The fields every event packet starts with; `packet` is the size of the packet's content. */
+static inline uint8_t *put_head(uint8_t *d, const pf_track *t, size_t packet, uint64_t delta) {
+  *d++ = 0x0a;  /* Trace.packet = 1, bytes */
+  d = put_v(d, packet);
+  *d++ = K_TIMESTAMP;
+  d = put_v(d, delta);
+  *d++ = K_SEQUENCE_ID;
+  memcpy(d, t->seq_bytes, sizeof t->seq_bytes);  /* a fixed-size copy; the room is reserved */
+  return d + t->seq_len;
+}
+
+/* The room to reserve for a packet of `content` bytes after its head (the head's sequence id
+** is copied as a whole seq_bytes, hence the margin). */
+#define PACKET_ROOM(content) (HEAD_MAX + (content) + sizeof(((pf_track *)0)->seq_bytes))
+
+/* TYPE_SLICE_END: no name, no annotation. */
+static int write_end(pf_sink *s, pf_track *t, int64_t ts, ovl_err *err) {
+  uint64_t delta = 0;
+  int rc = event_time(s, t, ts, &delta, err);
+  if (rc) return rc;
+  size_t packet = 1 + varint_len(delta) + 1 + t->seq_len + 4;  /* < 128: a one-byte length */
+  uint8_t *d = (uint8_t *)ovl_out_reserve(&s->out, PACKET_ROOM(4));
+  if (!d) return oom(err);
+  uint8_t *begin = d;
+  d = put_head(d, t, packet, delta);
+  d[0] = K_TRACK_EVENT;
+  d[1] = 2;
+  d[2] = K_TYPE;
+  d[3] = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END;
+  d += 4;
+  assert((size_t)(d - begin) == 2 + packet);
+  ovl_out_commit(&s->out, (size_t)(d - begin));
+  t->last_ts = ts;
+  return OVL_OK;
+}
+
+/* TYPE_COUNTER with its value. */
+static int write_counter(pf_sink *s, pf_track *t, int64_t ts, int64_t value, ovl_err *err) {
+  uint64_t delta = 0;
+  int rc = event_time(s, t, ts, &delta, err);
+  if (rc) return rc;
+  size_t event = 2 + 2 + varint_len((uint64_t)value);
+  size_t packet = 1 + varint_len(delta) + 1 + t->seq_len + 2 + event;  /* < 128 */
+  uint8_t *d = (uint8_t *)ovl_out_reserve(&s->out, PACKET_ROOM(2 + 14));
+  if (!d) return oom(err);
+  uint8_t *begin = d;
+  d = put_head(d, t, packet, delta);
+  d[0] = K_TRACK_EVENT;
+  d[1] = (uint8_t)event;
+  d[2] = K_TYPE;
+  d[3] = PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER;
+  d[4] = (uint8_t)(K_COUNTER_VALUE | 0x80);
+  d[5] = (uint8_t)(K_COUNTER_VALUE >> 7);
+  d = put_v(d + 6, (uint64_t)value);
+  assert((size_t)(d - begin) == 2 + packet);
+  ovl_out_commit(&s->out, (size_t)(d - begin));
+  t->last_ts = ts;
+  return OVL_OK;
+}
+
+/* Marks iid defined on the track's sequence; returns 1 if it already was, -1 on OOM. */
+static int define_iid(pf_track *t, uint32_t iid) {
+  size_t w = iid >> 6;
+  uint64_t bit = (uint64_t)1 << (iid & 63);
+  if (w < t->defined_words && (t->defined[w] & bit)) return 1;  /* the common case */
+  if (w >= t->defined_words) {
+    size_t n = t->defined_words ? t->defined_words : 4;
+    while (n <= w) n *= 2;
+    uint64_t *d = realloc(t->defined, n * sizeof *d);
+    if (!d) return -1;
+    memset(d + t->defined_words, 0, (n - t->defined_words) * sizeof *d);
+    t->defined = d;
+    t->defined_words = n;
+  }
+  t->defined[w] |= bit;
+  return 0;
+}
+
+/* One annotation as written: which arg, its content's size, its key's and string's. */
+typedef struct pf_arg {
+  const ovl_xarg *x;
+  size_t size, key_len, str_len;
+} pf_arg;
+
+/* Measures the annotations written (an unknown double is left out; MAX_ARGS at most);
+** returns their fields' total size. */
+static size_t measure_args(const ovl_xslice *sl, pf_arg *a, size_t *na) {
+  size_t total = 0, n = 0;
+  for (size_t i = 0; i < sl->nargs && n < MAX_ARGS; i++) {
+    const ovl_xarg *x = &sl->args[i];
+    if (x->type == OVL_XARG_DOUBLE && !isfinite(x->d)) continue;
+    pf_arg *p = &a[n++];
+    p->x = x;
+    p->key_len = strlen(x->key);
+    p->size = bytes_field_len(p->key_len);
+    if (x->type == OVL_XARG_INT) {
+      p->size += 1 + varint_len((uint64_t)x->i);
+    } else if (x->type == OVL_XARG_DOUBLE) {
+      p->size += 9;
+    } else {
+      p->str_len = strlen(x->s ? x->s : "");
+      p->size += bytes_field_len(p->str_len);
+    }
+    total += bytes_field_len(p->size);
+  }
+  *na = n;
+  return total;
+}
+
+static uint8_t *put_arg(uint8_t *d, const pf_arg *a) {
+  const ovl_xarg *x = a->x;
+  *d++ = K_ANNOTATION;
+  d = put_v(d, a->size);
+  d = put_bytes(d, K_ARG_NAME, x->key, a->key_len);
+  if (x->type == OVL_XARG_INT) {
+    *d++ = K_ARG_INT;
+    return put_v(d, (uint64_t)x->i);
+  }
   if (x->type == OVL_XARG_DOUBLE) {
     uint64_t bits;
     memcpy(&bits, &x->d, sizeof bits);
@@ -269,71 +381,64 @@ static uint8_t *put_arg(uint8_t *d, const ovl_xarg *x, size_t len) {
     for (int i = 0; i < 8; i++) *d++ = (uint8_t)(bits >> (8 * i));  /* fixed64: little-endian */
     return d;
   }
-  const char *s = x->s ? x->s : "";
-  return put_bytes(d, K_ARG_STRING, s, strlen(s));
+  return put_bytes(d, K_ARG_STRING, x->s ? x->s : "", a->str_len);
 }
 
-/* One TrackEvent packet on the track's sequence. It names no track and sets no sequence
-** flags: the sequence's defaults give the track, and Perfetto resolves interned names and
-** the incremental clock against the sequence's state whatever the flags say (the flag
-** SEQ_NEEDS_INCREMENTAL_STATE only asks it to drop the packet when that state was lost,
-** which cannot happen in a file). sl: name, annotations and flows (NULL for END and
-** counters). Sizes are computed first so that the packet is written once, in place. */
-static int write_event(pf_sink *s, pf_track *t, int64_t ts, int type, const ovl_xslice *sl, const int64_t *counter,
-                       ovl_err *err) {
-  if (!t->seq) {
-    int rc = start_sequence(s, t, ts, err);
-    if (rc) return rc;
+static inline uint8_t *put_flows(uint8_t *d, unsigned key, const uint64_t *ids, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    d[0] = (uint8_t)(key | 0x80);
+    d[1] = (uint8_t)(key >> 7);
+    d = put_v(d + 2, ids[i]);
   }
-  if (ts < t->last_ts) return ovl_fail(err, OVL_EINTERNAL, "export: events out of time order on a track");
-  uint64_t delta = (uint64_t)(ts - t->last_ts);
-  size_t event = 2, interned = 0, name_def = 0, name_len = 0;  /* 2: the type */
-  size_t arg_size[MAX_ARGS], nargs = 0;
-  if (sl) {
-    int defined = define_iid(t, sl->name_iid);
-    if (defined < 0) return oom(err);
-    event += 1 + varint_len(sl->name_iid);
-    if (!defined) {
-      name_len = strlen(sl->name);
-      name_def = 1 + varint_len(sl->name_iid) + bytes_field_len(name_len);
-      interned = bytes_field_len(bytes_field_len(name_def));
-    }
-    for (size_t i = 0; i < sl->nargs && nargs < MAX_ARGS; i++)
-      if ((arg_size[nargs] = arg_len(&sl->args[i])) > 0) event += bytes_field_len(arg_size[nargs++]);
-    for (size_t i = 0; i < sl->nflows_out; i++) event += 2 + varint_len(sl->flows_out[i]);
-    for (size_t i = 0; i < sl->nflows_in; i++) event += 2 + varint_len(sl->flows_in[i]);
+  return d;
+}
+
+/* A TYPE_SLICE_BEGIN or TYPE_INSTANT packet on the track's sequence. It names no track and
+** sets no sequence flags: the sequence's defaults give the track, and Perfetto resolves
+** interned names and the incremental clock against the sequence's state whatever the flags
+** say (the flag SEQ_NEEDS_INCREMENTAL_STATE only asks it to drop the packet when that state
+** was lost, which cannot happen in a file). */
+static int write_event(pf_sink *s, pf_track *t, int64_t ts, int type, const ovl_xslice *sl, ovl_err *err) {
+  uint64_t delta = 0;
+  int rc = event_time(s, t, ts, &delta, err);
+  if (rc) return rc;
+  int defined = define_iid(t, sl->name_iid);
+  if (defined < 0) return oom(err);
+  size_t iid_len = varint_len(sl->name_iid);
+  size_t event = 2 + 1 + iid_len, interned = 0, name_def = 0, name_len = 0;  /* the type, the name */
+  if (!defined) {
+    name_len = strlen(sl->name);
+    name_def = 1 + iid_len + bytes_field_len(name_len);
+    interned = bytes_field_len(bytes_field_len(name_def));
   }
-  if (counter) event += 2 + varint_len((uint64_t)*counter);
-  size_t packet = 1 + varint_len(delta) + 1 + varint_len(t->seq) + interned + bytes_field_len(event);
-  uint8_t *d = (uint8_t *)ovl_out_reserve(&s->out, 1 + varint_len(packet) + packet);
+  pf_arg args[MAX_ARGS];
+  size_t nargs = 0;
+  if (sl->nargs) event += measure_args(sl, args, &nargs);
+  for (size_t i = 0; i < sl->nflows_out; i++) event += 2 + varint_len(sl->flows_out[i]);
+  for (size_t i = 0; i < sl->nflows_in; i++) event += 2 + varint_len(sl->flows_in[i]);
+  size_t packet = 1 + varint_len(delta) + 1 + t->seq_len + interned + bytes_field_len(event);
+  uint8_t *d = (uint8_t *)ovl_out_reserve(&s->out, PACKET_ROOM(interned + 1 + 10 + event));
   if (!d) return oom(err);
   uint8_t *begin = d;
-  *d++ = 0x0a;  /* Trace.packet = 1, bytes */
-  d = put_v(d, packet);
-  d = put_v(put_v(d, K_TIMESTAMP), delta);
-  d = put_v(put_v(d, K_SEQUENCE_ID), t->seq);
+  d = put_head(d, t, packet, delta);
   if (interned) {
-    d = put_v(put_v(d, K_INTERNED), bytes_field_len(name_def));
-    d = put_v(put_v(d, K_EVENT_NAMES), name_def);
-    d = put_v(put_v(d, K_IID), sl->name_iid);
+    *d++ = K_INTERNED;
+    d = put_v(d, bytes_field_len(name_def));
+    *d++ = K_EVENT_NAMES;
+    d = put_v(d, name_def);
+    *d++ = K_IID;
+    d = put_v(d, sl->name_iid);
     d = put_bytes(d, K_NAME, sl->name, name_len);
   }
-  d = put_v(put_v(d, K_TRACK_EVENT), event);
-  if (sl) {
-    size_t k = 0;
-    for (size_t i = 0; i < sl->nargs && k < nargs; i++)
-      if (arg_len(&sl->args[i]) > 0) {
-        d = put_arg(d, &sl->args[i], arg_size[k]);
-        k++;
-      }
-  }
-  d = put_v(put_v(d, K_TYPE), (uint64_t)type);
-  if (sl) {
-    d = put_v(put_v(d, K_NAME_IID), sl->name_iid);
-    for (size_t i = 0; i < sl->nflows_out; i++) d = put_v(put_v(d, K_FLOW_OUT), sl->flows_out[i]);
-    for (size_t i = 0; i < sl->nflows_in; i++) d = put_v(put_v(d, K_FLOW_IN), sl->flows_in[i]);
-  }
-  if (counter) d = put_v(put_v(d, K_COUNTER_VALUE), (uint64_t)*counter);
+  *d++ = K_TRACK_EVENT;
+  d = put_v(d, event);
+  for (size_t i = 0; i < nargs; i++) d = put_arg(d, &args[i]);
+  *d++ = K_TYPE;
+  *d++ = (uint8_t)type;
+  *d++ = K_NAME_IID;
+  d = put_v(d, sl->name_iid);
+  d = put_flows(d, K_FLOW_OUT, sl->flows_out, sl->nflows_out);
+  d = put_flows(d, K_FLOW_IN, sl->flows_in, sl->nflows_in);
   assert((size_t)(d - begin) == 1 + varint_len(packet) + packet);
   ovl_out_commit(&s->out, (size_t)(d - begin));
   t->last_ts = ts;
@@ -343,7 +448,7 @@ static int write_event(pf_sink *s, pf_track *t, int64_t ts, int type, const ovl_
 /* Ends the open slices that end at or before t (innermost first). */
 static int end_until(pf_sink *s, pf_track *t, int64_t until, ovl_err *err) {
   while (t->nends && t->ends[t->nends - 1] <= until) {
-    int rc = write_event(s, t, t->ends[--t->nends], PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_END, NULL, NULL, err);
+    int rc = write_end(s, t, t->ends[--t->nends], err);
     if (rc) return rc;
   }
   return OVL_OK;
@@ -363,7 +468,7 @@ static int pf_slice(void *self, uint32_t track, const ovl_xslice *sl, ovl_err *e
     t->ends = e;
     t->ends_cap = cap;
   }
-  rc = write_event(s, t, sl->start, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN, sl, NULL, err);
+  rc = write_event(s, t, sl->start, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_SLICE_BEGIN, sl, err);
   if (!rc) t->ends[t->nends++] = sl->end;
   return rc;
 }
@@ -373,7 +478,7 @@ static int pf_instant(void *self, uint32_t track, const ovl_xslice *sl, ovl_err 
   pf_track *t = NULL;
   int rc = get_track(s, track, &t, err);
   if (!rc) rc = end_until(s, t, sl->start, err);
-  if (!rc) rc = write_event(s, t, sl->start, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT, sl, NULL, err);
+  if (!rc) rc = write_event(s, t, sl->start, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT, sl, err);
   return rc;
 }
 
@@ -381,7 +486,7 @@ static int pf_counter(void *self, uint32_t track, int64_t ts, int64_t value, ovl
   pf_sink *s = self;
   pf_track *t = NULL;
   int rc = get_track(s, track, &t, err);
-  if (!rc) rc = write_event(s, t, ts, PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER, NULL, &value, err);
+  if (!rc) rc = write_counter(s, t, ts, value, err);
   return rc;
 }
 
