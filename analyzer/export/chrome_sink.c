@@ -12,6 +12,7 @@
 ** instants "i" events with thread scope.
 */
 #include "export_sink.h"
+#include "number_text.h"
 #include "out_stream.h"
 #include "base/text_clean.h"
 
@@ -91,83 +92,24 @@ static int put_fmt(ovl_out *o, const char *fmt, ...) {
   return 0;
 }
 
-/* ---- numbers, formatted by hand: the events' fields are all integers (printf's format
+/* ---- numbers, formatted by hand (number_text.h): the events' fields are all integers (printf's format
 ** parsing cost more than the rest of the export) ---- */
 
 #define PUT_LITERAL(o, lit) ovl_out_write((o), (lit), sizeof(lit) - 1)
-#define NUMBER_ROOM 24  /* "-" and 20 digits, or "-", 17 digits, "." and 3 decimals */
 /* Copies a literal's bytes (no NUL) to d; evaluates to the end. */
 #define COPY_LITERAL(d, lit) (memcpy((d), (lit), sizeof(lit) - 1), (d) + sizeof(lit) - 1)
 
-static const char DIGIT_PAIRS[] =
-    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-    "8081828384858687888990919293949596979899";
-
-/* Writes v in decimal at d (as %PRIu64), two digits a step from the last; returns the end. */
-static char *dec_u64(char *d, uint64_t v) {
-  size_t n = 1;
-  for (uint64_t p = 10; n < 20 && v >= p; p *= 10) n++;  /* 10^19 < 2^64 < 10^20 */
-  char *e = d + n;
-  while (v >= 100) {
-    unsigned r = (unsigned)(v % 100);
-    v /= 100;
-    e -= 2;
-    e[0] = DIGIT_PAIRS[2 * r];
-    e[1] = DIGIT_PAIRS[2 * r + 1];
-  }
-  if (v >= 10) {
-    e[-2] = DIGIT_PAIRS[2 * v];
-    e[-1] = DIGIT_PAIRS[2 * v + 1];
-  } else {
-    e[-1] = (char)('0' + v);
-  }
-  return d + n;
-}
-
-/* As %PRId64. */
-static char *dec_i64(char *d, int64_t v) {
-  if (v >= 0) return dec_u64(d, (uint64_t)v);
-  *d++ = '-';
-  return dec_u64(d, (uint64_t)0 - (uint64_t)v);
-}
-
-/* ns as microseconds with exactly three decimals. */
-static char *dec_us(char *d, int64_t ns) {
-  uint64_t a = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-  if (ns < 0) *d++ = '-';
-  d = dec_u64(d, a / 1000);
-  unsigned r = (unsigned)(a % 1000);
-  d[0] = '.';
-  d[1] = (char)('0' + r / 100);
-  d[2] = (char)('0' + r / 10 % 10);
-  d[3] = (char)('0' + r % 10);
-  return d + 4;
-}
-
-/* As %PRIx64. */
-static char *hex_u64(char *d, uint64_t v) {
-  char digits[16];
-  size_t n = 0;
-  do {
-    digits[n++] = "0123456789abcdef"[v & 15];
-    v >>= 4;
-  } while (v);
-  while (n) *d++ = digits[--n];
-  return d;
-}
-
 static int put_i64(ovl_out *o, int64_t v) {
-  char *d = ovl_out_reserve(o, NUMBER_ROOM);
+  char *d = ovl_out_reserve(o, OVL_NUMBER_ROOM);
   if (!d) return -1;
-  ovl_out_commit(o, (size_t)(dec_i64(d, v) - d));
+  ovl_out_commit(o, (size_t)(ovl_dec_i64(d, v) - d));
   return 0;
 }
 
 static int put_us(ovl_out *o, int64_t ns) {
-  char *d = ovl_out_reserve(o, NUMBER_ROOM);
+  char *d = ovl_out_reserve(o, OVL_NUMBER_ROOM);
   if (!d) return -1;
-  ovl_out_commit(o, (size_t)(dec_us(d, ns) - d));
+  ovl_out_commit(o, (size_t)(ovl_dec_us(d, ns) - d));
   return 0;
 }
 
@@ -238,8 +180,8 @@ static int ch_track_decl(void *self, const ovl_xtrack *t, ovl_err *err) {
   ct->pid = t->process == OVL_NO_PROCESS ? -1 : s->pids[t->process];
   ct->tid = t->chrome_tid >= 0 ? t->chrome_tid : SYNTHETIC_TID_TOP - (int64_t)t->id;
   ct->counter = t->kind != OVL_XTRACK_SLICES;
-  char *e = dec_i64(COPY_LITERAL(ct->where, ",\"pid\":"), ct->pid);
-  if (!ct->counter) e = dec_i64(COPY_LITERAL(e, ",\"tid\":"), ct->tid);
+  char *e = ovl_dec_i64(COPY_LITERAL(ct->where, ",\"pid\":"), ct->pid);
+  if (!ct->counter) e = ovl_dec_i64(COPY_LITERAL(e, ",\"tid\":"), ct->tid);
   e = COPY_LITERAL(e, ",\"ts\":");
   ct->where_len = (size_t)(e - ct->where);
   if (ct->counter) {
@@ -253,10 +195,10 @@ static int ch_track_decl(void *self, const ovl_xtrack *t, ovl_err *err) {
 
 /* The common head of X, i, s and f events: ,"pid":..,"tid":..,"ts":.. */
 static int put_where(ch_sink *s, const ch_track *t, int64_t ts) {
-  char *d = ovl_out_reserve(&s->out, sizeof t->where + NUMBER_ROOM);
+  char *d = ovl_out_reserve(&s->out, sizeof t->where + OVL_NUMBER_ROOM);
   if (!d) return -1;
   memcpy(d, t->where, sizeof t->where);  /* a fixed-size copy; the room is reserved */
-  char *e = dec_us(d + t->where_len, ts - s->origin);
+  char *e = ovl_dec_us(d + t->where_len, ts - s->origin);
   ovl_out_commit(&s->out, (size_t)(e - d));
   return 0;
 }
@@ -267,7 +209,7 @@ static int put_flows(ch_sink *s, const ch_track *t, int64_t ts, const uint64_t *
     rc = begin_event(s, end ? 'f' : 's');
     char *d = rc ? NULL : ovl_out_reserve(&s->out, 64);
     if (!d) return -1;
-    char *e = hex_u64(COPY_LITERAL(d, ",\"cat\":\"flow\",\"name\":\"flow\",\"id\":\""), ids[i]);
+    char *e = ovl_hex_u64(COPY_LITERAL(d, ",\"cat\":\"flow\",\"name\":\"flow\",\"id\":\""), ids[i]);
     *e++ = '"';
     if (end) e = COPY_LITERAL(e, ",\"bp\":\"e\"");
     ovl_out_commit(&s->out, (size_t)(e - d));
@@ -344,11 +286,11 @@ static int ch_counter(void *self, uint32_t track, int64_t ts, int64_t value, ovl
   int rc = begin_event(s, 'C');
   if (!rc) rc = PUT_LITERAL(&s->out, ",\"name\":");
   if (!rc) rc = put_string(&s->out, t->name);
-  char *d = rc ? NULL : ovl_out_reserve(&s->out, sizeof t->where + 2 * NUMBER_ROOM + 32);
+  char *d = rc ? NULL : ovl_out_reserve(&s->out, sizeof t->where + 2 * OVL_NUMBER_ROOM + 32);
   if (d) {
     memcpy(d, t->where, sizeof t->where);
-    char *e = dec_us(d + t->where_len, ts - s->origin);
-    e = dec_i64(COPY_LITERAL(e, ",\"args\":{\"value\":"), value);
+    char *e = ovl_dec_us(d + t->where_len, ts - s->origin);
+    e = ovl_dec_i64(COPY_LITERAL(e, ",\"args\":{\"value\":"), value);
     e = COPY_LITERAL(e, "}}");
     ovl_out_commit(&s->out, (size_t)(e - d));
   }
