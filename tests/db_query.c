@@ -4,6 +4,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+int dbq_exec(const char *path, const char *sql) {
+  sqlite3 *db = NULL;
+  int rc = sqlite3_open(path, &db);
+  char *msg = NULL;
+  if (rc == SQLITE_OK) rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+  if (rc != SQLITE_OK) fprintf(stderr, "%s: %s: %s\n", path, sql, msg ? msg : sqlite3_errmsg(db));
+  sqlite3_free(msg);
+  sqlite3_close(db);
+  return rc;
+}
+
 sqlite3 *dbq_open(const char *path) {
   sqlite3 *db = NULL;
   if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {

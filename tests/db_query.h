@@ -7,6 +7,9 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
+/* Runs sql (any number of statements) on the database at path, opened read-write; SQLITE_OK,
+** else SQLite's code after printing the statement and SQLite's message (the caller checks). */
+int dbq_exec(const char *path, const char *sql);
 /* Opens a database read-only; exits the test (status 2) when it cannot. */
 sqlite3 *dbq_open(const char *path);
 /* The first column of the first row as an integer; -999 when NULL or there is no row. A bad

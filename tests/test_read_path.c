@@ -12,6 +12,7 @@
 #include "analyze/host_markers.h"
 #include "analyze/work_stream.h"
 #include "check.h"
+#include "db_query.h"
 #include "load/trace_reader.h"
 #include "trace_builder.h"
 
@@ -65,16 +66,7 @@ static void launch_steps(void) {
   CHECK_I64(ovl_launch_step(&hm, 500), STEPS); /* after the last step */
 }
 
-static void exec_sql(const char *path, const char *sql) {
-  sqlite3 *db = NULL;
-  CHECK(sqlite3_open(path, &db) == SQLITE_OK);
-  char *msg = NULL;
-  int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
-  if (rc != SQLITE_OK) fprintf(stderr, "%s: %s\n", sql, msg ? msg : "?");
-  CHECK(rc == SQLITE_OK);
-  sqlite3_free(msg);
-  sqlite3_close(db);
-}
+static void exec_sql(const char *path, const char *sql) { CHECK(dbq_exec(path, sql) == SQLITE_OK); }
 
 /* The collectives rows (indices into the rows as read) that the links tie to correlation c:
 ** a link's collective is the last row with its id. */

@@ -13,6 +13,7 @@
 */
 #define _XOPEN_SOURCE 700  /* nftw */
 #include "check.h"
+#include "db_query.h"
 #include "load/table_pages.h"
 #include "load/trace_reader.h"
 #include "trace_builder.h"
@@ -172,15 +173,13 @@ static int visit_file(const char *path, const struct stat *sb, int type, struct 
   return 0;
 }
 
-static void exec_sql(const char *path, const char *sql) {
-  sqlite3 *db = NULL;
-  CHECK(sqlite3_open(path, &db) == SQLITE_OK);
-  char *msg = NULL;
-  int rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
-  if (rc != SQLITE_OK) fprintf(stderr, "%s: %s\n", sql, msg ? msg : "?");
-  CHECK(rc == SQLITE_OK);
-  sqlite3_free(msg);
+static void exec_sql(const char *path, const char *sql) { CHECK(dbq_exec(path, sql) == SQLITE_OK); }
+
+static long page_size_of(const char *path) {
+  sqlite3 *db = dbq_open(path);
+  long ps = (long)dbq_int(db, "PRAGMA page_size");
   sqlite3_close(db);
+  return ps;
 }
 
 /* A trace with many pages of kernels, memops and api rows, some of them odd. */
@@ -213,18 +212,6 @@ static void write_trace(const char *path, int n) {
            /* a column added later: older records are shorter than the table */
            "ALTER TABLE api ADD COLUMN extra INTEGER DEFAULT 7;"
            "INSERT INTO api(start, end, tid, correlation, name, extra) VALUES (11, 12, 13, 14, 15, 16);");
-}
-
-static long page_size_of_db(const char *path) {
-  sqlite3 *db = NULL;
-  sqlite3_stmt *st = NULL;
-  long ps = 0;
-  sqlite3_open(path, &db);
-  if (sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-    ps = (long)sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return ps;
 }
 
 static void differential(int argc, char **argv) {
@@ -306,7 +293,7 @@ static void differential(int argc, char **argv) {
     if (reserve) CHECK(sqlite3_file_control(ldb, "main", SQLITE_FCNTL_RESERVE_BYTES, &reserve) == SQLITE_OK);
     CHECK(sqlite3_exec(ldb, "VACUUM;", NULL, NULL, NULL) == SQLITE_OK);
     sqlite3_close(ldb);
-    CHECK(page_size_of_db(lp) == layouts[i].page_size);
+    CHECK(page_size_of(lp) == layouts[i].page_size);
     unsigned char head[100] = {0};
     FILE *f = fopen(lp, "rb");
     CHECK(f && fread(head, 1, sizeof head, f) == sizeof head);
@@ -339,17 +326,6 @@ static void differential(int argc, char **argv) {
 /* Corrupt pages                                                                       */
 /* ---------------------------------------------------------------------------------- */
 
-static long page_size_of(const char *path) {
-  sqlite3 *db = NULL;
-  sqlite3_stmt *st = NULL;
-  long ps = 0;
-  sqlite3_open(path, &db);
-  if (sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
-    ps = (long)sqlite3_column_int64(st, 0);
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-  return ps;
-}
 
 /* The first page number the query returns (one bound text parameter), or 0. */
 static long page_query(const char *path, const char *sql, const char *arg) {
