@@ -12,6 +12,7 @@
 ** instants "i" events with thread scope.
 */
 #include "export_sink.h"
+#include "base/vec.h"
 #include "number_text.h"
 #include "out_stream.h"
 #include "base/text_clean.h"
@@ -222,15 +223,7 @@ static int put_flows(ch_sink *s, const ch_track *t, int64_t ts, const uint64_t *
 /* Writes the slice's name as a JSON string, escaped once per name iid. */
 static int put_name(ch_sink *s, const ovl_xslice *sl) {
   uint32_t iid = sl->name_iid;
-  if (iid >= s->names_cap) {
-    size_t cap = s->names_cap ? s->names_cap : 256;
-    while (cap <= iid) cap *= 2;
-    ch_name *grown = realloc(s->names, cap * sizeof *grown);
-    if (!grown) return -1;
-    memset(grown + s->names_cap, 0, (cap - s->names_cap) * sizeof *grown);
-    s->names = grown;
-    s->names_cap = cap;
-  }
+  if (ovl_grow_zeroed((void **)&s->names, &s->names_cap, iid, sizeof *s->names, 256)) return -1;
   ch_name *n = &s->names[iid];
   if (!n->json) {
     uint64_t at = ovl_out_size(&s->out);

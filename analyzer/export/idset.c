@@ -1,5 +1,6 @@
 /* Id sets: see idset.h. */
 #include "idset.h"
+#include "base/vec.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -8,15 +9,7 @@ int ovl_idset_add_slow(ovl_idset *s, int64_t id) {
   if (id == INT64_MIN) return 0;  /* OVL_NONE: never a member */
   if (id < 0 || id >= OVL_IDSET_BITMAP_LIMIT) return ovl_i64map_put(&s->outliers, id, 1);
   size_t word = (size_t)(id >> 6);
-  if (word >= s->nwords) {
-    size_t n = s->nwords ? s->nwords : 1024;
-    while (n <= word) n *= 2;
-    uint64_t *w = realloc(s->words, n * sizeof *w);
-    if (!w) return -1;
-    memset(w + s->nwords, 0, (n - s->nwords) * sizeof *w);
-    s->words = w;
-    s->nwords = n;
-  }
+  if (ovl_grow_zeroed((void **)&s->words, &s->nwords, word, sizeof *s->words, 1024)) return -1;
   s->words[word] |= (uint64_t)1 << (id & 63);
   return 0;
 }

@@ -25,6 +25,7 @@
 ** slice, are packed by hand into the output buffer (write_event, write_end, write_counter).
 */
 #include "export_sink.h"
+#include "base/vec.h"
 #include "out_stream.h"
 
 #include "perfetto_subset.pb-c.h"
@@ -321,15 +322,7 @@ static int define_iid(pf_track *t, uint32_t iid) {
   size_t w = iid >> 6;
   uint64_t bit = (uint64_t)1 << (iid & 63);
   if (w < t->defined_words && (t->defined[w] & bit)) return 1;  /* the common case */
-  if (w >= t->defined_words) {
-    size_t n = t->defined_words ? t->defined_words : 4;
-    while (n <= w) n *= 2;
-    uint64_t *d = realloc(t->defined, n * sizeof *d);
-    if (!d) return -1;
-    memset(d + t->defined_words, 0, (n - t->defined_words) * sizeof *d);
-    t->defined = d;
-    t->defined_words = n;
-  }
+  if (ovl_grow_zeroed((void **)&t->defined, &t->defined_words, w, sizeof *t->defined, 4)) return -1;
   t->defined[w] |= bit;
   return 0;
 }

@@ -7,6 +7,7 @@
 #define OVL_VEC_H
 
 #include <stdlib.h>
+#include <string.h>
 
 #define OVL_VEC(T) struct { T *items; size_t len, cap; }
 
@@ -25,6 +26,20 @@ static inline int ovl_vec_reserve(void **items, size_t *cap, size_t need, size_t
   while (ncap < need) ncap *= 2;
   void *p = realloc(*items, ncap * size);
   if (!p) return -1;
+  *items = p;
+  *cap = ncap;
+  return 0;
+}
+
+/* Ensures index < *cap for an array indexed by id: capacity doubles from `first` (> 0), the
+** added items are zeroed (an id not seen yet reads as zero); returns 0 or -1 (unchanged). */
+static inline int ovl_grow_zeroed(void **items, size_t *cap, size_t index, size_t size, size_t first) {
+  if (index < *cap) return 0;
+  size_t ncap = *cap ? *cap : first;
+  while (ncap <= index) ncap *= 2;
+  unsigned char *p = realloc(*items, ncap * size);
+  if (!p) return -1;
+  memset(p + *cap * size, 0, (ncap - *cap) * size);
   *items = p;
   *cap = ncap;
   return 0;
