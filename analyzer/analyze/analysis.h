@@ -49,15 +49,32 @@ typedef enum ovl_confidence {
   OVL_CONF_LOW             /* rests on names alone */
 } ovl_confidence;
 
+struct ovl_step_result;
+struct ovl_finding;
+/* Writes the text of a finding kept without one (ovl_finding.text) into buf, from the step
+** whose findings hold it. Returns 0, or -1 when memory runs out or the text needs more than
+** size bytes (OVL_FINDING_TEXT_MAX is enough for every such text). */
+typedef int (*ovl_finding_text_fn)(const struct ovl_step_result *st, const struct ovl_finding *f, char *buf,
+                                   size_t size);
+#define OVL_FINDING_TEXT_MAX 8192
+
 typedef struct ovl_finding {
   char code[32];           /* contract section 2 finding codes (docs/findings.md) */
-  char *message;           /* evidence and a concrete suggestion */
+  char *message;           /* evidence and a concrete suggestion; NULL when `text` writes it */
+  /* A step finding that a trace can have in every step keeps no message (about 1 KB each: as
+  ** much as the step's collectives on a long trace): `text` writes it from the step when it is
+  ** read (ovl_finding_message), with what it needs from outside the step (text_fit, text_r2:
+  ** the rank's fit of its gradient collectives as the diagnosis judged it). Set only by the
+  ** diagnosis, so a packed rank (rank_pack.c, before its diagnosis) has none. */
+  ovl_finding_text_fn text;
   int64_t recoverable_ns;
   long step;               /* step index, or -1 for a rank- or job-level finding */
   int64_t at_ns;           /* the instant it points at (trace clock), or OVL_NONE */
   long steps_affected;     /* rank-level summaries: steps whose findings it sums; else 0 */
   ovl_confidence confidence;
+  int text_fit;            /* for `text` (diagnose_steps.c); else 0 */
   const char *evidence;    /* static: what it rests on, in a few words; NULL until judged */
+  double text_r2;          /* for `text`; else 0 */
 } ovl_finding;
 
 /* "high", "medium", "low"; NULL for OVL_CONF_UNSET. */
@@ -445,6 +462,14 @@ const char *ovl_stream_role_name(const ovl_stream_stat *s);
 /* Appends a finding (message is copied). Returns 0 or -1 when memory runs out. */
 int ovl_add_finding(ovl_finding **list, size_t *n, const char *code, long step, int64_t recoverable_ns,
                     const char *message);
+/* Appends a finding whose text `text` writes when it is read; its text_fit and text_r2 are the
+** caller's to set. Returns 0 or -1 when memory runs out. */
+int ovl_add_finding_text(ovl_finding **list, size_t *n, const char *code, long step, int64_t recoverable_ns,
+                         ovl_finding_text_fn text);
+/* A finding's text: its message, or the text its `text` writes into buf (size bytes,
+** OVL_FINDING_TEXT_MAX) from st, the step whose findings hold it (NULL for a rank's or a job's
+** findings, which all keep their message). NULL when memory runs out. */
+const char *ovl_finding_message(const struct ovl_step_result *st, const ovl_finding *f, char *buf, size_t size);
 void ovl_free_findings(ovl_finding *list, size_t n);
 
 #endif

@@ -80,23 +80,44 @@ const char *ovl_stream_role_name(const ovl_stream_stat *s) {
   return "memory";
 }
 
-int ovl_add_finding(ovl_finding **list, size_t *n, const char *code, long step, int64_t recoverable_ns,
-                    const char *message) {
+/* A new finding at the end of the list, its text not yet given; NULL when memory runs out. */
+static ovl_finding *append_finding(ovl_finding **list, size_t *n, const char *code, long step,
+                                   int64_t recoverable_ns) {
   ovl_finding *grown = realloc(*list, (*n + 1) * sizeof *grown);
-  if (!grown) return -1;
+  if (!grown) return NULL;
   *list = grown;
   ovl_finding *f = &grown[*n];
+  memset(f, 0, sizeof *f);
   snprintf(f->code, sizeof f->code, "%s", code);
-  f->message = strdup(message ? message : "");
-  if (!f->message) return -1;
   f->recoverable_ns = recoverable_ns;
   f->step = step;
   f->at_ns = OVL_NONE;
-  f->steps_affected = 0;
   f->confidence = OVL_CONF_UNSET;
-  f->evidence = NULL;
+  return f;
+}
+
+int ovl_add_finding(ovl_finding **list, size_t *n, const char *code, long step, int64_t recoverable_ns,
+                    const char *message) {
+  ovl_finding *f = append_finding(list, n, code, step, recoverable_ns);
+  if (!f || !(f->message = strdup(message ? message : ""))) return -1;
   (*n)++;
   return 0;
+}
+
+int ovl_add_finding_text(ovl_finding **list, size_t *n, const char *code, long step, int64_t recoverable_ns,
+                         ovl_finding_text_fn text) {
+  assert(text);
+  ovl_finding *f = append_finding(list, n, code, step, recoverable_ns);
+  if (!f) return -1;
+  f->text = text;
+  (*n)++;
+  return 0;
+}
+
+const char *ovl_finding_message(const ovl_step_result *st, const ovl_finding *f, char *buf, size_t size) {
+  if (!f->text) return f->message;
+  assert(st && st->index == f->step);  /* a text is written from its own step */
+  return f->text(st, f, buf, size) == 0 ? buf : NULL;
 }
 
 const char *ovl_coll_bucket_label(const ovl_coll_result *c, char *buf, size_t len) {

@@ -56,8 +56,10 @@ int ovl_prof_step_index_colls(ovl_prof_step *st) {
   return 0;
 }
 
-/* Appends copies of findings f[0..n). Returns 0, or -1 when memory runs out. */
-static int copy_findings(ovl_prof_finding **list, size_t *len, const ovl_finding *f, size_t n) {
+/* Appends copies of findings f[0..n), those of step st (NULL: a rank's or the job's). Returns 0,
+** or -1 when memory runs out. */
+static int copy_findings(ovl_prof_finding **list, size_t *len, const ovl_step_result *st, const ovl_finding *f,
+                         size_t n) {
   if (n == 0) return OVL_OK;
   ovl_prof_finding *grown = realloc(*list, (*len + n) * sizeof *grown);
   if (!grown) return -1;
@@ -72,7 +74,10 @@ static int copy_findings(ovl_prof_finding **list, size_t *len, const ovl_finding
     const char *conf = ovl_confidence_name(f[i].confidence);
     snprintf(o->confidence, sizeof o->confidence, "%s", conf ? conf : "");
     snprintf(o->evidence, sizeof o->evidence, "%s", f[i].evidence ? f[i].evidence : "");
-    o->message = strdup(f[i].message ? f[i].message : "");
+    char buf[OVL_FINDING_TEXT_MAX];
+    const char *text = ovl_finding_message(st, &f[i], buf, sizeof buf);
+    if (!text && f[i].text) return -1;
+    o->message = strdup(text ? text : "");
     if (!o->message) return -1;
     (*len)++;
   }
@@ -136,9 +141,9 @@ static int rank_from_job(const ovl_rank_result *r, const ovl_rank_stats *rs, ovl
   if (!o->steps) return -1;
   for (size_t s = 0; s < r->nsteps; s++, o->nsteps++)
     if (step_from_job(&r->steps[s], &o->steps[s])) return -1;
-  if (copy_findings(&o->findings, &o->nfindings, r->findings, r->nfindings)) return -1;
+  if (copy_findings(&o->findings, &o->nfindings, NULL, r->findings, r->nfindings)) return -1;
   for (size_t s = 0; s < r->nsteps; s++)
-    if (copy_findings(&o->findings, &o->nfindings, r->steps[s].findings, r->steps[s].nfindings)) return -1;
+    if (copy_findings(&o->findings, &o->nfindings, &r->steps[s], r->steps[s].findings, r->steps[s].nfindings)) return -1;
   return rs ? kernels_from_stats(rs, o) : 0;
 }
 
@@ -151,7 +156,7 @@ int ovl_profile_from_job(const ovl_job *job, const ovl_stats *kernels, const cha
     const ovl_rank_stats *rs = kernels && i < kernels->nranks ? &kernels->ranks[i] : NULL;
     rc = rank_from_job(&job->ranks[i], rs, &out->ranks[i]);
   }
-  if (!rc) rc = copy_findings(&out->findings, &out->nfindings, job->findings, job->nfindings);
+  if (!rc) rc = copy_findings(&out->findings, &out->nfindings, NULL, job->findings, job->nfindings);
   if (rc) {
     ovl_profile_free(out);
     return ovl_oom(err, "profile");

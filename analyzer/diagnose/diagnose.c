@@ -38,6 +38,10 @@ void ovl_msg_printf(ovl_msg *m, const char *fmt, ...) {
     }
     size_t cap = m->cap ? m->cap : 256;
     while (cap < m->len + (size_t)n + 1) cap *= 2;
+    if (m->fixed) {  /* the text does not fit the caller's buffer */
+      m->oom = 1;
+      return;
+    }
     char *grown = realloc(m->s, cap);
     if (!grown) {
       m->oom = 1;
@@ -49,7 +53,7 @@ void ovl_msg_printf(ovl_msg *m, const char *fmt, ...) {
 }
 
 void ovl_msg_free(ovl_msg *m) {
-  free(m->s);
+  if (!m->fixed) free(m->s);
   memset(m, 0, sizeof *m);
 }
 
@@ -70,6 +74,17 @@ static int add_finding(ovl_diag *d, ovl_finding **list, size_t *n, const char *c
 int ovl_step_finding(ovl_diag *d, ovl_step_result *st, const char *code, double recoverable_ns, int64_t at_ns,
                      ovl_msg *m) {
   return add_finding(d, &st->findings, &st->nfindings, code, st->index, recoverable_ns, at_ns, m);
+}
+
+ovl_finding *ovl_step_finding_text(ovl_diag *d, ovl_step_result *st, const char *code, int64_t at_ns,
+                                   ovl_finding_text_fn text) {
+  if (ovl_add_finding_text(&st->findings, &st->nfindings, code, st->index, 0, text)) {
+    ovl_oom(d->err, "findings");
+    return NULL;
+  }
+  ovl_finding *f = &st->findings[st->nfindings - 1];
+  f->at_ns = at_ns;
+  return f;
 }
 
 int ovl_step_finding_rests_on(ovl_diag *d, ovl_step_result *st, const char *code, double recoverable_ns,
@@ -356,13 +371,15 @@ static int summarise(ovl_diag *d, size_t steady_steps) {
       }
     if (!worst) continue;
     ovl_msg m = {0};
-    char label[64];
+    char label[64], buf[OVL_FINDING_TEXT_MAX];
     ovl_step_label(&r->steps[worst->step], label, sizeof label);
-    if (strcmp(step_codes[k], "first_iteration_differs") == 0) ovl_msg_printf(&m, "%s", worst->message);
-    else if (nsteps == 1) ovl_msg_printf(&m, "step %s: %s", label, worst->message);
+    const char *text = ovl_finding_message(&r->steps[worst->step], worst, buf, sizeof buf);
+    if (!text) return ovl_oom(d->err, "findings");
+    if (strcmp(step_codes[k], "first_iteration_differs") == 0) ovl_msg_printf(&m, "%s", text);
+    else if (nsteps == 1) ovl_msg_printf(&m, "step %s: %s", label, text);
     else
       ovl_msg_printf(&m, "%ld of %zu steps%s; step %s, the worst: %s", nsteps, steady_steps,
-                     total > 0 ? " (recoverable summed over them)" : "", label, worst->message);
+                     total > 0 ? " (recoverable summed over them)" : "", label, text);
     int rc = add_finding(d, &r->findings, &r->nfindings, step_codes[k], -1, total, worst->at_ns, &m);
     if (rc) return rc;
     r->findings[r->nfindings - 1].steps_affected = nsteps;

@@ -183,6 +183,7 @@ static const ovl_rank_result *member_of(const ovl_job *job, int64_t rank) {
 
 /* The collective a per-collective blocking finding points at (its GPU start), or NULL. */
 static const ovl_coll_result *pointed_at(const ovl_step_result *st, const ovl_finding *f) {
+  assert(f->message);  /* blocking_collective findings keep their message */
   if (strstr(f->message, "collectives block compute in this step")) return NULL;  /* a step summary */
   for (size_t i = 0; i < st->ncolls; i++)
     if (st->colls[i].gpu_start == f->at_ns) return &st->colls[i];

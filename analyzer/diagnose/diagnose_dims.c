@@ -255,6 +255,7 @@ static int recode(const ovl_step_result *st, const ovl_coll_result *c, ovl_findi
   if (!m) return ovl_oom(err, "findings");
   free(f->message);
   f->message = m;
+  f->text = NULL;  /* a blocking_collective finding had none; it is the message now */
   snprintf(f->code, sizeof f->code, "exposed_communication");
   f->recoverable_ns = 0;
   ovl_finding_rests_on(f, OVL_CONF_UNSET, NULL);  /* judged as what it now is (evidence.c) */

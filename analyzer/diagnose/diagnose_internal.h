@@ -14,11 +14,14 @@
 
 #include <stdarg.h>
 
-/* A growing message. Errors (no memory) are sticky and reported once at the end. */
+/* A growing message. Errors (no memory) are sticky and reported once at the end. A fixed
+** message writes into the caller's buffer s of cap bytes and never grows: a text that does
+** not fit sets oom (a finding's text written when read, ovl_finding_text_fn). */
 typedef struct ovl_msg {
   char *s;
   size_t len, cap;
   int oom;
+  int fixed;
 } ovl_msg;
 
 void ovl_msg_printf(ovl_msg *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -45,6 +48,10 @@ int ovl_diagnose_step(ovl_diag *d, size_t s);
 /* Appends a finding to the step (recoverable rounded to ns). Returns OVL_OK or OVL_EINTERNAL. */
 int ovl_step_finding(ovl_diag *d, ovl_step_result *st, const char *code, double recoverable_ns, int64_t at_ns,
                      ovl_msg *m);
+/* Appends a finding to the step whose text `text` writes when it is read (nothing to
+** recover); returns it, or NULL with the error set when memory runs out. */
+ovl_finding *ovl_step_finding_text(ovl_diag *d, ovl_step_result *st, const char *code, int64_t at_ns,
+                                   ovl_finding_text_fn text);
 /* The same, for a finding whose evidence is weaker than its code's usual (evidence.c). */
 int ovl_step_finding_rests_on(ovl_diag *d, ovl_step_result *st, const char *code, double recoverable_ns,
                               int64_t at_ns, ovl_msg *m, ovl_confidence confidence, const char *evidence);

@@ -499,9 +499,13 @@ static int cmp_group(const void *pa, const void *pb) {
   return (a->exposed < b->exposed) - (a->exposed > b->exposed);
 }
 
+/* The rank's fit of its gradient collectives as exposed_communication's text says it
+** (ovl_finding.text_fit): one that explains their time, one that explains none of it (its r2 in
+** text_r2), none. */
+enum { FIT_EXPLAINS = 0, FIT_USELESS, FIT_NONE };
+
 /* Why the findings above did not fire, from what they need (docs/findings.md). */
-static void why_none(const step_view *v, ovl_msg *m) {
-  const ovl_step_result *st = v->st;
+static void why_none(const ovl_step_result *st, const ovl_finding *f, ovl_msg *m) {
   int nlate = 0, unsized = 0;
   for (size_t i = 0; i < st->ncolls; i++) {
     const ovl_coll_result *c = &st->colls[i];
@@ -518,10 +522,10 @@ static void why_none(const step_view *v, ovl_msg *m) {
     if (unsized) ovl_msg_printf(m, " the sizes of %d gradient collective(s) are unknown (the trace records no NCCL "
                                    "arguments), so the bucket-size model (single_bucket, exposed_tail, latency_bound) "
                                    "cannot run;", unsized);
-    else if (v->d->fit_useless)
+    else if (f->text_fit == FIT_USELESS)
       ovl_msg_printf(m, " the alpha-beta fit of the gradient collectives explains none of their time (r2 = %.2f), so "
-                        "the bucket-size model has no evidence to judge them;", v->d->fit.fit.r2);
-    else if (!v->d->have_cost) ovl_msg_printf(m, " no alpha-beta fit of the gradient collectives exists;");
+                        "the bucket-size model has no evidence to judge them;", f->text_r2);
+    else if (f->text_fit == FIT_NONE) ovl_msg_printf(m, " no alpha-beta fit of the gradient collectives exists;");
     if (nlate * 10 < st->ngrad * 9)
       ovl_msg_printf(m, " %d of %d gradient collectives start before backward ends (not late_firing);",
                      st->ngrad - nlate, st->ngrad);
@@ -537,8 +541,7 @@ static int cmp_double_desc(const void *pa, const void *pb) { return -cmp_double(
 ** Whether moving data or waiting for peers takes that time decides what helps, and one rank's
 ** trace cannot tell them apart: with the job's cross-rank split the message says which; without
 ** it, it says that it cannot, and advises nothing that needs the answer (a faster interconnect). */
-static void comm_bound(const step_view *v, ovl_msg *m) {
-  const ovl_step_result *st = v->st;
+static void comm_bound(const ovl_step_result *st, ovl_msg *m) {
   char t1[32], t2[32], t3[32];
   ovl_msg_printf(m, " The step is communication-bound: its communication takes %s against %s of compute, so at "
                     "least %s stays exposed whatever the schedule.",
@@ -577,17 +580,12 @@ static void comm_bound(const step_view *v, ovl_msg *m) {
                    busbw);
 }
 
-/* exposed_communication: a step whose exposed communication is a large share of its time and
-** that got no other finding gets one saying what is exposed and why nothing more specific
-** applies (docs/findings.md). Not counted as recoverable: no fix is known. */
-static int exposed_fallback(step_view *v) {
-  ovl_step_result *st = v->st;
-  double exposed = (double)st->totals.exposed;
-  if (st->nfindings > 0 || !(v->step_ns > 0) || exposed < OVL_EXPOSED_LARGE_SHARE * v->step_ns ||
-      exposed < OVL_DIAG_MIN_NS || !(ovl_overlap_efficiency(&st->totals) < OVL_EXPOSED_MAX_EFFICIENCY))
-    return OVL_OK;
+/* exposed_communication's text, written when it is read (ovl_finding_text_fn): what is exposed
+** and why nothing more specific applies, from the step and the rank's fit (f->text_fit). */
+static int exposed_text(const ovl_step_result *st, const ovl_finding *f, char *buf, size_t size) {
+  double exposed = (double)st->totals.exposed, step_ns = (double)st->end - (double)st->start;
   exposed_group *g = calloc(st->ncolls ? st->ncolls : 1, sizeof *g);
-  if (!g) return ovl_oom(v->d->err, "diagnosis");
+  if (!g) return -1;
   size_t ng = 0;
   for (size_t i = 0; i < st->ncolls; i++) {
     const ovl_coll_result *c = &st->colls[i];
@@ -605,17 +603,19 @@ static int exposed_fallback(step_view *v) {
   }
   ovl_qsort(g, ng, sizeof *g, cmp_group);
   char t1[32], t2[32], t3[32], t4[32];
-  ovl_msg m = {0};
+  ovl_msg m = {buf, 0, size, 0, 1};
   ovl_msg_printf(&m, "%s of the step's %s is exposed communication (%.0f%% of the step; overlap efficiency %.1f%%)",
-                 ovl_ns_str(exposed, t1), ovl_ns_str(v->step_ns, t2), 100.0 * exposed / v->step_ns,
+                 ovl_ns_str(exposed, t1), ovl_ns_str(step_ns, t2), 100.0 * exposed / step_ns,
                  100.0 * ovl_overlap_efficiency(&st->totals));
   ovl_msg_printf(&m, ". Exposed:");
   for (size_t k = 0; k < ng && k < 3; k++) {
     ovl_msg_printf(&m, "%s %ld %s%s on stream %lld, %s exposed, from %s to %s into the step, %.0f%% of their time "
                        "overlapping compute",
                    k ? ";" : "", g[k].n, ovl_op_name(g[k].op), g[k].unsized == g[k].n ? " (sizes unknown)" : "",
-                   (long long)g[k].stream, ovl_ns_str((double)g[k].exposed, t1), ovl_ns_str(rel(v, g[k].first_start), t3),
-                   ovl_ns_str(rel(v, g[k].last_end), t4), g[k].duration > 0 ? 100.0 * g[k].overlapped / g[k].duration : 0);
+                   (long long)g[k].stream, ovl_ns_str((double)g[k].exposed, t1),
+                   ovl_ns_str((double)(g[k].first_start - st->start), t3),
+                   ovl_ns_str((double)(g[k].last_end - st->start), t4),
+                   g[k].duration > 0 ? 100.0 * g[k].overlapped / g[k].duration : 0);
   }
   if (ng > 3) ovl_msg_printf(&m, "; and %zu more group(s)", ng - 3);
   ovl_msg_printf(&m, ".");
@@ -624,15 +624,32 @@ static int exposed_fallback(step_view *v) {
     ovl_msg_printf(&m, " They run while backward is still going (it ends at %s) yet almost never alongside compute: "
                        "compute waits for them (the compute stream synchronises with the communication stream after "
                        "each call, or the GPU does not run the two concurrently).",
-                   ovl_ns_str(rel(v, st->backward_end), t1));
-  if (st->totals.comm >= st->totals.compute) comm_bound(v, &m);
-  why_none(v, &m);
+                   ovl_ns_str((double)(st->backward_end - st->start), t1));
+  if (st->totals.comm >= st->totals.compute) comm_bound(st, &m);
+  why_none(st, f, &m);
   long unsized = 0;
   for (size_t k = 0; k < ng; k++) unsized += g[k].unsized;
   ovl_msg_printf(&m, " Look at the timeline around them (ovl export --perfetto) for what compute waits on%s.",
                  unsized ? "; record NCCL arguments (sizes) in the trace so that the bucket model can judge them" : "");
   free(g);
-  return ovl_step_finding(v->d, st, "exposed_communication", 0, st->start, &m);
+  return m.oom ? -1 : 0;
+}
+
+/* exposed_communication: a step whose exposed communication is a large share of its time and
+** that got no other finding gets one saying what is exposed and why nothing more specific
+** applies (docs/findings.md). Not counted as recoverable: no fix is known. A trace can have one
+** in every step, so its text is written when it is read (exposed_text). */
+static int exposed_fallback(step_view *v) {
+  ovl_step_result *st = v->st;
+  double exposed = (double)st->totals.exposed;
+  if (st->nfindings > 0 || !(v->step_ns > 0) || exposed < OVL_EXPOSED_LARGE_SHARE * v->step_ns ||
+      exposed < OVL_DIAG_MIN_NS || !(ovl_overlap_efficiency(&st->totals) < OVL_EXPOSED_MAX_EFFICIENCY))
+    return OVL_OK;
+  ovl_finding *f = ovl_step_finding_text(v->d, st, "exposed_communication", st->start, exposed_text);
+  if (!f) return OVL_EINTERNAL;
+  f->text_fit = v->d->fit_useless ? FIT_USELESS : !v->d->have_cost ? FIT_NONE : FIT_EXPLAINS;
+  f->text_r2 = v->d->fit.fit.r2;
+  return OVL_OK;
 }
 
 /* ---------------------------------------------------------------------------------- */

@@ -17,6 +17,7 @@ typedef struct step_entry {
   int64_t t, end;
   const ovl_step_result *step;   /* NULL for a finding */
   const ovl_finding *finding;
+  const ovl_step_result *of;     /* a finding's step, NULL for a rank's (ovl_finding_message) */
 } step_entry;
 
 static int cmp_step_entry(const void *pa, const void *pb) {
@@ -27,8 +28,13 @@ static int cmp_step_entry(const void *pa, const void *pb) {
   return 0;
 }
 
-static int draw_finding(ovl_exporter *ex, xgroup *g, const ovl_finding *fd, int64_t t, ovl_err *err) {
-  ovl_xarg a[2] = {{"message", OVL_XARG_STRING, 0, 0, fd->message ? fd->message : ""},
+/* st: the step whose findings hold fd, NULL for a rank's or the job's. */
+static int draw_finding(ovl_exporter *ex, xgroup *g, const ovl_step_result *st, const ovl_finding *fd, int64_t t,
+                        ovl_err *err) {
+  char buf[OVL_FINDING_TEXT_MAX];
+  const char *text = ovl_finding_message(st, fd, buf, sizeof buf);
+  if (!text && fd->text) return ovl_oom(err, "findings");
+  ovl_xarg a[2] = {{"message", OVL_XARG_STRING, 0, 0, text ? text : ""},
                    {"recoverable_ns", OVL_XARG_INT, fd->recoverable_ns, 0, NULL}};
   ovl_xslice sl = {t, t, xname(ex, fd->code), fd->code, "finding", a, 2, NULL, 0, NULL, 0};
   if (!sl.name_iid) return ovl_oom(err, "names");
@@ -78,18 +84,19 @@ static int draw_steps(ovl_exporter *ex, uint32_t proc, ovl_err *err) {
   size_t k = 0;
   for (size_t s = 0; s < r->nsteps; s++) {
     const ovl_step_result *st = &r->steps[s];
-    e[k++] = (step_entry){st->start, st->end, st, NULL};
-    for (size_t i = 0; i < st->nfindings; i++) e[k++] = (step_entry){st->start, st->start, NULL, &st->findings[i]};
+    e[k++] = (step_entry){st->start, st->end, st, NULL, NULL};
+    for (size_t i = 0; i < st->nfindings; i++)
+      e[k++] = (step_entry){st->start, st->start, NULL, &st->findings[i], st};
   }
   for (size_t i = 0; i < r->nfindings; i++) {
     int64_t t = finding_time(r, &r->findings[i]);
-    e[k++] = (step_entry){t, t, NULL, &r->findings[i]};
+    e[k++] = (step_entry){t, t, NULL, &r->findings[i], NULL};
   }
   ovl_qsort(e, k, sizeof *e, cmp_step_entry);
   xgroup g;
   int rc = xgroup_init(&g, OVL_LANES_NESTED, proc, "steps", 0, -1) ? ovl_oom(err, "steps") : OVL_OK;
   for (size_t i = 0; !rc && i < k; i++)
-    rc = e[i].step ? draw_step(ex, &g, e[i].step, err) : draw_finding(ex, &g, e[i].finding, e[i].t, err);
+    rc = e[i].step ? draw_step(ex, &g, e[i].step, err) : draw_finding(ex, &g, e[i].of, e[i].finding, e[i].t, err);
   if (!rc) rc = xgroup_close(ex, &g, err);
   else xgroup_free(&g);
   free(e);
@@ -109,7 +116,7 @@ static int draw_job_findings(ovl_exporter *ex, const ovl_job *job, ovl_err *err)
   xgroup g;
   if (xgroup_init(&g, OVL_LANES_NESTED, OVL_NO_PROCESS, "job findings", 0, -1)) return ovl_oom(err, "findings");
   int rc = OVL_OK;
-  for (size_t i = 0; !rc && i < job->nfindings; i++) rc = draw_finding(ex, &g, &job->findings[i], t, err);
+  for (size_t i = 0; !rc && i < job->nfindings; i++) rc = draw_finding(ex, &g, NULL, &job->findings[i], t, err);
   if (!rc) rc = xgroup_close(ex, &g, err);
   else xgroup_free(&g);
   return rc;

@@ -45,7 +45,7 @@ static void put_dims(ovl_bytes *b, const ovl_dim_totals d[OVL_DIM_COUNT]) {
 static void put_findings(ovl_bytes *b, const ovl_finding *f, size_t n) {
   ovl_put_u64(b, n);
   for (size_t i = 0; i < n; i++) {
-    assert(!f[i].evidence);  /* a packed rank is one before its diagnosis */
+    assert(!f[i].evidence && !f[i].text);  /* a packed rank is one before its diagnosis */
     ovl_put_str(b, f[i].code);
     ovl_put_str(b, f[i].message);
     put_int(b, f[i].recoverable_ns);

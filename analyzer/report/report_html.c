@@ -6,6 +6,7 @@
 #include "html_charts.h"
 #include "html_out.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -113,6 +114,7 @@ static void findings(FILE *out, const ovl_job *job) {
     /* the message as the JSON (and the text report) word it */
     if (x->ri < 0) fprintf(out, ": <span class=\"msg\" data-j=\"findings.%zu.message\" data-k=\"text\">", x->fi);
     else fprintf(out, ": <span class=\"msg\" data-j=\"ranks.%ld.findings.%zu.message\" data-k=\"text\">", x->ri, x->fi);
+    assert(!x->f->text);  /* a rank's or the job's findings keep their message */
     ovl_html_text(out, x->f->message);
     fputs("</span>", out);
     if (same > 1) fprintf(out, " <i>(the largest of %zu %s findings)</i>", same, x->f->code);

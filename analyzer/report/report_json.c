@@ -45,12 +45,15 @@ static void temporal_breakdown(ovl_json *j, const ovl_totals *t) {
   ovl_json_object_end(j);
 }
 
-static void findings_array(ovl_json *j, const ovl_finding *f, size_t n, int64_t offset) {
+/* st: the step whose findings these are, NULL for a rank's or the job's. */
+static void findings_array(ovl_json *j, const ovl_step_result *st, const ovl_finding *f, size_t n, int64_t offset) {
   ovl_json_array_begin(j, "findings");
   for (size_t i = 0; i < n; i++) {
+    char buf[OVL_FINDING_TEXT_MAX];
+    const char *text = ovl_finding_message(st, &f[i], buf, sizeof buf);
     ovl_json_object_begin(j, NULL);
     ovl_json_string(j, "code", f[i].code);
-    ovl_json_string(j, "message", f[i].message);
+    ovl_json_string(j, "message", text ? text : "");  /* "": no memory to write it */
     ovl_json_int(j, "recoverable_ns", f[i].recoverable_ns);
     if (f[i].step >= 0) ovl_json_int(j, "step", f[i].step);
     time_ns(j, "at_ns", f[i].at_ns, offset);
@@ -264,13 +267,13 @@ static void rank_object(ovl_json *j, const ovl_rank_result *r) {
     ovl_json_array_end(j);
     expected_order(j, st);
     ovl_report_dims_totals_json(j, st->dims, 0);
-    findings_array(j, st->findings, st->nfindings, off);
+    findings_array(j, st, st->findings, st->nfindings, off);
     ovl_json_object_end(j);
   }
   ovl_json_array_end(j);
   ovl_report_dims_totals_json(j, r->dims, (long)r->nsteps);
   ovl_report_dims_pipeline_json(j, r);
-  findings_array(j, r->findings, r->nfindings, off);
+  findings_array(j, NULL, r->findings, r->nfindings, off);
   ovl_json_object_end(j);
 }
 
@@ -380,7 +383,7 @@ void ovl_report_json(FILE *out, const ovl_job *job, int pretty) {
   ovl_json_array_end(&j);
   without_gpu(&j, job);
   jobs_array(&j, job);
-  findings_array(&j, job->findings, job->nfindings, 0);
+  findings_array(&j, NULL, job->findings, job->nfindings, 0);
   job_cross(&j, job);
   ovl_report_dims_groups_json(&j, job);
   ovl_json_object_end(&j);

@@ -7,6 +7,7 @@
 #include "bucket_view.h"
 #include "report_dims.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -74,6 +75,7 @@ static void print_findings(FILE *out, const ovl_finding *f, size_t n) {
     else
       snprintf(head, sizeof head, "  [%s]%s", f[i].code, conf);
     fputs(head, out);
+    assert(!f[i].text);  /* a rank's or the job's findings keep their message */
     print_wrapped(out, f[i].message, strlen(head), 6);
   }
 }
@@ -301,6 +303,7 @@ static void print_grouped_findings(FILE *out, const ovl_job *job) {
       else
         snprintf(head + n, sizeof head - (size_t)n, ":");
       fputs("  ", out);
+      assert(!worst->text);  /* a rank's findings keep their message */
       size_t len = strlen(head) + strlen(worst->message) + 2;
       char *text = malloc(len);
       if (!text) break;
