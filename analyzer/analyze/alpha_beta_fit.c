@@ -3,6 +3,7 @@
 
 #include "base/vec.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,23 +77,34 @@ static void r_squared(const ovl_ab_sample *s, const double *w, size_t n, double 
   out->r2 = ss_tot > 0 ? 1.0 - ss_res / ss_tot : NAN;
 }
 
+static int sample_ok(const ovl_ab_sample *s) {
+  return s->bytes >= 0 && s->ns > 0 && isfinite(s->bytes) && isfinite(s->ns);
+}
+
 int ovl_ab_fit_samples(const ovl_ab_sample *in, size_t n_in, ovl_ab_fit *out) {
   memset(out, 0, sizeof *out);
   out->alpha_ns = out->beta_bytes_per_s = out->r2 = NAN;
-  ovl_ab_sample *s = malloc((n_in ? n_in : 1) * sizeof *s);
-  double *w = malloc((n_in ? n_in : 1) * sizeof *w);
-  double *tmp = malloc((n_in ? n_in : 1) * sizeof *tmp);
-  double *scratch = malloc((n_in ? n_in : 1) * sizeof *scratch);
-  if (!s || !w || !tmp || !scratch) {
-    free(s);
+  /* the usable samples: the input itself when all are (no copy of a million samples) */
+  size_t n = 0;
+  for (size_t i = 0; i < n_in; i++) n += sample_ok(&in[i]);
+  ovl_ab_sample *kept = n < n_in ? malloc((n ? n : 1) * sizeof *kept) : NULL;
+  double *w = malloc((n ? n : 1) * sizeof *w);
+  double *tmp = malloc((n ? n : 1) * sizeof *tmp);
+  double *scratch = malloc((n ? n : 1) * sizeof *scratch);
+  if ((n < n_in && !kept) || !w || !tmp || !scratch) {
+    free(kept);
     free(w);
     free(tmp);
     free(scratch);
     return -1;
   }
-  size_t n = 0;
-  for (size_t i = 0; i < n_in; i++)
-    if (in[i].bytes >= 0 && in[i].ns > 0 && isfinite(in[i].bytes) && isfinite(in[i].ns)) s[n++] = in[i];
+  const ovl_ab_sample *s = in;
+  if (kept) {
+    size_t k = 0;
+    for (size_t i = 0; i < n_in; i++)
+      if (sample_ok(&in[i])) kept[k++] = in[i];
+    s = kept;
+  }
   int rc = n ? 0 : -1;
   out->samples = n;
   out->min_bytes = INFINITY;
@@ -137,7 +149,7 @@ int ovl_ab_fit_samples(const ovl_ab_sample *in, size_t n_in, ovl_ab_fit *out) {
     out->beta_bytes_per_s = median(tmp, n) * 1e9;
     out->kept = n;
   }
-  free(s);
+  free(kept);
   free(w);
   free(tmp);
   free(scratch);
@@ -209,29 +221,116 @@ static size_t host_id(const ovl_rank_result *ranks, size_t i) {
   return i;
 }
 
-typedef struct fit_entry {
-  int64_t comm;
-  ovl_op op;
-  ovl_ab_sample s;
-} fit_entry;
-
-static int cmp_entry(const void *pa, const void *pb) {
-  const fit_entry *a = pa, *b = pb;
-  if (a->comm != b->comm) return a->comm < b->comm ? -1 : 1;
-  if (a->op != b->op) return a->op < b->op ? -1 : 1;
-  return (a->s.bytes > b->s.bytes) - (a->s.bytes < b->s.bytes);
-}
-
 static int usable(const ovl_coll_result *c, int gradient_only) {
   if (gradient_only && c->diag.role != OVL_ROLE_GRADIENT) return 0;
   return c->bytes != OVL_NONE && c->bytes >= 0 && c->gpu_end > c->gpu_start;
 }
 
-/* Every usable collective as an entry, with its transfer time. */
-static int collect(const ovl_rank_result *ranks, size_t nranks, int gradient_only, fit_entry **out, size_t *nout,
-                   ovl_err *err) {
+/* The usable collectives' samples grouped by (communicator, operation), groups in that order
+** (the fits' order) and each group's samples by size. Grouped by counting, not by sorting one
+** entry per collective with its key: on a long trace (a million gradient all-reduces) the
+** fit's memory is then its samples (16 bytes each) and one group's fit, not twice as much
+** with a sort buffer as large beside them (the diagnosis' peak). */
+typedef struct fit_key {
+  int64_t comm;
+  ovl_op op;
+  size_t at, n;            /* the group's samples: samples[at .. at + n) */
+} fit_key;
+
+typedef struct fit_groups {
+  fit_key *keys;           /* nkeys, by (comm, op) */
+  size_t nkeys;
+  ovl_ab_sample *samples;
+} fit_groups;
+
+static void fit_groups_free(fit_groups *g) {
+  free(g->keys);
+  free(g->samples);
+  memset(g, 0, sizeof *g);
+}
+
+static int cmp_key(int64_t comm, ovl_op op, const fit_key *k) {
+  if (comm != k->comm) return comm < k->comm ? -1 : 1;
+  return (op > k->op) - (op < k->op);
+}
+
+/* The position of (comm, op) in the sorted keys, or where it would go (*found 0). */
+static size_t find_key(const fit_groups *g, int64_t comm, ovl_op op, int *found) {
+  size_t lo = 0, hi = g->nkeys;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    int c = cmp_key(comm, op, &g->keys[mid]);
+    if (c == 0) {
+      *found = 1;
+      return mid;
+    }
+    if (c < 0) hi = mid;
+    else lo = mid + 1;
+  }
+  *found = 0;
+  return lo;
+}
+
+static int cmp_sample_bytes(const void *pa, const void *pb) {
+  const ovl_ab_sample *a = pa, *b = pb;
+  return (a->bytes > b->bytes) - (a->bytes < b->bytes);
+}
+
+/* Calls each(c, begin) for every usable collective, begin its transfer's start (the last
+** peer's arrival when later than its own start), in the ranks' order. */
+typedef int (*sample_fn)(void *ctx, const ovl_coll_result *c, int64_t begin);
+
+static int each_sample(const ovl_rank_result *ranks, size_t nranks, int gradient_only, sample_fn each, void *ctx,
+                       const arrival *arr, size_t narr) {
+  for (size_t r = 0; r < nranks; r++) {
+    size_t host = host_id(ranks, r);
+    for (size_t s = 0; s < ranks[r].nsteps; s++)
+      for (size_t i = 0; i < ranks[r].steps[s].ncolls; i++) {
+        const ovl_coll_result *c = &ranks[r].steps[s].colls[i];
+        if (!usable(c, gradient_only)) continue;
+        int64_t begin = c->gpu_start;
+        if (narr && c->comm != OVL_NONE && c->seq != OVL_NONE) {
+          int64_t last = last_arrival(arr, narr, c->comm, c->seq, host);
+          if (last != OVL_NONE && last > begin && last < c->gpu_end) begin = last;
+        }
+        if (each(ctx, c, begin)) return -1;
+      }
+  }
+  return 0;
+}
+
+/* First walk: the keys and their counts. */
+static int count_sample(void *ctx, const ovl_coll_result *c, int64_t begin) {
+  (void)begin;
+  fit_groups *g = ctx;
+  int found;
+  size_t k = find_key(g, c->comm, c->op, &found);
+  if (!found) {
+    fit_key *grown = realloc(g->keys, (g->nkeys + 1) * sizeof *grown);
+    if (!grown) return -1;
+    g->keys = grown;
+    memmove(&g->keys[k + 1], &g->keys[k], (g->nkeys - k) * sizeof *g->keys);
+    g->keys[k] = (fit_key){c->comm, c->op, 0, 0};
+    g->nkeys++;
+  }
+  g->keys[k].n++;
+  return 0;
+}
+
+/* Second walk: each sample into its group, in the walk's order (keys[].n counts them again). */
+static int place_sample(void *ctx, const ovl_coll_result *c, int64_t begin) {
+  fit_groups *g = ctx;
+  int found;
+  fit_key *k = &g->keys[find_key(g, c->comm, c->op, &found)];
+  assert(found);
+  g->samples[k->at + k->n++] = (ovl_ab_sample){(double)c->bytes, (double)(c->gpu_end - begin)};
+  return 0;
+}
+
+/* Every usable collective as a sample of its group, with its transfer time. */
+static int collect(const ovl_rank_result *ranks, size_t nranks, int gradient_only, fit_groups *out, ovl_err *err) {
+  memset(out, 0, sizeof *out);
   OVL_VEC(arrival) arr = {0};
-  OVL_VEC(fit_entry) ent = {0};
   int rc = OVL_OK;
   for (size_t r = 0; !rc && nranks > 1 && r < nranks; r++) {  /* peers only exist with several ranks */
     size_t host = host_id(ranks, r);
@@ -243,53 +342,37 @@ static int collect(const ovl_rank_result *ranks, size_t nranks, int gradient_onl
       }
   }
   ovl_qsort(arr.items, arr.len, sizeof *arr.items, cmp_arrival);
-  for (size_t r = 0; !rc && r < nranks; r++) {
-    size_t host = host_id(ranks, r);
-    for (size_t s = 0; !rc && s < ranks[r].nsteps; s++)
-      for (size_t i = 0; !rc && i < ranks[r].steps[s].ncolls; i++) {
-        const ovl_coll_result *c = &ranks[r].steps[s].colls[i];
-        if (!usable(c, gradient_only)) continue;
-        int64_t begin = c->gpu_start;
-        if (arr.len && c->comm != OVL_NONE && c->seq != OVL_NONE) {
-          int64_t last = last_arrival(arr.items, arr.len, c->comm, c->seq, host);
-          if (last != OVL_NONE && last > begin && last < c->gpu_end) begin = last;
-        }
-        fit_entry e = {c->comm, c->op, {(double)c->bytes, (double)(c->gpu_end - begin)}};
-        if (OVL_VEC_PUSH(&ent, e)) rc = ovl_oom(err, "fit");
-      }
+  if (!rc && each_sample(ranks, nranks, gradient_only, count_sample, out, NULL, 0)) rc = ovl_oom(err, "fit");
+  size_t n = 0;
+  for (size_t k = 0; !rc && k < out->nkeys; k++) {
+    out->keys[k].at = n;
+    n += out->keys[k].n;
+    out->keys[k].n = 0;
   }
+  if (!rc && !(out->samples = malloc((n ? n : 1) * sizeof *out->samples))) rc = ovl_oom(err, "fit");
+  if (!rc) (void)each_sample(ranks, nranks, gradient_only, place_sample, out, arr.items, arr.len);
   OVL_VEC_FREE(&arr);
-  if (rc) {
-    OVL_VEC_FREE(&ent);
-    return rc;
-  }
-  ovl_qsort(ent.items, ent.len, sizeof *ent.items, cmp_entry);
-  *out = ent.items;
-  *nout = ent.len;
-  return OVL_OK;
+  /* by size within each group; the sort keeps equal sizes in the walk's order */
+  for (size_t k = 0; !rc && k < out->nkeys; k++)
+    ovl_qsort(out->samples + out->keys[k].at, out->keys[k].n, sizeof *out->samples, cmp_sample_bytes);
+  if (rc) fit_groups_free(out);
+  return rc;
 }
 
 int ovl_fit_ranks(const ovl_rank_result *ranks, size_t nranks, int gradient_only, ovl_comm_fit **fits, size_t *nfits,
                   ovl_err *err) {
   *fits = NULL;
   *nfits = 0;
-  fit_entry *e = NULL;
-  size_t n = 0;
-  int rc = collect(ranks, nranks, gradient_only, &e, &n, err);
+  fit_groups g;
+  int rc = collect(ranks, nranks, gradient_only, &g, err);
   if (rc) return rc;
-  ovl_ab_sample *s = malloc((n ? n : 1) * sizeof *s);
-  if (!s) rc = ovl_oom(err, "fit");
-  for (size_t i = 0; !rc && i < n;) {
-    size_t j = i;
+  for (size_t k = 0; !rc && k < g.nkeys; k++) {
+    const ovl_ab_sample *s = g.samples + g.keys[k].at;
     int64_t total = 0;
-    while (j < n && e[j].comm == e[i].comm && e[j].op == e[i].op) {
-      s[j - i] = e[j].s;
-      total += (int64_t)e[j].s.bytes;
-      j++;
-    }
-    ovl_comm_fit f = {e[i].comm, NULL, e[i].op, {0}, total};
-    for (size_t r = 0; !f.name && r < nranks; r++) f.name = ovl_rank_comm_name(&ranks[r], e[i].comm);
-    if (ovl_ab_fit_samples(s, j - i, &f.fit) == 0) {
+    for (size_t i = 0; i < g.keys[k].n; i++) total += (int64_t)s[i].bytes;
+    ovl_comm_fit f = {g.keys[k].comm, NULL, g.keys[k].op, {0}, total};
+    for (size_t r = 0; !f.name && r < nranks; r++) f.name = ovl_rank_comm_name(&ranks[r], g.keys[k].comm);
+    if (ovl_ab_fit_samples(s, g.keys[k].n, &f.fit) == 0) {
       ovl_comm_fit *grown = realloc(*fits, (*nfits + 1) * sizeof *grown);
       if (!grown) {
         rc = ovl_oom(err, "fit");
@@ -298,10 +381,8 @@ int ovl_fit_ranks(const ovl_rank_result *ranks, size_t nranks, int gradient_only
       *fits = grown;
       (*fits)[(*nfits)++] = f;
     }
-    i = j;
   }
-  free(s);
-  free(e);
+  fit_groups_free(&g);
   if (rc) {
     free(*fits);
     *fits = NULL;
@@ -312,19 +393,18 @@ int ovl_fit_ranks(const ovl_rank_result *ranks, size_t nranks, int gradient_only
 
 int ovl_fit_samples_of(const ovl_rank_result *ranks, size_t nranks, int64_t comm, ovl_op op, int gradient_only,
                        ovl_ab_sample **out, size_t *n, ovl_err *err) {
-  fit_entry *e = NULL;
-  size_t ne = 0;
   *out = NULL;
   *n = 0;
-  int rc = collect(ranks, nranks, gradient_only, &e, &ne, err);
+  fit_groups g;
+  int rc = collect(ranks, nranks, gradient_only, &g, err);
   if (rc) return rc;
-  *out = malloc((ne ? ne : 1) * sizeof **out);
-  if (!*out) {
-    free(e);
-    return ovl_oom(err, "fit");
-  }
-  for (size_t i = 0; i < ne; i++)
-    if (e[i].comm == comm && e[i].op == op) (*out)[(*n)++] = e[i].s;
-  free(e);
-  return OVL_OK;
+  int found;
+  size_t k = find_key(&g, comm, op, &found);
+  size_t count = found ? g.keys[k].n : 0;
+  *out = malloc((count ? count : 1) * sizeof **out);
+  if (!*out) rc = ovl_oom(err, "fit");
+  else if (count) memcpy(*out, g.samples + g.keys[k].at, count * sizeof **out);
+  if (!rc) *n = count;
+  fit_groups_free(&g);
+  return rc;
 }
