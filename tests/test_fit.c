@@ -202,6 +202,49 @@ static void cli_errors(void) {
   }
 }
 
+/* Two communicators' calls interleaved: one fit each, by communicator; a group's samples by
+** size, equal sizes in the order the calls ran (the order the fit sums them in). */
+static void groups(void) {
+  const char *path = tb_temp_path("fit-groups.sqlite");
+  tb b;
+  tb_open(&b, path);
+  static const struct { int64_t comm, bytes, ns; } calls[] = {
+      {9, 1 << 20, 300000}, {5, 4 << 20, 900000}, {9, 256 << 10, 100000}, {9, 1 << 20, 310000},
+      {5, 1 << 20, 250000}, {9, 1 << 20, 320000}, {5, 16 << 20, 3000000}};
+  int64_t t = 0;
+  for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++) {
+    call(&b, calls[i].comm, 0, (int64_t)i, calls[i].bytes, t, t + calls[i].ns);
+    t += calls[i].ns + 1000;
+  }
+  tb_close(&b);
+  size_t n;
+  ovl_rank_result *r = th_analyse(path, &n);
+  ovl_err err = {0};
+  ovl_comm_fit *fits = NULL;
+  size_t nfits = 0;
+  CHECK(ovl_fit_ranks(r, n, 0, &fits, &nfits, &err) == 0);
+  CHECK_I64(nfits, 2);
+  if (nfits == 2) {
+    CHECK_I64(fits[0].comm, 5);
+    CHECK_I64(fits[0].total_bytes, (4 << 20) + (1 << 20) + (16 << 20));
+    CHECK_I64(fits[1].comm, 9);
+    CHECK_I64(fits[1].total_bytes, 3 * (1 << 20) + (256 << 10));
+  }
+  free(fits);
+  ovl_ab_sample *s = NULL;
+  size_t ns = 0;
+  CHECK(ovl_fit_samples_of(r, n, 9, OVL_OP_ALLREDUCE, 0, &s, &ns, &err) == 0);
+  CHECK_I64(ns, 4);
+  static const double want_ns[] = {100000, 300000, 310000, 320000};
+  for (size_t i = 0; i < ns && i < 4; i++) CHECK_NEAR(s[i].ns, want_ns[i], 0.5);
+  free(s);
+  CHECK(ovl_fit_samples_of(r, n, 7, OVL_OP_ALLREDUCE, 0, &s, &ns, &err) == 0);  /* no such group */
+  CHECK_I64(ns, 0);
+  free(s);
+  th_release(r, n);
+  remove(path);
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s OVL_BINARY\n", argv[0]);
@@ -214,5 +257,6 @@ int main(int argc, char **argv) {
   recovers_alpha_beta(1);
   one_size();
   waits_for_peers();
+  groups();
   return check_summary();
 }
