@@ -9,6 +9,7 @@
 #include "driver/job_driver.h"
 #include "check.h"
 #include "db_query.h"
+#include "load/comm_names.h"
 #include "load/trace_import.h"
 #include "trace_builder.h"
 
@@ -301,6 +302,29 @@ static void old_format(void) {
   remove(in);
 }
 
+/* Which family a kernel name belongs to (comm_names.c, read in one pass): the first of the
+** list whose pattern occurs anywhere, in any case, and whose exception does not. */
+static void kernel_families(void) {
+  static char long_name[6000];
+  memset(long_name, 'm', 5000);
+  snprintf(long_name + 5000, sizeof long_name - 5000, "MultiMem_All_Gather<bf16>");
+  const char *const cases[][2] = {
+    {"void deep_ep::layout::get_dispatch_layout(long*)", NULL},
+    {"void DEEP_EP::intranode::dispatch<8>(int4*)", "DeepEP"},
+    {"deep_ep::layout::x_ncclKernel", "NCCL"},
+    {"x_rcclDeep_ep::combine", "RCCL"},
+    {"deep_ep::layout::deep_ep::combine", NULL},
+    {"nccnccl", "NCCL"},
+    {"ncc_l", NULL},
+    {long_name, "SymmetricMemory"},
+    {"", NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *got = ovl_comm_kernel_family(cases[i][0]);
+    CHECK_STR(got ? got : "(none)", cases[i][1] ? cases[i][1] : "(none)");
+  }
+}
+
 /* A JSON document that is not a trace, and a trace without traceEvents. */
 static void not_traces(void) {
   const char *in = tb_temp_path("config.json"), *out = tb_temp_path("config.sqlite");
@@ -327,6 +351,7 @@ int main(void) {
   full_precision();
   hta_compat();
   old_format();
+  kernel_families();
   not_traces();
   return check_summary();
 }
