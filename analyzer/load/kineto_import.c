@@ -4,8 +4,9 @@
 ** One pass over the document: each event of traceEvents is read into an ovl_kineto_event
 ** and written at once as a row (GPU work, api, nvtx). Kept in memory until the end, because
 ** they complete each other whatever their order in the file: the communication arguments
-** of record_param_comms ops (by External id), the NCCL kernels, the process groups they
-** name, and the document-level facts (distributedInfo, baseTimeNanoseconds).
+** of record_param_comms ops (by External id), the NCCL kernels and the api rows that launch
+** them (by correlation id, see launch_seen), the process groups they name, and the
+** document-level facts (distributedInfo, baseTimeNanoseconds).
 */
 #include "kineto_import.h"
 
