@@ -10,8 +10,9 @@
 #   RUNS        runs per measurement (default 5), before/after alternated; medians reported
 # With OVL_BENCH_PYTHON=1 it also compares with Python's json.load and imports a 2 GB trace
 # to show memory stays flat (the earlier targets: >= 100 MB/s, peak <= 25 % of the JSON).
-# Traces are cached in $OVL_BENCH_DIR (default /tmp/ovl-bench); the largest real trace of
-# ../shared/traces is measured too when that folder exists.
+# Traces are cached in $OVL_BENCH_DIR (default /tmp/ovl-bench); the real Kineto traces of
+# ../shared/traces are measured too when that folder exists: the largest (df_index_resolver)
+# as .json and .json.gz, the others of 5 MB or more as .json.
 set -euo pipefail
 build=${1:-build}
 size_mb=${2:-256}
@@ -51,11 +52,20 @@ syn="$dir/synthetic-${size_mb}MB.json"
 [ -f "$syn" ] || python3 "$here/gen_kineto.py" "$syn" "$size_mb"
 [ -f "$syn.gz" ] || gzip -c "$syn" >"$syn.gz"
 files=("$syn" "$syn.gz")
-real="$here/../../shared/traces/kineto-hta/df_index_resolver__df_index_resolver.json.gz"
-[ -f "$real" ] || real="$here/../shared/traces/kineto-hta/df_index_resolver__df_index_resolver.json.gz"
+shared="$here/../../shared/traces"
+[ -d "$shared" ] || shared="$here/../shared/traces"
+real="$shared/kineto-hta/df_index_resolver__df_index_resolver.json.gz"
 if [ -f "$real" ]; then
   [ -f "$dir/df_index_resolver.json" ] || gzip -dc "$real" >"$dir/df_index_resolver.json"
   files+=("$dir/df_index_resolver.json" "$real")
+  # The other real Kineto traces of 5 MB or more (uncompressed), as plain JSON: more args,
+  # rows and names per MB than the synthetic one, each its own mix.
+  for gz in "$shared"/kineto-*/*.json.gz; do
+    [ "$gz" = "$real" ] && continue
+    plain="$dir/$(basename "$gz" .gz)"
+    [ -f "$plain" ] || gzip -dc "$gz" >"$plain"
+    [ "$(wc -c <"$plain")" -lt 5000000 ] || files+=("$plain")
+  done
 fi
 
 echo "load average before: $(cut -d' ' -f1-3 /proc/loadavg); $(nproc) CPUs; $runs runs each, alternated, medians"
@@ -83,6 +93,7 @@ for f in "${files[@]}"; do
   [ -z "$before" ] || { bw=$(median <"$dir/b.w"); bc=$(median <"$dir/b.c"); }
   label="${f##*/}"
   label="${label/__df_index_resolver/}"
+  label="${label:0:40}"
   awk -v l="$label" -v b="$bytes" -v aw="$aw" -v ac="$ac" -v bw="$bw" -v bc="$bc" 'BEGIN {
     mb = b / 1e6
     before = bw == "-" ? "-" : sprintf("%6.3f %5.0f (%5.0f)", bw, mb / bw, mb / bc)

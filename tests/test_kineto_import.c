@@ -9,6 +9,7 @@
 #include "driver/job_driver.h"
 #include "check.h"
 #include "db_query.h"
+#include "load/comm_names.h"
 #include "load/trace_import.h"
 #include "trace_builder.h"
 
@@ -301,6 +302,79 @@ static void old_format(void) {
   remove(in);
 }
 
+/* A call's launch is the first api row with its kernel's correlation id, whether that row
+** comes after the kernel (caught while streaming) or before it (read back), for grouped
+** kernels sharing one launch, and when the ids seen cannot be kept (one far from the rest). */
+static void launch_rows(void) {
+  static const char *const kernel = "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"ncclKernel_AllReduce_RING_LL_Sum_float\","
+                                    " \"pid\": 0, \"tid\": 21, \"ts\": %d, \"dur\": 5, \"args\": {\"correlation\": %lld}},\n";
+  static const char *const api = "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 9,"
+                                 " \"tid\": %d, \"ts\": %d, \"dur\": 2, \"args\": {\"correlation\": %lld}},\n";
+  struct { const char *what; long long far; const char *want; } cases[] = {
+    /* after: ids 100000 then 70 (the set grows down), kernels 10, 11 (twice), 12 (no launch) */
+    {"after", 0, "100000/5,300000/7,300000/7,-/-"},
+    /* 20's first api row comes before its kernel */
+    {"before", 0, "50000/8,100000/5,300000/7,300000/7,-/-"},
+    /* the same, after an id the set cannot span besides the others */
+    {"far", 1LL << 40, "50000/8,100000/5,300000/7,300000/7,-/-"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    const char *in = tb_temp_path("launches.json"), *out = tb_temp_path("launches.sqlite");
+    FILE *f = fopen(in, "w");
+    fprintf(f, "{\"traceEvents\": [\n");
+    fprintf(f, api, 4, 1, 100000LL);
+    if (cases[c].far) fprintf(f, api, 4, 2, cases[c].far);
+    fprintf(f, api, 4, 3, 70LL);
+    if (c > 0) {
+      fprintf(f, api, 8, 50, 20LL);
+      fprintf(f, kernel, 55, 20LL);
+      fprintf(f, api, 9, 60, 20LL);
+    }
+    fprintf(f, kernel, 400, 10LL);
+    fprintf(f, api, 5, 100, 10LL);
+    fprintf(f, api, 6, 200, 10LL);
+    fprintf(f, kernel, 500, 11LL);
+    fprintf(f, kernel, 510, 11LL);
+    fprintf(f, api, 7, 300, 11LL);
+    fprintf(f, kernel, 600, 12LL);
+    fprintf(f, "{\"ph\": \"i\", \"name\": \"end\"}]}\n");
+    fclose(f);
+    ovl_import_stats st;
+    import_ok(in, out, 0, &st);
+    sqlite3 *db = dbq_open(out);
+    const char *got = dbq_text(db, "SELECT group_concat(coalesce(host_start, '-') || '/' || coalesce(tid, '-'), ',')"
+                                   " FROM (SELECT host_start, tid FROM collectives ORDER BY host_start IS NULL, host_start)");
+    CHECK_STR(got, cases[c].want);
+    if (strcmp(got, cases[c].want) != 0) fprintf(stderr, "  case %s\n", cases[c].what);
+    sqlite3_close(db);
+    remove(out);
+    remove(in);
+  }
+}
+
+/* Which family a kernel name belongs to (comm_names.c, read in one pass): the first of the
+** list whose pattern occurs anywhere, in any case, and whose exception does not. */
+static void kernel_families(void) {
+  static char long_name[6000];
+  memset(long_name, 'm', 5000);
+  snprintf(long_name + 5000, sizeof long_name - 5000, "MultiMem_All_Gather<bf16>");
+  const char *const cases[][2] = {
+    {"void deep_ep::layout::get_dispatch_layout(long*)", NULL},
+    {"void DEEP_EP::intranode::dispatch<8>(int4*)", "DeepEP"},
+    {"deep_ep::layout::x_ncclKernel", "NCCL"},
+    {"x_rcclDeep_ep::combine", "RCCL"},
+    {"deep_ep::layout::deep_ep::combine", NULL},
+    {"nccnccl", "NCCL"},
+    {"ncc_l", NULL},
+    {long_name, "SymmetricMemory"},
+    {"", NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    const char *got = ovl_comm_kernel_family(cases[i][0]);
+    CHECK_STR(got ? got : "(none)", cases[i][1] ? cases[i][1] : "(none)");
+  }
+}
+
 /* A JSON document that is not a trace, and a trace without traceEvents. */
 static void not_traces(void) {
   const char *in = tb_temp_path("config.json"), *out = tb_temp_path("config.sqlite");
@@ -327,6 +401,8 @@ int main(void) {
   full_precision();
   hta_compat();
   old_format();
+  launch_rows();
+  kernel_families();
   not_traces();
   return check_summary();
 }

@@ -2,9 +2,10 @@
 ** Collective calls an importer has found (NCCL kernels with their PyTorch arguments, NCCL
 ** NVTX ranges), held until the whole input has been read, then completed and written as
 ** collectives + collective_launches rows:
-**   * host_start / host_end / tid, when unknown, come from the api row with the same
+**   * host_start / host_end / tid, when unknown, come from the first api row with the same
 **     correlation id (read back from the trace being written, so no launch is kept in
-**     memory while streaming);
+**     memory while streaming; the Kineto importer catches them as it streams where it can
+**     tell which row that is, kineto_import.c);
 **   * seq, when the source did not give one, numbers the calls of each communicator from 0
 **     in launch order (host launch, else GPU start);
 **   * rows are written in that order, each one a row the reader accepts (an operation nothing

@@ -49,6 +49,10 @@ static int us_to_ns(const char *s, int64_t *ns, int *exact) {
   return 0;
 }
 
+/* The largest whole number of µs us_to_ns accepts: its digit loop stops before a digit that
+** follows a value above (INT64_MAX / 1000 - 9) / 10. */
+#define US_WHOLE_MAX ((uint64_t)((INT64_MAX / 1000 - 9) / 10) * 10 + 9)
+
 int ovl_kineto_us_to_ns(const char *s, int64_t *ns) {
   int exact;
   return us_to_ns(s, ns, &exact);
@@ -156,9 +160,9 @@ static int read_time(ovl_json *j, int64_t *ns, double *us, ovl_err *err) {
   const char *text = ovl_json_text(j, NULL);
   int exact, unreadable;
   ovl_json_decimal d;
-  if (ovl_json_number_parts(j, &d) && d.whole_digits <= 15 && d.fraction_digits <= 3) {
-    /* us_to_ns's reading from the parts the tokenizer read as it scanned: exact, and 15 digits
-    ** of µs are always in range. */
+  if (ovl_json_number_parts(j, &d) && d.whole_digits <= 19 && d.whole <= US_WHOLE_MAX && d.fraction_digits <= 3) {
+    /* us_to_ns's reading from the parts the tokenizer read as it scanned: exact, in range
+    ** (absolute µs since 1970 have 16 digits: most traces' timestamps). */
     int64_t frac = d.fraction;
     for (int k = d.fraction_digits; k < 3; k++) frac *= 10;
     int64_t v = (int64_t)d.whole * 1000 + frac;

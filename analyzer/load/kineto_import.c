@@ -4,8 +4,9 @@
 ** One pass over the document: each event of traceEvents is read into an ovl_kineto_event
 ** and written at once as a row (GPU work, api, nvtx). Kept in memory until the end, because
 ** they complete each other whatever their order in the file: the communication arguments
-** of record_param_comms ops (by External id), the NCCL kernels, the process groups they
-** name, and the document-level facts (distributedInfo, baseTimeNanoseconds).
+** of record_param_comms ops (by External id), the NCCL kernels and the api rows that launch
+** them (by correlation id, see launch_seen), the process groups they name, and the
+** document-level facts (distributedInfo, baseTimeNanoseconds).
 */
 #include "kineto_import.h"
 
@@ -67,6 +68,28 @@ typedef struct kernel_name_facts {
   const char *op, *redop;     /* ovl_comm_kernel_op's name (NULL when unknown), the reduction; static */
 } kernel_name_facts;
 
+/* The host launches of NCCL kernels, caught as the trace streams instead of read back from
+** every api row written (ovl_found_colls_resolve_launches: ~1,000 instructions a row). A
+** call's launch is the first api row with its kernel's correlation id; real traces list a
+** kernel before its launch's api row, and the first such row after the kernel is the first of
+** all when no api row with that id came before the kernel. `api_corrs` (the ids of the api
+** rows written so far) tells; where it cannot (an id it does not cover), the read-back decides. */
+typedef struct launch_seen {
+  int64_t start, end, tid;
+  int seen;
+} launch_seen;
+
+/* A set of ids >= 0 as a bitmap over [base, base + 64 * nwords), grown on demand up to
+** CORR_SPAN_LIMIT ids (8 MiB); ids in practice are a dense range of counters. */
+typedef struct corr_bitmap {
+  uint64_t *words;
+  size_t nwords;
+  int64_t base;               /* a multiple of 64 */
+  int lost;                   /* an id it could not cover: it no longer answers */
+} corr_bitmap;
+
+enum { CORR_SPAN_LIMIT = 1 << 26, CORR_SPAN_FIRST = 1 << 12 };
+
 typedef struct kineto_import {
   const char *path, *out_path;
   ovl_trace_writer *w;
@@ -90,7 +113,96 @@ typedef struct kineto_import {
   const char *accelerator;   /* another accelerator's device events seen (ovl_kineto_accelerator), or NULL */
   long accelerator_events;
   int64_t gpu_step_last;     /* latest start of a GPU copy of a ProfilerStep (--hta-compat's cut), or OVL_NONE */
+  corr_bitmap api_corrs;     /* correlation ids of the api rows written so far */
+  ovl_i64map launch_by_corr; /* NCCL kernel correlation id -> index into launches */
+  OVL_VEC(launch_seen) launches;
+  int launches_unsure;       /* an api row may have come before its kernel: read them back */
 } kineto_import;
+
+/* ---------------------------------------------------------------------------------- */
+/* Launches                                                                            */
+/* ---------------------------------------------------------------------------------- */
+
+/* 1 when the bitmap covers id, grown to if needed; 0 when it cannot (it is then lost). */
+static int corr_cover(corr_bitmap *b, int64_t id) {
+  int64_t hi = b->base + 64 * (int64_t)b->nwords;
+  if (b->nwords && id >= b->base && id < hi) return 1;
+  if (b->lost || id < 0 || id > INT64_MAX / 4) {
+    b->lost = 1;
+    return 0;
+  }
+  int64_t cell = id & ~(int64_t)63, lo = b->nwords ? b->base : cell;
+  if (!b->nwords) hi = lo + CORR_SPAN_FIRST;
+  int64_t span = hi - lo;
+  if (id < lo) lo = cell < hi - 2 * span ? cell : (hi - 2 * span > 0 ? hi - 2 * span : 0);  /* doubles */
+  else if (id >= hi) hi = cell + 64 > lo + 2 * span ? cell + 64 : lo + 2 * span;
+  if (hi - lo > CORR_SPAN_LIMIT) {  /* no doubling: only what id needs */
+    lo = b->nwords && b->base < cell ? b->base : cell;
+    hi = b->nwords && b->base + 64 * (int64_t)b->nwords > cell + 64 ? b->base + 64 * (int64_t)b->nwords : cell + 64;
+  }
+  uint64_t *words = hi - lo <= CORR_SPAN_LIMIT ? calloc((size_t)(hi - lo) / 64, sizeof *words) : NULL;
+  if (!words) {  /* too wide, or no memory: the read-back answers instead */
+    free(b->words);
+    *b = (corr_bitmap){NULL, 0, 0, 1};
+    return 0;
+  }
+  if (b->nwords) memcpy(words + (b->base - lo) / 64, b->words, b->nwords * sizeof *words);
+  free(b->words);
+  b->words = words;
+  b->nwords = (size_t)(hi - lo) / 64;
+  b->base = lo;
+  return 1;
+}
+
+static void corr_add(corr_bitmap *b, int64_t id) {
+  if (corr_cover(b, id)) b->words[(id - b->base) >> 6] |= (uint64_t)1 << (id & 63);
+}
+
+/* 0 only when id is known not to be in the set. */
+static int corr_may_have(const corr_bitmap *b, int64_t id) {
+  if (b->lost) return 1;
+  if (!b->nwords || id < b->base || id >= b->base + 64 * (int64_t)b->nwords) return 0;
+  return (int)(b->words[(id - b->base) >> 6] >> (id & 63) & 1);
+}
+
+/* An NCCL kernel with correlation id c was read: its launch is the next api row with c. */
+static void expect_launch(kineto_import *ki, int64_t c) {
+  int64_t i;
+  if (ki->launches_unsure || ovl_i64map_get(&ki->launch_by_corr, c, &i)) return;  /* grouped kernels share one */
+  launch_seen none = {OVL_NONE, OVL_NONE, OVL_NONE, 0};
+  if (corr_may_have(&ki->api_corrs, c) || OVL_VEC_PUSH(&ki->launches, none) ||
+      ovl_i64map_put(&ki->launch_by_corr, c, (int64_t)ki->launches.len - 1)) {
+    ki->launches_unsure = 1;  /* out of memory too: the read-back needs none of this */
+    free(ki->api_corrs.words);
+    ki->api_corrs = (corr_bitmap){NULL, 0, 0, 1};
+    OVL_VEC_FREE(&ki->launches);
+    ovl_i64map_free(&ki->launch_by_corr);
+  }
+}
+
+/* An api row [start, end) on tid with correlation c was written. */
+static void saw_api(kineto_import *ki, int64_t c, int64_t start, int64_t end, int64_t tid) {
+  if (ki->launches_unsure) return;
+  corr_add(&ki->api_corrs, c);
+  int64_t i;
+  if (ki->launch_by_corr.len && ovl_i64map_get(&ki->launch_by_corr, c, &i) && !ki->launches.items[i].seen)
+    ki->launches.items[i] = (launch_seen){start, end, tid, 1};
+}
+
+/* ovl_found_colls_resolve_launches from the launches caught (valid unless launches_unsure). */
+static void resolve_seen_launches(const kineto_import *ki, ovl_found_colls *fc) {
+  for (size_t i = 0; i < fc->items.len; i++) {
+    ovl_collective_row *row = &fc->items.items[i].row;
+    int64_t k;
+    if (row->host_start != OVL_NONE || fc->items.items[i].correlation == OVL_NONE ||
+        !ovl_i64map_get(&ki->launch_by_corr, fc->items.items[i].correlation, &k) || !ki->launches.items[k].seen)
+      continue;
+    const launch_seen *l = &ki->launches.items[k];
+    row->host_start = l->start;
+    row->host_end = l->end;
+    if (row->tid == OVL_NONE) row->tid = l->tid;
+  }
+}
 
 /* ---------------------------------------------------------------------------------- */
 /* Rows                                                                                */
@@ -229,6 +341,7 @@ static int on_kernel(kineto_import *ki, int64_t start, int64_t end, ovl_err *err
   nccl_kernel k = {start, end, row.device, row.stream, ev->correlation, ev->external_id, f.op, f.redop, {0}};
   if ((rc = event_comm_facts(ki, &k.facts, err))) return rc;
   if (OVL_VEC_PUSH(&ki->nccl, k)) return ovl_oom(err, "NCCL kernels");
+  expect_launch(ki, ev->correlation);
   return OVL_OK;
 }
 
@@ -246,8 +359,10 @@ static int on_api(kineto_import *ki, int64_t start, int64_t end, ovl_err *err) {
   ovl_api_row row = {start, end, ev->tid, ev->correlation, OVL_NONE};
   int rc = ovl_intern_cached(ki->names, ki->w, ev->name, &row.name, err);
   if (!rc) rc = ovl_tw_api(ki->w, &row, err);
-  if (!rc) ki->st->api++;
-  return rc;
+  if (rc) return rc;
+  ki->st->api++;
+  if (row.correlation != OVL_NONE) saw_api(ki, row.correlation, start, end, row.tid);
+  return OVL_OK;
 }
 
 static int on_annotation(kineto_import *ki, const char *domain, int64_t start, int64_t end, ovl_err *err) {
@@ -462,7 +577,8 @@ static int build_collectives(kineto_import *ki, ovl_err *err) {
   }
   OVL_VEC_FREE(&ki->nccl);
   if (!rc) fc.items.len = n;
-  if (!rc) rc = ovl_found_colls_resolve_launches(&fc, ki->w, ki->out_path, err);
+  if (!rc && ki->launches_unsure) rc = ovl_found_colls_resolve_launches(&fc, ki->w, ki->out_path, err);
+  else if (!rc) resolve_seen_launches(ki, &fc);
   if (!rc && ki->annotations.len) {
     ovl_qsort(ki->annotations.items, ki->annotations.len, sizeof *ki->annotations.items, cmp_annotation);
     for (size_t i = 0; !rc && i < fc.items.len; i++)  /* fc keeps the kernels' order until written */
@@ -614,6 +730,9 @@ int ovl_kineto_import(const char *path, ovl_trace_writer *w, const char *out_pat
   OVL_VEC_FREE(&ki.nccl);
   OVL_VEC_FREE(&ki.annotations);
   OVL_VEC_FREE(&ki.name_facts);
+  OVL_VEC_FREE(&ki.launches);
+  free(ki.api_corrs.words);
+  ovl_i64map_free(&ki.launch_by_corr);
   ovl_i64map_free(&ki.comm_op_by_external_id);
   ovl_i64map_free(&ki.group_by_comm);
   return rc;
