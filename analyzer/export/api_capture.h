@@ -17,6 +17,7 @@
 #define OVL_API_CAPTURE_H
 
 #include "../load/trace_reader.h"
+#include "idset.h"
 #include "varbuf.h"
 
 #include <pthread.h>
@@ -34,6 +35,7 @@ typedef struct ovl_api_capture {
   size_t nrows;
   size_t charged;          /* chunk bytes taken from the reader's budget */
   int complete;            /* every valid row is held */
+  ovl_idset corrs;         /* the rows' correlation ids (>= 0): the launches a flow can start at */
   int64_t prev_start, prev_tid, prev_corr;  /* the encoder's row before */
   struct ovl_api_capture *next;
 } ovl_api_capture;

@@ -10,6 +10,9 @@
 
 #include "base/progress.h"
 #include "base/vec.h"
+#include "api_capture.h"
+
+#include <pthread.h>
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +89,90 @@ static void name_user_file(const char *ovl_path, const char *user_path, ovl_err 
   memcpy(err->msg, msg, sizeof msg);
 }
 
+/* ---- the host pass beside the GPU pass ----
+** With the API rows and the GPU work both held in memory (api_capture.h, gpu_facts.h), the
+** host pass needs nothing from the GPU pass and the GPU pass needs from the host pass only
+** which launches start a flow: those of the API rows (their correlations, collected as they
+** were read) that have GPU work. The host pass then draws on a thread of its own into a
+** child sink (export_sink.h: ovl_perfetto_sink_fork) while the GPU pass draws on this one.
+** What the host pass writes is its own while both run: an exporter with its own names (iids
+** are per sequence in Perfetto: the names of the two passes never share a track), tracks,
+** statistics and flow bookkeeping; a copy of the file with its own string cache. What both
+** read (the analysis's results, the collectives, the processes' offsets, gpu_corr,
+** coll_started, the trace's strings) is fixed before the thread starts; the trace's
+** connection is the host pass's alone (the GPU pass replays its capture). */
+typedef struct host_beside {
+  xfile f;
+  ovl_exporter ex;
+  int rc;
+  ovl_err err;
+} host_beside;
+
+static void *host_main(void *arg) {
+  host_beside *hb = arg;
+  hb->rc = xhost_export(&hb->f, &hb->err);
+  ovl_perfetto_sink_child_done(&hb->ex.sink, hb->rc == OVL_OK);
+  return NULL;
+}
+
+static void add_stats(ovl_export_stats *to, const ovl_export_stats *from) {
+  to->events += from->events;
+  to->kernel_slices += from->kernel_slices;
+  to->memop_slices += from->memop_slices;
+  to->host_slices += from->host_slices;
+  to->flows += from->flows;
+  to->counter_values += from->counter_values;
+  to->lanes += from->lanes;
+}
+
+static int passes_beside(xfile *f, xstreams *streams, const ovl_api_capture *held, ovl_err *err) {
+  ovl_exporter *ex = f->ex;
+  host_beside *hb = calloc(1, sizeof *hb);
+  if (!hb) return ovl_oom(err, "export");
+  hb->ex = *ex;
+  memset(&hb->ex.stats, 0, sizeof hb->ex.stats);
+  memset(&hb->ex.name_iids, 0, sizeof hb->ex.name_iids);
+  hb->ex.names = NULL;
+  hb->ex.nnames = hb->ex.names_cap = 0;
+  hb->ex.ntracks = 0;
+  hb->f = *f;
+  hb->f.ex = &hb->ex;
+  memset(&hb->f.launch_started, 0, sizeof hb->f.launch_started);
+  memset(&hb->f.launch_ended, 0, sizeof hb->f.launch_ended);
+  hb->f.host_quiet = 1;
+  ovl_err_clear(&hb->err);
+  hb->f.iid_of_string = calloc(f->ws.name_class_len ? (size_t)f->ws.name_class_len : 1, sizeof *hb->f.iid_of_string);
+  int rc = hb->f.iid_of_string ? OVL_OK : ovl_oom(err, "export");
+  if (!rc) rc = ovl_perfetto_sink_fork(&ex->sink, &hb->ex.sink, err);
+  pthread_t thread;
+  int started = 0;
+  if (!rc) {
+    started = pthread_create(&thread, NULL, host_main, hb) == 0;
+    if (!started) ovl_perfetto_sink_child_done(&hb->ex.sink, 1);  /* an empty child: both passes here */
+    f->launch_from = started ? &held->corrs : &f->launch_started;
+    if (!started) rc = xhost_export(f, err);
+    f->ws.progress = "exporting (GPU work)";
+    if (!rc) rc = xgpu_export(f, streams, err);
+    int child_failed = ovl_perfetto_sink_join(&ex->sink, &hb->ex.sink, rc != OVL_OK);
+    if (started) pthread_join(thread, NULL);
+    if (!rc && hb->rc) {
+      *err = hb->err;
+      rc = hb->rc;
+    } else if (!rc && child_failed) {
+      rc = ovl_oom(err, "Perfetto export");
+    }
+    add_stats(&ex->stats, &hb->ex.stats);
+  }
+  ovl_strmap_free(&hb->ex.name_iids);
+  for (size_t i = 0; i < hb->ex.nnames; i++) free(hb->ex.names[i]);
+  free(hb->ex.names);
+  free(hb->f.iid_of_string);
+  ovl_idset_free(&hb->f.launch_started);
+  ovl_idset_free(&hb->f.launch_ended);
+  free(hb);
+  return rc;
+}
+
 int xfile_export(ovl_exporter *ex, const char *ovl_path, const char *user_path, const uint32_t *procs, size_t nprocs,
                  ovl_err *err) {
   xfile f;
@@ -116,12 +203,25 @@ int xfile_export(ovl_exporter *ex, const char *ovl_path, const char *user_path, 
   ovl_progress_file(user_path);
   f.ws.progress = "exporting (pre-pass: GPU work)";
   if (!rc) rc = xgpu_streams(&f, ovl_export_facts_find(ex->opt->facts, ovl_path), &streams, err);
-  /* A call's flow starts only when some GPU work executes it. */
+  /* A call's flow starts only when some GPU work executes it; the host pass draws every call
+  ** with a host interval, so which flows start is known before either pass. */
   for (size_t i = 0; !rc && i < f.ws.nlinks; i++)
     if (ovl_idset_has(f.gpu_corr, f.ws.link_corr[i])) f.coll_has_gpu[f.ws.link_coll[i]] = 1;
-  if (!rc) rc = xhost_export(&f, err);
-  f.ws.progress = "exporting (GPU work)";
-  if (!rc) rc = xgpu_export(&f, streams, err);
+  for (size_t c = 0; !rc && c < f.nrecs; c++) {
+    const ovl_coll_rec *r = &f.recs[c];
+    f.coll_started[c] = f.coll_has_gpu[c] && xflow_ok(ex, (int64_t)c) && r->host_start != OVL_NONE &&
+                        r->host_end != OVL_NONE && r->host_end >= r->host_start;
+  }
+  const ovl_api_capture *held =
+      !rc && ex->opt->facts ? ovl_api_reader_find(&ex->opt->facts->api, ovl_trace_path(f.t)) : NULL;
+  if (!rc && held && f.capture && ex->opt->format == OVL_EXPORT_PERFETTO) {
+    rc = passes_beside(&f, streams, held, err);
+  } else if (!rc) {
+    f.launch_from = &f.launch_started;
+    rc = xhost_export(&f, err);
+    f.ws.progress = "exporting (GPU work)";
+    if (!rc) rc = xgpu_export(&f, streams, err);
+  }
   ovl_progress_file(NULL);
   xgpu_streams_free(streams);
   xfile_free(&f);

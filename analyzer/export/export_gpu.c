@@ -361,7 +361,8 @@ static int gpu_one(xfile *f, xstreams *s, const ovl_classified_work *cw, void *c
 
   /* Flow ends: the launch (when its api row drew a start) and the NCCL calls. */
   g->flows.len = 0;
-  if (ovl_idset_has(&f->launch_started, w->correlation) && !ovl_idset_has(&f->launch_ended, w->correlation)) {
+  if (ovl_idset_has(f->launch_from, w->correlation) && !ovl_idset_has(&f->launch_ended, w->correlation) &&
+      xflow_ok(ex, w->correlation)) {
     if (ovl_idset_add(&f->launch_ended, w->correlation) ||
         OVL_VEC_PUSH(&g->flows, xflow_id(f->ex, f->host_proc, XFLOW_LAUNCH, w->correlation)))
       return ovl_oom(err, "flows");

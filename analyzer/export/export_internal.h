@@ -120,6 +120,9 @@ typedef struct xfile {
   int sort_work;              /* read the GPU work sorted by SQLite: the facts found it out of order */
   const ovl_gpu_facts *capture;  /* the analysis's capture of the work, drawn instead of reading it, or NULL */
   ovl_idset launch_started, launch_ended;
+  const ovl_idset *launch_from;  /* the GPU pass ends a launch flow for these correlations (and xflow_ok):
+                                    launch_started after the host pass, or the API rows' (drawn beside) */
+  int host_quiet;                /* the host pass reports no progress (it runs beside the GPU pass) */
   unsigned char *coll_has_gpu, *coll_started, *coll_ended;
   ovl_coll_state coll_state;  /* the counters' sweeps: per collective, work running now */
   uint32_t *iid_of_string;  /* kernel names: strings.id -> iid (0: not yet), ids below ws.name_class_len */
