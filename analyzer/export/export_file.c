@@ -89,29 +89,33 @@ static void name_user_file(const char *ovl_path, const char *user_path, ovl_err 
   memcpy(err->msg, msg, sizeof msg);
 }
 
-/* ---- the host pass beside the GPU pass ----
+/* ---- the host pass and the counters beside the GPU pass ----
 ** With the API rows and the GPU work both held in memory (api_capture.h, gpu_facts.h), the
 ** host pass needs nothing from the GPU pass and the GPU pass needs from the host pass only
 ** which launches start a flow: those of the API rows (their correlations, collected as they
-** were read) that have GPU work. The host pass then draws on a thread of its own into a
-** child sink (export_sink.h: ovl_perfetto_sink_fork) while the GPU pass draws on this one.
-** What the host pass writes is its own while both run: an exporter with its own names (iids
-** are per sequence in Perfetto: the names of the two passes never share a track), tracks,
-** statistics and flow bookkeeping; a copy of the file with its own string cache. What both
-** read (the analysis's results, the collectives, the processes' offsets, gpu_corr,
-** coll_started, the trace's strings) is fixed before the thread starts; the trace's
-** connection is the host pass's alone (the GPU pass replays its capture). */
-typedef struct host_beside {
+** were read) that have GPU work. The counters (the analysis's sweep over the work, drawn
+** apart: counters_apart) need only the capture of the work, which the GPU pass replays
+** too. So the host pass and the counters each draw on a thread of their own into a child
+** sink (export_sink.h: ovl_perfetto_sink_fork) while the GPU pass draws on this one. What a
+** side writes is its own while they run: each has an exporter copy with its own names (iids
+** are per sequence in Perfetto: the sides never share a track), tracks, statistics, and a
+** copy of the file with its own flow bookkeeping and string cache; the counters' state
+** (xproc.counters, f->coll_state) is the counters' side's alone. What all read (the
+** analysis's results, the collectives, the processes' offsets, gpu_corr, coll_started, the
+** trace's strings, the capture) is fixed before the threads start; the trace's connection
+** is the host pass's alone (the GPU pass and the counters replay the capture). */
+typedef struct beside {
   xfile f;
   ovl_exporter ex;
+  int counters;            /* the counters' side, else the host pass */
   int rc;
   ovl_err err;
-} host_beside;
+} beside;
 
-static void *host_main(void *arg) {
-  host_beside *hb = arg;
-  hb->rc = xhost_export(&hb->f, &hb->err);
-  ovl_perfetto_sink_child_done(&hb->ex.sink, hb->rc == OVL_OK);
+static void *beside_main(void *arg) {
+  beside *b = arg;
+  b->rc = b->counters ? xcounters_export(&b->f, &b->err) : xhost_export(&b->f, &b->err);
+  ovl_perfetto_sink_child_done(&b->ex.sink, b->rc == OVL_OK);
   return NULL;
 }
 
@@ -125,51 +129,73 @@ static void add_stats(ovl_export_stats *to, const ovl_export_stats *from) {
   to->lanes += from->lanes;
 }
 
+static int beside_init(beside *b, xfile *f, int counters, ovl_err *err) {
+  b->ex = *f->ex;
+  memset(&b->ex.stats, 0, sizeof b->ex.stats);
+  memset(&b->ex.name_iids, 0, sizeof b->ex.name_iids);
+  b->ex.names = NULL;
+  b->ex.nnames = b->ex.names_cap = 0;
+  b->ex.ntracks = 0;
+  b->f = *f;
+  b->f.ex = &b->ex;
+  memset(&b->f.launch_started, 0, sizeof b->f.launch_started);
+  memset(&b->f.launch_ended, 0, sizeof b->f.launch_ended);
+  b->f.host_quiet = 1;
+  b->f.ws.progress = NULL;
+  b->counters = counters;
+  ovl_err_clear(&b->err);
+  b->f.iid_of_string = calloc(f->ws.name_class_len ? (size_t)f->ws.name_class_len : 1, sizeof *b->f.iid_of_string);
+  return b->f.iid_of_string ? OVL_OK : ovl_oom(err, "export");
+}
+
+static void beside_free(beside *b) {
+  ovl_strmap_free(&b->ex.name_iids);
+  for (size_t i = 0; i < b->ex.nnames; i++) free(b->ex.names[i]);
+  free(b->ex.names);
+  free(b->f.iid_of_string);
+  ovl_idset_free(&b->f.launch_started);
+  ovl_idset_free(&b->f.launch_ended);
+}
+
 static int passes_beside(xfile *f, xstreams *streams, const ovl_api_capture *held, ovl_err *err) {
   ovl_exporter *ex = f->ex;
-  host_beside *hb = calloc(1, sizeof *hb);
-  if (!hb) return ovl_oom(err, "export");
-  hb->ex = *ex;
-  memset(&hb->ex.stats, 0, sizeof hb->ex.stats);
-  memset(&hb->ex.name_iids, 0, sizeof hb->ex.name_iids);
-  hb->ex.names = NULL;
-  hb->ex.nnames = hb->ex.names_cap = 0;
-  hb->ex.ntracks = 0;
-  hb->f = *f;
-  hb->f.ex = &hb->ex;
-  memset(&hb->f.launch_started, 0, sizeof hb->f.launch_started);
-  memset(&hb->f.launch_ended, 0, sizeof hb->f.launch_ended);
-  hb->f.host_quiet = 1;
-  ovl_err_clear(&hb->err);
-  hb->f.iid_of_string = calloc(f->ws.name_class_len ? (size_t)f->ws.name_class_len : 1, sizeof *hb->f.iid_of_string);
-  int rc = hb->f.iid_of_string ? OVL_OK : ovl_oom(err, "export");
-  if (!rc) rc = ovl_perfetto_sink_fork(&ex->sink, &hb->ex.sink, err);
-  pthread_t thread;
-  int started = 0;
+  beside *b = calloc(2, sizeof *b);  /* 0: the host pass, 1: the counters */
+  if (!b) return ovl_oom(err, "export");
+  int rc = beside_init(&b[0], f, 0, err);
+  if (!rc) rc = beside_init(&b[1], f, 1, err);
+  ovl_export_sink children[2];
+  if (!rc) rc = ovl_perfetto_sink_fork(&ex->sink, children, 2, err);
   if (!rc) {
-    started = pthread_create(&thread, NULL, host_main, hb) == 0;
-    if (!started) ovl_perfetto_sink_child_done(&hb->ex.sink, 1);  /* an empty child: both passes here */
-    f->launch_from = started ? &held->corrs : &f->launch_started;
-    if (!started) rc = xhost_export(f, err);
+    pthread_t thread[2];
+    int started[2] = {0, 0};
+    b[0].ex.sink = children[0];
+    b[1].ex.sink = children[1];
+    for (int k = 0; k < 2; k++) {
+      started[k] = pthread_create(&thread[k], NULL, beside_main, &b[k]) == 0;
+      if (!started[k]) ovl_perfetto_sink_child_done(&b[k].ex.sink, 1);  /* an empty child: its part here */
+    }
+    /* what a thread did not start for is drawn here, as on one thread */
+    f->launch_from = started[0] ? &held->corrs : &f->launch_started;
+    f->counters_apart = started[1];
+    if (!started[0]) rc = xhost_export(f, err);
     f->ws.progress = "exporting (GPU work)";
     if (!rc) rc = xgpu_export(f, streams, err);
-    int child_failed = ovl_perfetto_sink_join(&ex->sink, &hb->ex.sink, rc != OVL_OK);
-    if (started) pthread_join(thread, NULL);
-    if (!rc && hb->rc) {
-      *err = hb->err;
-      rc = hb->rc;
-    } else if (!rc && child_failed) {
-      rc = ovl_oom(err, "Perfetto export");
+    children[0] = b[0].ex.sink;
+    children[1] = b[1].ex.sink;
+    int child_failed = ovl_perfetto_sink_join(&ex->sink, children, 2, rc != OVL_OK);
+    for (int k = 0; k < 2; k++) {
+      if (started[k]) pthread_join(thread[k], NULL);
+      if (!rc && b[k].rc) {
+        *err = b[k].err;
+        rc = b[k].rc;
+      }
+      add_stats(&ex->stats, &b[k].ex.stats);
     }
-    add_stats(&ex->stats, &hb->ex.stats);
+    if (!rc && child_failed) rc = ovl_oom(err, "Perfetto export");
   }
-  ovl_strmap_free(&hb->ex.name_iids);
-  for (size_t i = 0; i < hb->ex.nnames; i++) free(hb->ex.names[i]);
-  free(hb->ex.names);
-  free(hb->f.iid_of_string);
-  ovl_idset_free(&hb->f.launch_started);
-  ovl_idset_free(&hb->f.launch_ended);
-  free(hb);
+  beside_free(&b[0]);
+  beside_free(&b[1]);
+  free(b);
   return rc;
 }
 

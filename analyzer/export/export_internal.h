@@ -123,6 +123,7 @@ typedef struct xfile {
   const ovl_idset *launch_from;  /* the GPU pass ends a launch flow for these correlations (and xflow_ok):
                                     launch_started after the host pass, or the API rows' (drawn beside) */
   int host_quiet;                /* the host pass reports no progress (it runs beside the GPU pass) */
+  int counters_apart;            /* the GPU pass leaves the counters to xcounters_export (beside it) */
   unsigned char *coll_has_gpu, *coll_started, *coll_ended;
   ovl_coll_state coll_state;  /* the counters' sweeps: per collective, work running now */
   uint32_t *iid_of_string;  /* kernel names: strings.id -> iid (0: not yet), ids below ws.name_class_len */
@@ -145,6 +146,9 @@ int xhost_export(xfile *f, ovl_err *err);
 typedef struct xstreams xstreams;
 int xgpu_streams(xfile *f, const ovl_gpu_facts *facts, xstreams **streams, ovl_err *err);
 int xgpu_export(xfile *f, xstreams *streams, ovl_err *err);
+/* The ranks' counters alone, from the capture of the GPU work (f->capture), for a GPU pass
+** run with counters_apart. */
+int xcounters_export(xfile *f, ovl_err *err);
 void xgpu_streams_free(xstreams *s);
 
 #endif

@@ -61,12 +61,14 @@ struct ovl_out_queue {
   pthread_cond_t changed;   /* a chunk was queued or taken, the producer is done, or cancelled */
   out_chunk *ring;
   size_t head, n, cap;
-  int done, cancelled;
+  size_t producers;         /* not done yet */
+  int cancelled;
 };
 
-ovl_out_queue *ovl_out_queue_new(size_t max_chunks) {
+ovl_out_queue *ovl_out_queue_new(size_t max_chunks, size_t producers) {
   ovl_out_queue *q = calloc(1, sizeof *q);
   if (!q) return NULL;
+  q->producers = producers;
   q->cap = max_chunks ? max_chunks : 1;
   q->ring = calloc(q->cap, sizeof *q->ring);
   if (!q->ring || pthread_mutex_init(&q->mu, NULL)) {
@@ -130,7 +132,7 @@ static void hand_over(ovl_out *o) {
   o->len = 0;
 }
 
-/* Consumer: writes the chunks queued (all of them, or until the producer is done when
+/* Consumer: writes the chunks queued (all of them, or until every producer is done when
 ** wait). */
 static void write_queued(ovl_out *o, int wait, int cancel) {
   ovl_out_queue *q = o->queue;
@@ -141,7 +143,7 @@ static void write_queued(ovl_out *o, int wait, int cancel) {
   }
   for (;;) {
     if (!q->n) {
-      if (!wait || q->done) break;
+      if (!wait || !q->producers) break;
       pthread_cond_wait(&q->changed, &q->mu);
       continue;
     }
@@ -184,7 +186,7 @@ void ovl_out_producer_done(ovl_out *o, int ok) {
   free(o->buf);
   memset(o, 0, sizeof *o);  /* before done: the consumer may then free o's owner */
   pthread_mutex_lock(&q->mu);
-  q->done = 1;
+  q->producers--;
   pthread_cond_broadcast(&q->changed);
   pthread_mutex_unlock(&q->mu);
 }

@@ -5,7 +5,7 @@
 **
 ** A second thread can produce part of the same file (the Perfetto export's host pass): its
 ** ovl_out is opened on a queue instead of a file (ovl_out_open_queue) and hands each full
-** buffer, whole packets only, to the queue; the ovl_out that owns the file, attached to the
+** buffer, whole packets only, to the queue (several producers may share one); the ovl_out that owns the file, attached to the
 ** queue, writes the chunks ready after each of its own buffers, and ovl_out_drain writes
 ** the rest once the producer is done. The queue holds a few chunks at most: a producer
 ** ahead of the file waits, so memory stays bounded.
@@ -57,8 +57,9 @@ int ovl_out_close(ovl_out *o, ovl_err *err);
 void ovl_out_discard(ovl_out *o);
 
 /* ---- a second producer (see above) ---- */
-/* A queue of at most max_chunks full buffers; NULL when memory runs out. */
-ovl_out_queue *ovl_out_queue_new(size_t max_chunks);
+/* A queue of at most max_chunks full buffers from `producers` producers (each chunk is
+** one producer's, whole packets); NULL when memory runs out. */
+ovl_out_queue *ovl_out_queue_new(size_t max_chunks, size_t producers);
 void ovl_out_queue_free(ovl_out_queue *q);
 /* Opens o as a producer into q: no file; reserve returns NULL once the queue is cancelled. */
 int ovl_out_open_queue(ovl_out *o, ovl_out_queue *q, ovl_err *err);
@@ -67,8 +68,8 @@ int ovl_out_open_queue(ovl_out *o, ovl_out_queue *q, ovl_err *err);
 void ovl_out_producer_done(ovl_out *o, int ok);
 /* The consumer (the ovl_out that owns the file) writes q's chunks after its own buffers. */
 void ovl_out_attach(ovl_out *o, ovl_out_queue *q);
-/* Writes q's chunks as they come until the producer is done (or drops them when cancel),
-** then detaches q. */
+/* Writes its own buffer, then q's chunks as they come until every producer is done (or
+** drops them when cancel), then detaches q. */
 void ovl_out_drain(ovl_out *o, int cancel);
 
 #endif

@@ -556,41 +556,49 @@ int ovl_perfetto_sink_open(const char *path, ovl_export_sink *sink, ovl_err *err
   return OVL_OK;
 }
 
-/* ---- a child sink on another thread (export_sink.h) ----
-** The child writes its own tracks' packets into chunks (out_stream.h) that the parent writes
-** between its own buffers. Nothing is shared while both draw: the child copies the
-** processes' parent tracks, and uuids and sequence ids are allocated alternately (the
-** parent the even steps from where it stood, the child the odd ones), so both are unique
-** and each side's are the same whatever the threads' timing. */
+/* ---- child sinks on other threads (export_sink.h) ----
+** Each child writes its own tracks' packets into chunks (out_stream.h) of one queue that the
+** parent writes between its own buffers. Nothing is shared while they draw: a child copies
+** the processes' parent tracks, and uuids and sequence ids are allocated in turn (n
+** children: the parent takes every (n+1)-th from where it stood, child k the ones k+1
+** after), so all are unique and each side's are the same whatever the threads' timing. */
 
-int ovl_perfetto_sink_fork(ovl_export_sink *sink, ovl_export_sink *child, ovl_err *err) {
+int ovl_perfetto_sink_fork(ovl_export_sink *sink, ovl_export_sink *children, size_t n, ovl_err *err) {
   pf_sink *s = sink->self;
-  assert(s->step == 1 && !s->queue);
-  pf_sink *c = calloc(1, sizeof *c);
-  ovl_out_queue *q = ovl_out_queue_new(4);
-  if (c && s->nprocesses) c->parent_uuid = malloc(s->nprocesses * sizeof *c->parent_uuid);
-  if (!c || !q || (s->nprocesses && !c->parent_uuid)) {
-    if (c) free(c->parent_uuid);
-    free(c);
-    ovl_out_queue_free(q);
-    return oom(err);
+  assert(s->step == 1 && !s->queue && n >= 1 && n < 8);
+  ovl_out_queue *q = ovl_out_queue_new(4, n);
+  if (!q) return oom(err);
+  pf_sink *made[8] = {NULL};
+  int rc = OVL_OK;
+  for (size_t k = 0; !rc && k < n; k++) {
+    pf_sink *c = made[k] = calloc(1, sizeof *c);
+    if (c && s->nprocesses) c->parent_uuid = malloc(s->nprocesses * sizeof *c->parent_uuid);
+    if (!c || (s->nprocesses && !c->parent_uuid)) rc = oom(err);
+    if (!rc) rc = ovl_out_open_queue(&c->out, q, err);
+    if (rc) break;
+    if (s->nprocesses) memcpy(c->parent_uuid, s->parent_uuid, s->nprocesses * sizeof *c->parent_uuid);
+    c->nprocesses = s->nprocesses;
+    c->next_uuid = s->next_uuid + 1 + k;
+    c->next_seq = s->next_seq + 1 + (uint32_t)k;
+    c->step = (uint32_t)n + 1;
   }
-  int rc = ovl_out_open_queue(&c->out, q, err);
   if (rc) {
-    free(c->parent_uuid);
-    free(c);
+    for (size_t k = 0; k < n; k++)
+      if (made[k]) {
+        free(made[k]->out.buf);
+        free(made[k]->parent_uuid);
+        free(made[k]);
+      }
     ovl_out_queue_free(q);
     return rc;
   }
-  if (s->nprocesses) memcpy(c->parent_uuid, s->parent_uuid, s->nprocesses * sizeof *c->parent_uuid);
-  c->nprocesses = s->nprocesses;
-  c->next_uuid = s->next_uuid + 1;
-  c->next_seq = s->next_seq + 1;
-  c->step = s->step = 2;
+  s->step = (uint32_t)n + 1;
   s->queue = q;
   ovl_out_attach(&s->out, q);
-  /* the child has no finish: ovl_perfetto_sink_child_done ends it */
-  *child = (ovl_export_sink){c, pf_process, pf_track_decl, pf_slice, pf_instant, pf_counter, pf_close_track, NULL, NULL};
+  /* a child has no finish: ovl_perfetto_sink_child_done ends it */
+  for (size_t k = 0; k < n; k++)
+    children[k] = (ovl_export_sink){made[k], pf_process, pf_track_decl, pf_slice, pf_instant, pf_counter,
+                                    pf_close_track, NULL, NULL};
   return OVL_OK;
 }
 
@@ -601,16 +609,20 @@ void ovl_perfetto_sink_child_done(ovl_export_sink *child, int ok) {
   ovl_out_producer_done(&c->out, ok);
 }
 
-int ovl_perfetto_sink_join(ovl_export_sink *sink, ovl_export_sink *child, int cancel) {
-  pf_sink *s = sink->self, *c = child->self;
+int ovl_perfetto_sink_join(ovl_export_sink *sink, ovl_export_sink *children, size_t n, int cancel) {
+  pf_sink *s = sink->self;
   ovl_out_drain(&s->out, cancel);
   ovl_out_queue_free(s->queue);
   s->queue = NULL;
   s->step = 1;
-  if (c->next_uuid > s->next_uuid) s->next_uuid = c->next_uuid;
-  if (c->next_seq > s->next_seq) s->next_seq = c->next_seq;
-  int failed = c->out.failed;
-  pf_free(c);
-  child->self = NULL;
+  int failed = 0;
+  for (size_t k = 0; k < n; k++) {
+    pf_sink *c = children[k].self;
+    if (c->next_uuid > s->next_uuid) s->next_uuid = c->next_uuid;
+    if (c->next_seq > s->next_seq) s->next_seq = c->next_seq;
+    failed |= c->out.failed;
+    pf_free(c);
+    children[k].self = NULL;
+  }
   return failed;
 }
