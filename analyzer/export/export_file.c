@@ -48,15 +48,8 @@ static int match_results(xfile *f, ovl_err *err) {
   return rc;
 }
 
-uint32_t xfile_proc_of(const xfile *f, int64_t device) {
-  for (size_t i = 0; i < f->nprocs; i++)
-    if (f->devices[i] == device) return f->procs[i];
-  return UINT32_MAX;
-}
-
-uint32_t xfile_string_iid(xfile *f, int64_t name) {
+uint32_t xfile_string_iid_slow(xfile *f, int64_t name) {
   int cached = name >= 0 && name < f->ws.name_class_len;
-  if (cached && f->iid_of_string[name]) return f->iid_of_string[name];  /* per kernel and API call: no lookup */
   const char *text = ovl_trace_string(f->t, name);
   uint32_t iid = xname(f->ex, text ? text : "kernel");
   if (cached) f->iid_of_string[name] = iid;
