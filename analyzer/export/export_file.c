@@ -107,6 +107,7 @@ typedef struct beside {
 
 static void *beside_main(void *arg) {
   beside *b = arg;
+  ovl_progress_file(b->f.path);  /* the host pass reports its progress too (the counters do not) */
   b->rc = b->counters ? xcounters_export(&b->f, &b->err) : xhost_export(&b->f, &b->err);
   ovl_perfetto_sink_child_done(&b->ex.sink, b->rc == OVL_OK);
   return NULL;
@@ -133,7 +134,6 @@ static int beside_init(beside *b, xfile *f, int counters, ovl_err *err) {
   b->f.ex = &b->ex;
   memset(&b->f.launch_started, 0, sizeof b->f.launch_started);
   memset(&b->f.launch_ended, 0, sizeof b->f.launch_ended);
-  b->f.host_quiet = 1;
   b->f.ws.progress = NULL;
   b->counters = counters;
   ovl_err_clear(&b->err);

@@ -312,7 +312,7 @@ int xhost_export(xfile *f, ovl_err *err) {
   if (!rc) rc = flush_items(&h, err);
   if (!rc) rc = drain_calls(&h, NULL, err);
   h.api = 1;
-  h.api_estimate = f->host_quiet ? 0 : ovl_trace_rows_estimate(f->t, "api");
+  h.api_estimate = ovl_trace_rows_estimate(f->t, "api");
   /* the rows read beside the analysis (api_capture.h), else the table */
   const ovl_api_capture *held = f->ex->opt->facts ? ovl_api_reader_find(&f->ex->opt->facts->api, ovl_trace_path(f->t)) : NULL;
   if (!rc && held) rc = ovl_api_capture_replay(held, on_api, &h);

@@ -132,7 +132,6 @@ typedef struct xfile {
   ovl_idset launch_started, launch_ended;
   const ovl_idset *launch_from;  /* the GPU pass ends a launch flow for these correlations (and xflow_ok):
                                     launch_started after the host pass, or the API rows' (drawn beside) */
-  int host_quiet;                /* the host pass reports no progress (it runs beside the GPU pass) */
   int counters_apart;            /* the GPU pass leaves the counters to xcounters_export (beside it) */
   unsigned char *coll_has_gpu, *coll_started, *coll_ended;
   ovl_coll_state coll_state;  /* the counters' sweeps: per collective, work running now */
