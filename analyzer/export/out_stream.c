@@ -184,7 +184,9 @@ void ovl_out_producer_done(ovl_out *o, int ok) {
   ovl_out_queue *q = o->queue;
   if (ok && o->len && !o->failed) hand_over(o);
   free(o->buf);
+  int failed = o->failed || !ok;
   memset(o, 0, sizeof *o);  /* before done: the consumer may then free o's owner */
+  o->failed = failed;       /* for the consumer, after done */
   pthread_mutex_lock(&q->mu);
   q->producers--;
   pthread_cond_broadcast(&q->changed);

@@ -64,7 +64,7 @@ void ovl_out_queue_free(ovl_out_queue *q);
 /* Opens o as a producer into q: no file; reserve returns NULL once the queue is cancelled. */
 int ovl_out_open_queue(ovl_out *o, ovl_out_queue *q, ovl_err *err);
 /* The producer's end (its thread): hands over what is buffered (ok) or nothing, and tells
-** the consumer it is done; o is closed. */
+** the consumer it is done; o is closed, o->failed kept (cancelled, or out of memory). */
 void ovl_out_producer_done(ovl_out *o, int ok);
 /* The consumer (the ovl_out that owns the file) writes q's chunks after its own buffers. */
 void ovl_out_attach(ovl_out *o, ovl_out_queue *q);
