@@ -15,7 +15,10 @@
 ** has a sibling_order_rank that Perfetto ignores (below a process or thread track, or below
 ** a parent without EXPLICIT child_ordering); every flow
 ** id starts exactly once and terminates exactly once, not before it started (ids as fixed64
-** flow_ids or as varint flow_ids_old, which Perfetto also reads). Kernel slices
+** flow_ids or as varint flow_ids_old, which Perfetto also reads), its end no earlier in time
+** than its start, in whatever order the packets come (the trace processor sorts the packets
+** by time before it parses them, flows included; the export's host pass, drawn on a second
+** thread, reaches the file in chunks beside the GPU pass's). Kernel slices
 ** are the slices on "stream ..." tracks that are not memcpy/memset; with --kernels their
 ** count must equal N. Prints statistics, among them the bytes per kernel slice (its BEGIN
 ** and END packets, framing and interned definitions included), and per process the order
@@ -29,6 +32,12 @@
 ** "process | track | name | start | end", times in ns after the earliest slice start (the
 ** Perfetto file's absolute times resolved from its incremental clocks; Chrome's ts and dur
 ** read as a viewer reads them), so that the two exports of one trace can be compared.
+** With --events OUT (Perfetto), every event and track as decoded, one per line, sorted, for
+** comparing two exports of one trace whose packets differ in order, uuids and sequence ids
+** (test_export: the host pass drawn beside the GPU pass or after it): "track | process |
+** name | rank R | kind", "slice | process | track#rank | name | start | end | annotations",
+** "instant | ...", "counter | process | track#rank | t | value", and "flow | <slice> ->
+** <slice>" (each end as "process | track#rank | name | start"), times as for --slices.
 ** Exit status 0 when every check passes, 1 otherwise (each problem printed), 2 on usage.
 */
 #include "base/i64map.h"
@@ -93,6 +102,7 @@ typedef struct track {
   size_t open_cap;
   int64_t *open_start;         /* --slices: per open slice, its start and name */
   char **open_name;
+  char **open_args;            /* --events: per open slice, its annotations */
 } track;
 
 typedef struct sequence {
@@ -168,6 +178,56 @@ static int write_dumps(const char *path) {
   return fclose(f) == 0 ? 0 : 1;
 }
 
+/* --events: every event and track as decoded (see the header), written sorted at the end. */
+typedef struct devent {
+  char kind;               /* 't' track, 's' slice, 'i' instant, 'c' counter */
+  size_t track;
+  char *name, *args;
+  int64_t start, end, value;
+} devent;
+typedef struct flow_end {
+  size_t track;
+  int64_t ts;
+  char *name;
+} flow_end;
+static devent *devents;
+static size_t ndevents, devents_cap;
+static ovl_i64map flow_out_at, flow_in_at;  /* --events: flow id -> flow_ends index */
+static flow_end *flow_ends;
+static size_t nflow_ends;
+static int eventing;
+
+static void add_devent(devent e) {
+  if (ndevents == devents_cap) devents = realloc(devents, (devents_cap = devents_cap ? 2 * devents_cap : 1024) * sizeof *devents);
+  devents[ndevents++] = e;
+}
+
+static void add_flow_end(ovl_i64map *at, uint64_t id, size_t track, int64_t ts, const char *name) {
+  flow_ends = realloc(flow_ends, (nflow_ends + 1) * sizeof *flow_ends);
+  flow_ends[nflow_ends] = (flow_end){track, ts, strdup(name ? name : "")};
+  ovl_i64map_put(at, (int64_t)id, (int64_t)nflow_ends++);
+}
+
+/* Annotations as "name=value,...", in the order written. */
+static char *render_args(const Perfetto__Protos__TrackEvent *ev) {
+  size_t cap = 64, n = 0;
+  char *out = malloc(cap);
+  out[0] = 0;
+  for (size_t i = 0; i < ev->n_debug_annotations; i++) {
+    const Perfetto__Protos__DebugAnnotation *a = ev->debug_annotations[i];
+    char one[512];
+    if (a->has_int_value) snprintf(one, sizeof one, "%s=%" PRId64, a->name ? a->name : "", a->int_value);
+    else if (a->has_double_value) snprintf(one, sizeof one, "%s=%.17g", a->name ? a->name : "", a->double_value);
+    else snprintf(one, sizeof one, "%s='%s'", a->name ? a->name : "", a->string_value ? a->string_value : "");
+    size_t k = strlen(one);
+    while (n + k + 2 > cap) out = realloc(out, cap *= 2);
+    if (n) out[n++] = ',';
+    memcpy(out + n, one, k + 1);
+    n += k;
+  }
+  return out;
+}
+
 static int is_memop_name(const char *n) { return strncmp(n, "memcpy ", 7) == 0 || strcmp(n, "memset") == 0; }
 
 typedef struct stats {
@@ -203,6 +263,9 @@ static void declare(const Perfetto__Protos__TrackDescriptor *d, long at) {
   t->counter = d->counter != NULL;
   t->gpu = d->name && (strncmp(d->name, "stream ", 7) == 0 || strncmp(d->name, "unknown stream", 14) == 0);
   t->last_ts = INT64_MIN;
+  if (eventing)
+    add_devent((devent){'t', ntracks, NULL, NULL, 0, 0,
+                        d->process ? 2 : d->counter ? (d->counter->has_unit ? 10 + d->counter->unit : 1) : 0});
   ovl_i64map_put(&track_of_uuid, (int64_t)d->uuid, (int64_t)ntracks++);
 }
 
@@ -269,7 +332,9 @@ static void check_event(const Perfetto__Protos__TracePacket *p, uint32_t seq_id,
         t->open_kernel = realloc(t->open_kernel, t->open_cap);
         t->open_start = realloc(t->open_start, t->open_cap * sizeof *t->open_start);
         t->open_name = realloc(t->open_name, t->open_cap * sizeof *t->open_name);
+        t->open_args = realloc(t->open_args, t->open_cap * sizeof *t->open_args);
       }
+      t->open_args[t->depth] = eventing ? render_args(ev) : NULL;
       t->open_start[t->depth] = ts;
       t->open_name[t->depth] = (char *)name;
       t->open_kernel[t->depth++] = (unsigned char)kernel;
@@ -292,10 +357,17 @@ static void check_event(const Perfetto__Protos__TracePacket *p, uint32_t seq_id,
       }
       if (t->open_kernel[--t->depth]) st->kernel_bytes += bytes;
       if (dumping) dump_slice(process_of(t), t->name, t->open_name[t->depth], t->open_start[t->depth], ts);
+      if (eventing)
+        add_devent((devent){'s', (size_t)ti, strdup(t->open_name[t->depth] ? t->open_name[t->depth] : ""),
+                            t->open_args[t->depth], t->open_start[t->depth], ts, 0});
       break;
-    case PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT: st->instants++; break;
+    case PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_INSTANT:
+      st->instants++;
+      if (eventing) add_devent((devent){'i', (size_t)ti, strdup(name ? name : ""), render_args(ev), ts, ts, 0});
+      break;
     case PERFETTO__PROTOS__TRACK_EVENT__TYPE__TYPE_COUNTER:
       st->counters++;
+      if (eventing) add_devent((devent){'c', (size_t)ti, NULL, NULL, ts, ts, ev->has_counter_value ? ev->counter_value : 0});
       if (!t->counter) problem("packet %ld: counter value on a slice track", at);
       break;
     default: problem("packet %ld: event without a type", at);
@@ -305,7 +377,10 @@ static void check_event(const Perfetto__Protos__TracePacket *p, uint32_t seq_id,
     int64_t v;
     uint64_t id = i < ev->n_flow_ids ? ev->flow_ids[i] : ev->flow_ids_old[i - ev->n_flow_ids];
     if (ovl_i64map_get(&flow_started, (int64_t)id, &v)) problem("packet %ld: flow %" PRIx64 " starts twice", at, id);
+    else if (ovl_i64map_get(&flow_ended, (int64_t)id, &v) && v < ts)
+      problem("packet %ld: flow %" PRIx64 " ends before its start time", at, id);
     ovl_i64map_put(&flow_started, (int64_t)id, ts);
+    if (eventing) add_flow_end(&flow_out_at, id, (size_t)ti, ts, name);
     st->flows++;
   }
   for (size_t i = 0; i < nin; i++) {
@@ -313,9 +388,10 @@ static void check_event(const Perfetto__Protos__TracePacket *p, uint32_t seq_id,
     uint64_t id = i < ev->n_terminating_flow_ids ? ev->terminating_flow_ids[i]
                                                  : ev->terminating_flow_ids_old[i - ev->n_terminating_flow_ids];
     if (ovl_i64map_get(&flow_ended, (int64_t)id, &v)) problem("packet %ld: flow %" PRIx64 " terminates twice", at, id);
-    if (!ovl_i64map_get(&flow_started, (int64_t)id, &v)) problem("packet %ld: flow %" PRIx64 " terminates before it starts", at, id);
-    else if (ts < v) problem("packet %ld: flow %" PRIx64 " ends before its start time", at, id);
+    else if (ovl_i64map_get(&flow_started, (int64_t)id, &v) && ts < v)
+      problem("packet %ld: flow %" PRIx64 " ends before its start time", at, id);
     ovl_i64map_put(&flow_ended, (int64_t)id, ts);
+    if (eventing) add_flow_end(&flow_in_at, id, (size_t)ti, ts, name);
   }
 }
 
@@ -461,6 +537,11 @@ static int check_perfetto(const char *path, long expect_kernels) {
     int64_t v;
     if (flow_started.keys[s] != INT64_MIN && !ovl_i64map_get(&flow_ended, flow_started.keys[s], &v))
       problem("flow %" PRIx64 " never terminates", (uint64_t)flow_started.keys[s]);
+  }
+  for (size_t s = 0; flow_ended.mask && s <= flow_ended.mask; s++) {
+    int64_t v;
+    if (flow_ended.keys[s] != INT64_MIN && !ovl_i64map_get(&flow_started, flow_ended.keys[s], &v))
+      problem("flow %" PRIx64 " terminates but never starts", (uint64_t)flow_ended.keys[s]);
   }
   if (expect_kernels >= 0 && st.kernel_slices != expect_kernels)
     problem("%ld kernel slices, the trace has %ld kernels", st.kernel_slices, expect_kernels);
@@ -722,24 +803,85 @@ static int check_chrome(const char *path, long expect_kernels) {
   return problems ? 1 : 0;
 }
 
+static int cmp_line(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* "process | track#rank" of a track. */
+static void track_key(size_t ti, char *out, size_t cap) {
+  const track *t = &tracks[ti];
+  snprintf(out, cap, "%s | %s#%d", process_of(t), t->name, t->has_rank ? t->rank : -1);
+}
+
+/* --events: the lines, sorted, with times after the earliest slice, instant or counter. */
+static int write_events(const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "check: %s: cannot write\n", path);
+    return 1;
+  }
+  int64_t t0 = INT64_MAX;
+  for (size_t i = 0; i < ndevents; i++)
+    if (devents[i].kind != 't' && devents[i].start < t0) t0 = devents[i].start;
+  size_t nlines = 0;
+  char **lines = malloc((ndevents + nflow_ends + 1) * sizeof *lines);
+  char key[1024], key2[1024], line[8192];
+  for (size_t i = 0; i < ndevents; i++) {
+    const devent *e = &devents[i];
+    track_key(e->track, key, sizeof key);
+    if (e->kind == 't') {
+      const track *t = &tracks[e->track];
+      snprintf(line, sizeof line, "track | %s | %s | rank %d | kind %" PRId64, process_of(t), t->name,
+               t->has_rank ? t->rank : -1, e->value);
+    } else if (e->kind == 'c') {
+      snprintf(line, sizeof line, "counter | %s | %" PRId64 " | %" PRId64, key, e->start - t0, e->value);
+    } else {
+      snprintf(line, sizeof line, "%s | %s | %s | %" PRId64 " | %" PRId64 " | %s", e->kind == 's' ? "slice" : "instant",
+               key, e->name, e->start - t0, e->end - t0, e->args ? e->args : "");
+    }
+    lines[nlines++] = strdup(line);
+    free(e->name);
+    free(e->args);
+  }
+  for (size_t s = 0; flow_out_at.mask && s <= flow_out_at.mask; s++) {
+    int64_t a, b;
+    if (flow_out_at.keys[s] == INT64_MIN) continue;
+    a = flow_out_at.vals[s];
+    if (!ovl_i64map_get(&flow_in_at, flow_out_at.keys[s], &b)) continue;  /* a problem already */
+    track_key(flow_ends[a].track, key, sizeof key);
+    track_key(flow_ends[b].track, key2, sizeof key2);
+    snprintf(line, sizeof line, "flow | %s | %s | %" PRId64 " -> %s | %s | %" PRId64, key, flow_ends[a].name,
+             flow_ends[a].ts - t0, key2, flow_ends[b].name, flow_ends[b].ts - t0);
+    lines[nlines++] = strdup(line);
+  }
+  qsort(lines, nlines, sizeof *lines, cmp_line);
+  for (size_t i = 0; i < nlines; i++) {
+    fprintf(f, "%s\n", lines[i]);
+    free(lines[i]);
+  }
+  free(lines);
+  return fclose(f) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
-  const char *path = NULL, *slices = NULL;
+  const char *path = NULL, *slices = NULL, *events = NULL;
   int chrome = 0;
   long expect = -1;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "--chrome") == 0) chrome = 1;
     else if (strcmp(argv[i], "--kernels") == 0 && i + 1 < argc) expect = atol(argv[++i]);
     else if (strcmp(argv[i], "--slices") == 0 && i + 1 < argc) slices = argv[++i];
+    else if (strcmp(argv[i], "--events") == 0 && i + 1 < argc) events = argv[++i];
     else if (!path) path = argv[i];
     else path = NULL, i = argc;
   }
   if (!path) {
-    fprintf(stderr, "usage: ovl_pftrace_check [--chrome] FILE [--kernels N] [--slices OUT]\n");
+    fprintf(stderr, "usage: ovl_pftrace_check [--chrome] FILE [--kernels N] [--slices OUT] [--events OUT]\n");
     return 2;
   }
   dumping = slices != NULL;
+  eventing = events != NULL && !chrome;
   int rc = chrome ? check_chrome(path, expect) : check_perfetto(path, expect);
   if (slices && write_dumps(slices)) rc = 1;
+  if (eventing && write_events(events)) rc = 1;
   if (problems > 20) fprintf(stderr, "check: ... %ld problems in all\n", problems);
   return rc;
 }

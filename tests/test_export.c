@@ -177,9 +177,40 @@ static void export_and_check(const char *label, const char *trace_args, long ker
   unlink(js);
 }
 
-/* The export draws the same bytes however it reads the work: the api rows read on a thread
-** beside the analysis or after it (OVL_EXPORT_THREADS, api_capture.h), the GPU work from the
-** analysis's capture or read again (OVL_EXPORT_ONE_READ, gpu_facts.h). */
+/* Two Perfetto exports of one job hold the same tracks, slices (with their annotations),
+** instants, counter values and flows (both ends), each file passing the checker: the
+** checker's --events lines of both are equal. The host pass drawn beside the GPU pass
+** (export_file.c) gives such a file, its packets in another order. */
+static int same_events(const char *label, const char *a, const char *b) {
+  char ea[600], eb[600], cmd[2048];
+  snprintf(ea, sizeof ea, "%s.events", a);
+  snprintf(eb, sizeof eb, "%s.events", b);
+  int ok = 1;
+  for (int i = 0; i < 2; i++) {
+    snprintf(cmd, sizeof cmd, "'%s' '%s' --events '%s'", checker, i ? b : a, i ? eb : ea);
+    cmd_result r = run_cmd(cmd);
+    if (r.status != 0) {
+      fprintf(stderr, "%s: checker on %s:\n%s%s", label, i ? b : a, r.out, r.err);
+      ok = 0;
+    }
+    cmd_free(&r);
+  }
+  if (ok && !same_bytes(ea, eb)) {
+    fprintf(stderr, "%s: %s and %s hold different events (diff %s %s)\n", label, a, b, ea, eb);
+    ok = 0;
+  }
+  if (ok) {
+    unlink(ea);
+    unlink(eb);
+  }
+  return ok;
+}
+
+/* The export draws the same timeline however it reads the work: the api rows read on a
+** thread beside the analysis or after it (OVL_EXPORT_THREADS, api_capture.h), the GPU work
+** from the analysis's capture or read again (OVL_EXPORT_ONE_READ, gpu_facts.h). The same
+** bytes every way, but for the Perfetto file when both are held (the first way): its host
+** pass is drawn on a second thread, and the file holds the same events (same_events). */
 static void same_exports_every_way(const char *label, const char *trace_args) {
   static const char *const env[] = {"OVL_EXPORT_THREADS=1", "OVL_EXPORT_THREADS=0",
                                     "OVL_EXPORT_THREADS=0 OVL_EXPORT_ONE_READ=0",
@@ -199,11 +230,12 @@ static void same_exports_every_way(const char *label, const char *trace_args) {
     cmd_free(&r);
   }
   for (int i = 1; i < 4; i++) {
-    if (!same_bytes(pf[0], pf[i]) || !same_bytes(js[0], js[i])) {
-      fprintf(stderr, "%s: %s and %s export differently\n", label, env[0], env[i]);
+    if ((i > 1 && !same_bytes(pf[1], pf[i])) || !same_bytes(js[0], js[i])) {
+      fprintf(stderr, "%s: %s and %s export differently\n", label, env[i > 1 ? 1 : 0], env[i]);
       CHECK(0);
     }
   }
+  CHECK(same_events(label, pf[0], pf[1]));
   for (int i = 0; i < 4; i++) {
     unlink(pf[i]);
     unlink(js[i]);
@@ -270,6 +302,44 @@ static void test_rich_traces(void) {
   same_exports_every_way("Kineto", args);
   unlink(a);
   unlink(b2);
+}
+
+/* Many launches, from several threads, with NVTX ranges and NCCL calls: the host pass
+** drawn beside the GPU pass (OVL_EXPORT_THREADS=1) writes several chunks (out_stream.h)
+** while the GPU pass writes its own, and the file holds the same events as the one drawn on
+** one thread (=0), whose bytes are main's. */
+static void test_host_pass_beside(void) {
+  char path[512], args[600], pf[2][512], cmd[2048];
+  snprintf(path, sizeof path, "%s", tb_temp_path("launches.sqlite"));
+  tb b;
+  tb_open(&b, path);
+  int64_t t = 0;
+  for (int i = 0; i < 60000; i++, t += 1000) {
+    if (i % 500 == 0) tb_nvtx(&b, "ovl", "step", t, t + 500 * 1000 - 10);
+    int64_t c = tb_kernel(&b, i % 3 ? "gemm" : "relu", t + 300, t + 900, 0, 7 + i % 2);
+    tb_api(&b, t + 10, t + 40, c);
+    if (i % 100 == 99) {
+      int64_t nccl = tb_kernel(&b, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", t + 500, t + 950, 0, 13);
+      tb_collective(&b, "AllReduce", 1 << 20, 2, t + 50, nccl);
+    }
+  }
+  tb_close(&b);
+  snprintf(args, sizeof args, "'%s'", path);
+  for (int i = 0; i < 2; i++) {
+    char name[64];
+    snprintf(name, sizeof name, "beside%d.pftrace", i);
+    snprintf(pf[i], sizeof pf[i], "%s", tb_temp_path(name));
+    snprintf(cmd, sizeof cmd, "env OVL_EXPORT_THREADS=%d '%s' export -q --perfetto '%s' %s", !i, ovl, pf[i], args);
+    cmd_result r = run_cmd(cmd);
+    if (r.status != 0) fprintf(stderr, "host pass beside: %s%s", r.out, r.err);
+    CHECK_I64(r.status, 0);
+    cmd_free(&r);
+  }
+  CHECK(!same_bytes(pf[0], pf[1]));  /* the second thread drew: packets in another order */
+  CHECK(same_events("host pass beside", pf[0], pf[1]));
+  unlink(pf[0]);
+  unlink(pf[1]);
+  unlink(path);
 }
 
 /* Layout details through the library: lanes, flows, counters, findings, clock offsets. */
@@ -626,6 +696,20 @@ static void test_real_traces(void) {
     sqlite3_close(db);
   }
   CHECK(kernels > 0);
+  /* the imported ovl traces: their api rows are read beside the analysis, and the host pass
+  ** drawn beside the GPU pass */
+  char pfs[2][512];
+  for (int i = 0; i < 2; i++) {
+    snprintf(pfs[i], sizeof pfs[i], "%s", tb_temp_path(i ? "real-ovl1.pftrace" : "real-ovl0.pftrace"));
+    snprintf(cmd, sizeof cmd, "env OVL_EXPORT_THREADS=%d '%s' export -q --perfetto '%s' '%s'/*.sqlite", !i, ovl, pfs[i],
+             imported);
+    r = run_cmd(cmd);
+    CHECK_I64(r.status, 0);
+    cmd_free(&r);
+  }
+  CHECK(same_events("real traces, imported", pfs[0], pfs[1]));
+  unlink(pfs[0]);
+  unlink(pfs[1]);
   char pf[512];
   snprintf(pf, sizeof pf, "%s", tb_temp_path("real.pftrace"));
   snprintf(cmd, sizeof cmd, "'%s' export -q --perfetto '%s' '%s'", ovl, pf, dir);
@@ -666,6 +750,7 @@ int main(int argc, char **argv) {
   traces_dir = argv[5];
   if (strcmp(protoc, "-") == 0) fprintf(stderr, "SKIP protoc --decode: protoc not found at configure time\n");
   test_rich_traces();
+  test_host_pass_beside();
   test_layout();
   test_unsorted_host_rows();
   test_facts_like_prepass();

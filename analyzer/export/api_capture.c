@@ -40,6 +40,7 @@ static int on_row(void *ctx, const ovl_api_row *row) {
   c->prev_tid = row->tid;
   c->prev_corr = row->correlation;
   c->nrows++;
+  if (row->correlation >= 0 && ovl_idset_add(&c->corrs, row->correlation)) return 1;
   return 0;
 }
 
@@ -55,6 +56,7 @@ static void read_file(ovl_api_reader *r, const char *path, ovl_api_capture *c) {
   if (!c->complete) {  /* its chunks go back to the budget: a smaller file may still fit */
     r->budget_left += c->charged;
     ovl_varbuf_free(&c->records);
+    ovl_idset_free(&c->corrs);
     c->nrows = 0;
   }
 }
@@ -128,6 +130,7 @@ void ovl_api_reader_free(ovl_api_reader *r) {
   while (r->files) {
     ovl_api_capture *next = r->files->next;
     ovl_varbuf_free(&r->files->records);
+    ovl_idset_free(&r->files->corrs);
     free(r->files);
     r->files = next;
   }

@@ -6,8 +6,10 @@
 ** changes from the row before) and the host pass draws from them (ovl_api_capture_replay)
 ** instead of reading the table after the analysis.
 **
-** OVL_EXPORT_THREADS=0 forbids the thread (the host pass reads the table itself: the same
-** bytes either way, test_export), =1 forces it; by default it runs where two CPUs or more
+** The correlations of the rows are kept too (corrs): the launches whose flows the GPU pass
+** ends when the host pass draws beside it (export_file.c). OVL_EXPORT_THREADS=0 forbids the
+** thread (the host pass reads the table itself, after the analysis, and draws before the GPU
+** pass: the bytes of a one-thread export), =1 forces it; by default it runs where two CPUs or more
 ** are online. Only traces named as files that open as ovl traces are read; each is matched
 ** to the ovl trace the analysis read by device and inode, so a trace the job converted
 ** (Kineto, Nsight Systems) is read by the host pass as before. The records of all files
@@ -17,6 +19,7 @@
 #define OVL_API_CAPTURE_H
 
 #include "../load/trace_reader.h"
+#include "idset.h"
 #include "varbuf.h"
 
 #include <pthread.h>
@@ -34,6 +37,7 @@ typedef struct ovl_api_capture {
   size_t nrows;
   size_t charged;          /* chunk bytes taken from the reader's budget */
   int complete;            /* every valid row is held */
+  ovl_idset corrs;         /* the rows' correlation ids (>= 0): the launches a flow can start at */
   int64_t prev_start, prev_tid, prev_corr;  /* the encoder's row before */
   struct ovl_api_capture *next;
 } ovl_api_capture;

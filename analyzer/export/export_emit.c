@@ -26,9 +26,6 @@ uint32_t xname(ovl_exporter *ex, const char *name) {
   return (uint32_t)iid;
 }
 
-const char *xname_text(const ovl_exporter *ex, uint32_t iid) {
-  return iid >= 1 && iid <= ex->nnames ? ex->names[iid - 1] : "";
-}
 
 int xtrack(ovl_exporter *ex, uint32_t proc, ovl_xtrack_kind kind, const char *name, int32_t order, int64_t chrome_tid,
            uint32_t *id, ovl_err *err) {
@@ -91,13 +88,4 @@ int xcounter(ovl_exporter *ex, uint32_t proc, uint32_t track, int64_t t, int64_t
   ex->stats.events++;
   ex->stats.counter_values++;
   return ex->sink.counter(ex->sink.self, track, xtime(ex, proc, t), value, err);
-}
-
-int xflow_ok(const ovl_exporter *ex, int64_t value) {
-  return value >= 0 && ex->flow_proc_bits < 62 && value < ((int64_t)1 << (62 - ex->flow_proc_bits));
-}
-
-uint64_t xflow_id(const ovl_exporter *ex, uint32_t file_proc, int kind, int64_t value) {
-  assert(xflow_ok(ex, value) && file_proc < ex->nprocs && (kind == XFLOW_LAUNCH || kind == XFLOW_NCCL));
-  return ((((uint64_t)value << 1 | (uint64_t)kind) << ex->flow_proc_bits) | file_proc) + 1;
 }

@@ -361,7 +361,8 @@ static int gpu_one(xfile *f, xstreams *s, const ovl_classified_work *cw, void *c
 
   /* Flow ends: the launch (when its api row drew a start) and the NCCL calls. */
   g->flows.len = 0;
-  if (ovl_idset_has(&f->launch_started, w->correlation) && !ovl_idset_has(&f->launch_ended, w->correlation)) {
+  if (ovl_idset_has(f->launch_from, w->correlation) && !ovl_idset_has(&f->launch_ended, w->correlation) &&
+      xflow_ok(ex, w->correlation)) {
     if (ovl_idset_add(&f->launch_ended, w->correlation) ||
         OVL_VEC_PUSH(&g->flows, xflow_id(f->ex, f->host_proc, XFLOW_LAUNCH, w->correlation)))
       return ovl_oom(err, "flows");
@@ -387,17 +388,16 @@ static int gpu_one(xfile *f, xstreams *s, const ovl_classified_work *cw, void *c
   sl.args = sl.nargs ? args : NULL;
 
   int rc = xgroup_slice(ex, &x->group, &sl, 0, err);
-  if (!rc) rc = counters_add(f, proc, cw, err);
+  if (!rc && !f->counters_apart) rc = counters_add(f, proc, cw, err);
   if (w->is_memop) ex->stats.memop_slices++;
   else ex->stats.kernel_slices++;
   return rc;
 }
 
-int xgpu_export(xfile *f, xstreams *s, ovl_err *err) {
+/* The file's ranks' counter tracks and sweeps. */
+static int counters_begin(xfile *f, ovl_err *err) {
   ovl_exporter *ex = f->ex;
-  gpu_pass g;
-  memset(&g, 0, sizeof g);
-  int rc = collect_inferred(f, &g, err);
+  int rc = OVL_OK;
   for (size_t p = 0; !rc && p < f->nprocs; p++) {
     xcounters *c = &ex->procs[f->procs[p]].counters;
     c->file = f;
@@ -421,10 +421,12 @@ int xgpu_export(xfile *f, xstreams *s, ovl_err *err) {
       if (c->has_dim[d]) rc = xtrack(ex, f->procs[p], OVL_XTRACK_COUNTER, name, 2 + d, -1, &c->dim_track[d], err);
     }
   }
-  if (!rc) rc = for_each_work(f, s, gpu_one, &g, err);
-  /* the facts said whether the work must be sorted: the pass cannot be run again */
-  if (rc == OVL_EUNSORTED)
-    rc = ovl_fail(err, OVL_EINTERNAL, "%s: GPU work further out of order than seen before", f->path);
+  return rc;
+}
+
+/* Runs the sweeps to their ends (when rc is OVL_OK), closes the counter tracks, frees the sweeps. */
+static int counters_end(xfile *f, int rc, ovl_err *err) {
+  ovl_exporter *ex = f->ex;
   for (size_t p = 0; !rc && p < f->nprocs; p++) rc = counters_finish(f, f->procs[p], err);
   for (size_t p = 0; p < f->nprocs; p++) {
     xcounters *c = &ex->procs[f->procs[p]].counters;
@@ -435,6 +437,34 @@ int xgpu_export(xfile *f, xstreams *s, ovl_err *err) {
     if (c->has_sweep) ovl_sweep_free(&c->sweep);
     c->has_sweep = 0;
   }
+  return rc;
+}
+
+static int counters_one(xfile *f, xstreams *s, const ovl_classified_work *cw, void *ctx, ovl_err *err) {
+  (void)s;
+  (void)ctx;
+  return counters_add(f, xfile_proc_of(f, cw->w.device), cw, err);
+}
+
+int xcounters_export(xfile *f, ovl_err *err) {
+  int rc = counters_begin(f, err);
+  if (!rc) rc = for_each_work(f, NULL, counters_one, NULL, err);
+  if (rc == OVL_EUNSORTED)
+    rc = ovl_fail(err, OVL_EINTERNAL, "%s: GPU work further out of order than seen before", f->path);
+  return counters_end(f, rc, err);
+}
+
+int xgpu_export(xfile *f, xstreams *s, ovl_err *err) {
+  ovl_exporter *ex = f->ex;
+  gpu_pass g;
+  memset(&g, 0, sizeof g);
+  int rc = collect_inferred(f, &g, err);
+  if (!rc && !f->counters_apart) rc = counters_begin(f, err);
+  if (!rc) rc = for_each_work(f, s, gpu_one, &g, err);
+  /* the facts said whether the work must be sorted: the pass cannot be run again */
+  if (rc == OVL_EUNSORTED)
+    rc = ovl_fail(err, OVL_EINTERNAL, "%s: GPU work further out of order than seen before", f->path);
+  if (!f->counters_apart) rc = counters_end(f, rc, err);
   for (size_t i = 0; i < s->n; i++)
     if (s->items[i].has_group) {
       if (!rc) rc = xgroup_close(ex, &s->items[i].group, err);

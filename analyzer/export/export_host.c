@@ -188,8 +188,7 @@ static int draw_call(host_pass *h, size_t c, ovl_err *err) {
   uint64_t flow;
   ovl_xslice sl = {rec->host_start, rec->host_end, xname(f->ex, name), name, "nccl_call", a, n, NULL, 0, NULL, 0};
   if (!sl.name_iid) return ovl_oom(err, "names");
-  if (f->coll_has_gpu[c] && xflow_ok(f->ex, (int64_t)c)) {
-    f->coll_started[c] = 1;
+  if (f->coll_started[c]) {  /* set before the passes (export_file.c) */
     flow = xflow_id(f->ex, f->host_proc, XFLOW_NCCL, (int64_t)c);
     sl.flows_out = &flow;
     sl.nflows_out = 1;

@@ -21,6 +21,8 @@
 #include "idset.h"
 #include "lanes.h"
 
+#include <assert.h>
+
 /* A logical track drawn on lanes: a CUDA stream, a thread's ranges, a thread's API calls,
 ** the steps. Every lane is a sink track with the group's name. */
 typedef struct xgroup {
@@ -80,7 +82,9 @@ static inline int64_t xtime(const ovl_exporter *ex, uint32_t proc, int64_t t) {
 }
 /* iid of a name (interned on first use); 0 when memory runs out. */
 uint32_t xname(ovl_exporter *ex, const char *name);
-const char *xname_text(const ovl_exporter *ex, uint32_t iid);
+static inline const char *xname_text(const ovl_exporter *ex, uint32_t iid) {
+  return iid >= 1 && iid <= ex->nnames ? ex->names[iid - 1] : "";
+}
 int xtrack(ovl_exporter *ex, uint32_t proc, ovl_xtrack_kind kind, const char *name, int32_t order, int64_t chrome_tid,
            uint32_t *id, ovl_err *err);
 int xgroup_init(xgroup *g, ovl_lane_mode mode, uint32_t proc, const char *name, int32_t order, int64_t chrome_tid);
@@ -98,8 +102,14 @@ int xcounter(ovl_exporter *ex, uint32_t proc, uint32_t track, int64_t t, int64_t
 ** index in its file). xflow_ok: the value fits (non-negative, below 2^(62 - proc bits)). */
 #define XFLOW_LAUNCH 0
 #define XFLOW_NCCL 1
-int xflow_ok(const ovl_exporter *ex, int64_t value);
-uint64_t xflow_id(const ovl_exporter *ex, uint32_t file_proc, int kind, int64_t value);
+/* Inline: asked for every kernel and API call drawn. */
+static inline int xflow_ok(const ovl_exporter *ex, int64_t value) {
+  return value >= 0 && ex->flow_proc_bits < 62 && value < ((int64_t)1 << (62 - ex->flow_proc_bits));
+}
+static inline uint64_t xflow_id(const ovl_exporter *ex, uint32_t file_proc, int kind, int64_t value) {
+  assert(xflow_ok(ex, value) && file_proc < ex->nprocs && (kind == XFLOW_LAUNCH || kind == XFLOW_NCCL));
+  return ((((uint64_t)value << 1 | (uint64_t)kind) << ex->flow_proc_bits) | file_proc) + 1;
+}
 
 /* ---- export_file.c: one trace file and the ranks (devices) it holds ---- */
 typedef struct xfile {
@@ -120,6 +130,9 @@ typedef struct xfile {
   int sort_work;              /* read the GPU work sorted by SQLite: the facts found it out of order */
   const ovl_gpu_facts *capture;  /* the analysis's capture of the work, drawn instead of reading it, or NULL */
   ovl_idset launch_started, launch_ended;
+  const ovl_idset *launch_from;  /* the GPU pass ends a launch flow for these correlations (and xflow_ok):
+                                    launch_started after the host pass, or the API rows' (drawn beside) */
+  int counters_apart;            /* the GPU pass leaves the counters to xcounters_export (beside it) */
   unsigned char *coll_has_gpu, *coll_started, *coll_ended;
   ovl_coll_state coll_state;  /* the counters' sweeps: per collective, work running now */
   uint32_t *iid_of_string;  /* kernel names: strings.id -> iid (0: not yet), ids below ws.name_class_len */
@@ -130,10 +143,19 @@ typedef struct xfile {
 ** user_path is the file the user named, for messages. */
 int xfile_export(ovl_exporter *ex, const char *ovl_path, const char *user_path, const uint32_t *procs, size_t nprocs,
                  ovl_err *err);
-/* Proc of a device of this file, or UINT32_MAX. */
-uint32_t xfile_proc_of(const xfile *f, int64_t device);
-/* iid of a strings.id (kernel and API names); 0 when memory runs out. */
-uint32_t xfile_string_iid(xfile *f, int64_t name);
+/* Proc of a device of this file, or UINT32_MAX. Inline: asked once per piece of work. */
+static inline uint32_t xfile_proc_of(const xfile *f, int64_t device) {
+  for (size_t i = 0; i < f->nprocs; i++)
+    if (f->devices[i] == device) return f->procs[i];
+  return UINT32_MAX;
+}
+/* iid of a strings.id (kernel and API names); 0 when memory runs out. Inline: once per
+** kernel and API call, nearly always a cached iid. */
+uint32_t xfile_string_iid_slow(xfile *f, int64_t name);
+static inline uint32_t xfile_string_iid(xfile *f, int64_t name) {
+  if (name >= 0 && name < f->ws.name_class_len && f->iid_of_string[name]) return f->iid_of_string[name];
+  return xfile_string_iid_slow(f, name);
+}
 
 /* ---- export_host.c / export_gpu.c ---- */
 int xhost_export(xfile *f, ovl_err *err);
@@ -142,6 +164,9 @@ int xhost_export(xfile *f, ovl_err *err);
 typedef struct xstreams xstreams;
 int xgpu_streams(xfile *f, const ovl_gpu_facts *facts, xstreams **streams, ovl_err *err);
 int xgpu_export(xfile *f, xstreams *streams, ovl_err *err);
+/* The ranks' counters alone, from the capture of the GPU work (f->capture), for a GPU pass
+** run with counters_apart. */
+int xcounters_export(xfile *f, ovl_err *err);
 void xgpu_streams_free(xstreams *s);
 
 #endif

@@ -58,7 +58,8 @@ typedef struct ovl_xarg {
 
 typedef struct ovl_xslice {
   int64_t start, end;      /* instants: start only */
-  uint32_t name_iid;       /* > 0; equal names have equal iids across the whole export */
+  uint32_t name_iid;       /* > 0; equal names have equal iids in one exporter (a child sink's,
+                              ovl_perfetto_sink_fork, has iids of its own) */
   const char *name;
   const char *category;    /* GPU: "kernel", "nccl", "memcpy"; host: "nccl_call", "cuda_api", "nvtx";
                               "step", "finding" */
@@ -89,5 +90,19 @@ typedef struct ovl_export_sink {
 ** as doubles, which hold 3 decimals exactly only for small values, not for epoch times. */
 int ovl_perfetto_sink_open(const char *path, ovl_export_sink *sink, ovl_err *err);
 int ovl_chrome_sink_open(const char *path, int64_t time_origin, ovl_export_sink *sink, ovl_err *err);
+
+/* Perfetto: n child sinks (n < 8) that draw tracks of their own, each on a thread of its own,
+** while the sink draws its own (the host pass and the counters beside the GPU pass,
+** export_file.c). Processes are declared before the fork; a child's track ids count from 0
+** in its own space, and its packets reach the file in chunks of whole packets, between the
+** sink's own buffers (the file differs from one drawn on one thread in the order of its
+** packets and in the tracks' uuids and sequence ids). Each child's thread ends it with
+** ovl_perfetto_sink_child_done (ok: every track closed); then, on the sink's thread,
+** ovl_perfetto_sink_join writes what is left (drops it when cancel: the children are told
+** to stop), waiting for every child_done, and frees the children. join returns non-zero
+** when a child's output failed (cancelled, or out of memory). */
+int ovl_perfetto_sink_fork(ovl_export_sink *sink, ovl_export_sink *children, size_t n, ovl_err *err);
+void ovl_perfetto_sink_child_done(ovl_export_sink *child, int ok);
+int ovl_perfetto_sink_join(ovl_export_sink *sink, ovl_export_sink *children, size_t n, int cancel);
 
 #endif

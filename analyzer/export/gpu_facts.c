@@ -63,7 +63,7 @@ static void capture_free(ovl_work_capture *c) {
 
 static int memkind_index(ovl_work_capture *c, const char *kind) {
   for (unsigned i = 0; i < c->nmemkinds; i++)
-    if (memcmp(c->memkind[i], kind, sizeof c->memkind[i]) == 0) return (int)i;
+    if (strncmp(c->memkind[i], kind, sizeof c->memkind[i]) == 0) return (int)i;  /* the bytes after the NUL may be unset */
   if (c->nmemkinds == OVL_CAPTURE_MEMKINDS) return -1;
   memcpy(c->memkind[c->nmemkinds], kind, sizeof c->memkind[0]);
   return (int)c->nmemkinds++;

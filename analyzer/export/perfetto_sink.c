@@ -63,6 +63,8 @@ typedef struct pf_sink {
   size_t nprocesses;
   uint64_t next_uuid;
   uint32_t next_seq;
+  uint32_t step;            /* uuids and sequence ids go by 1, or by 2 while a child sink draws */
+  ovl_out_queue *queue;     /* while a child sink draws: its chunks */
 } pf_sink;
 
 static int oom(ovl_err *err) { return ovl_oom(err, "Perfetto export"); }
@@ -101,7 +103,8 @@ static int pf_process(void *self, const ovl_xprocess *proc, ovl_err *err) {
   uint64_t *u = realloc(s->parent_uuid, (s->nprocesses + 1) * sizeof *u);
   if (!u) return oom(err);
   s->parent_uuid = u;
-  uint64_t uuid = s->next_uuid++, parent = s->next_uuid++;
+  uint64_t uuid = s->next_uuid, parent = s->next_uuid + s->step;
+  s->next_uuid += 2 * s->step;
   s->parent_uuid[s->nprocesses++] = parent;
   Perfetto__Protos__ProcessDescriptor pd = PERFETTO__PROTOS__PROCESS_DESCRIPTOR__INIT;
   pd.has_pid = 1;
@@ -136,7 +139,8 @@ static int pf_track_decl(void *self, const ovl_xtrack *t, ovl_err *err) {
   }
   pf_track *pt = &s->tracks[s->ntracks++];
   memset(pt, 0, sizeof *pt);
-  pt->uuid = s->next_uuid++;
+  pt->uuid = s->next_uuid;
+  s->next_uuid += s->step;
   Perfetto__Protos__TrackDescriptor d = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
   Perfetto__Protos__CounterDescriptor cd = PERFETTO__PROTOS__COUNTER_DESCRIPTOR__INIT;
   d.has_uuid = 1;
@@ -166,7 +170,8 @@ static int get_track(pf_sink *s, uint32_t id, pf_track **out, ovl_err *err) {
 
 /* First packet of a track's sequence: state cleared, defaults, clock snapshot at t0. */
 static int start_sequence(pf_sink *s, pf_track *t, int64_t t0, ovl_err *err) {
-  t->seq = s->next_seq++;
+  t->seq = s->next_seq;
+  s->next_seq += s->step;
   t->seq_len = put_varint(t->seq_bytes, t->seq);
   t->last_ts = t0;
   Perfetto__Protos__TrackEventDefaults ted = PERFETTO__PROTOS__TRACK_EVENT_DEFAULTS__INIT;
@@ -535,6 +540,7 @@ int ovl_perfetto_sink_open(const char *path, ovl_export_sink *sink, ovl_err *err
   }
   s->next_uuid = 1;
   s->next_seq = DESCRIPTOR_SEQUENCE + 1;
+  s->step = 1;
   /* The root descriptor (uuid 0) makes the UI honour the processes' sibling_order_rank. */
   Perfetto__Protos__TrackDescriptor root = PERFETTO__PROTOS__TRACK_DESCRIPTOR__INIT;
   root.has_uuid = root.has_process_ordering = 1;
@@ -548,4 +554,75 @@ int ovl_perfetto_sink_open(const char *path, ovl_export_sink *sink, ovl_err *err
   *sink = (ovl_export_sink){s, pf_process, pf_track_decl, pf_slice, pf_instant, pf_counter, pf_close_track, pf_finish,
                             pf_destroy};
   return OVL_OK;
+}
+
+/* ---- child sinks on other threads (export_sink.h) ----
+** Each child writes its own tracks' packets into chunks (out_stream.h) of one queue that the
+** parent writes between its own buffers. Nothing is shared while they draw: a child copies
+** the processes' parent tracks, and uuids and sequence ids are allocated in turn (n
+** children: the parent takes every (n+1)-th from where it stood, child k the ones k+1
+** after), so all are unique and each side's are the same whatever the threads' timing. */
+
+int ovl_perfetto_sink_fork(ovl_export_sink *sink, ovl_export_sink *children, size_t n, ovl_err *err) {
+  pf_sink *s = sink->self;
+  assert(s->step == 1 && !s->queue && n >= 1 && n < 8);
+  ovl_out_queue *q = ovl_out_queue_new(4, n);
+  if (!q) return oom(err);
+  pf_sink *made[8] = {NULL};
+  int rc = OVL_OK;
+  for (size_t k = 0; !rc && k < n; k++) {
+    pf_sink *c = made[k] = calloc(1, sizeof *c);
+    if (c && s->nprocesses) c->parent_uuid = malloc(s->nprocesses * sizeof *c->parent_uuid);
+    if (!c || (s->nprocesses && !c->parent_uuid)) rc = oom(err);
+    if (!rc) rc = ovl_out_open_queue(&c->out, q, err);
+    if (rc) break;
+    if (s->nprocesses) memcpy(c->parent_uuid, s->parent_uuid, s->nprocesses * sizeof *c->parent_uuid);
+    c->nprocesses = s->nprocesses;
+    c->next_uuid = s->next_uuid + 1 + k;
+    c->next_seq = s->next_seq + 1 + (uint32_t)k;
+    c->step = (uint32_t)n + 1;
+  }
+  if (rc) {
+    for (size_t k = 0; k < n; k++)
+      if (made[k]) {
+        free(made[k]->out.buf);
+        free(made[k]->parent_uuid);
+        free(made[k]);
+      }
+    ovl_out_queue_free(q);
+    return rc;
+  }
+  s->step = (uint32_t)n + 1;
+  s->queue = q;
+  ovl_out_attach(&s->out, q);
+  /* a child has no finish: ovl_perfetto_sink_child_done ends it */
+  for (size_t k = 0; k < n; k++)
+    children[k] = (ovl_export_sink){made[k], pf_process, pf_track_decl, pf_slice, pf_instant, pf_counter,
+                                    pf_close_track, NULL, NULL};
+  return OVL_OK;
+}
+
+void ovl_perfetto_sink_child_done(ovl_export_sink *child, int ok) {
+  pf_sink *c = child->self;
+  if (ok)
+    for (size_t i = 0; i < c->ntracks; i++) assert(c->tracks[i].closed);  /* xgroup_close closed them all */
+  ovl_out_producer_done(&c->out, ok);
+}
+
+int ovl_perfetto_sink_join(ovl_export_sink *sink, ovl_export_sink *children, size_t n, int cancel) {
+  pf_sink *s = sink->self;
+  ovl_out_drain(&s->out, cancel);
+  ovl_out_queue_free(s->queue);
+  s->queue = NULL;
+  s->step = 1;
+  int failed = 0;
+  for (size_t k = 0; k < n; k++) {
+    pf_sink *c = children[k].self;
+    if (c->next_uuid > s->next_uuid) s->next_uuid = c->next_uuid;
+    if (c->next_seq > s->next_seq) s->next_seq = c->next_seq;
+    failed |= c->out.failed;
+    pf_free(c);
+    children[k].self = NULL;
+  }
+  return failed;
 }
