@@ -29,6 +29,7 @@ typedef struct ovl_out {
   char *buf;
   size_t len, cap;
   uint64_t written; /* bytes handed to the file (before compression) */
+  uint64_t written_back; /* `written` when the file's disk writes were last started */
   struct ovl_out_queue *queue;  /* producer: where full buffers go (no file); else chunks to write, or NULL */
   int producer;
 } ovl_out;

@@ -1,4 +1,5 @@
 /* Outputs written through a temporary file and renamed into place: see safe_output.h. */
+#define _GNU_SOURCE  /* sync_file_range */
 #include "safe_output.h"
 
 #include "temp_files.h"
@@ -74,6 +75,14 @@ int ovl_safe_out_begin(ovl_safe_out *o, const char *target, ovl_err *err) {
   mode_t mode = lstat(target, &sb) == 0 && S_ISREG(sb.st_mode) ? (sb.st_mode & 07777) : new_file_mode();
   if (fchmod(o->fd, mode) != 0) { /* see above */ }
   return OVL_OK;
+}
+
+void ovl_safe_out_writeback(const ovl_safe_out *o) {
+#ifdef SYNC_FILE_RANGE_WRITE
+  if (o->fd >= 0) sync_file_range(o->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+#else
+  (void)o;
+#endif
 }
 
 int ovl_safe_out_commit(ovl_safe_out *o, ovl_err *err) {

@@ -24,6 +24,10 @@ int ovl_output_check(const char *path, ovl_err *err);
 int ovl_same_file(const char *a, const char *b);
 /* Checks target and creates its temporary file (registered for removal on signals). */
 int ovl_safe_out_begin(ovl_safe_out *o, const char *target, ovl_err *err);
+/* Starts the disk writes of what the temporary file holds so far, without waiting for them
+** (Linux: sync_file_range; elsewhere nothing), so that the commit's fsync finds little left
+** to write: a writer of a large file calls it every few MiB. A hint: failures change nothing. */
+void ovl_safe_out_writeback(const ovl_safe_out *o);
 /* Flushes the temporary file to disk, renames it over the target and syncs the directory.
 ** On failure the temporary file is removed and the target left as it was. */
 int ovl_safe_out_commit(ovl_safe_out *o, ovl_err *err);
