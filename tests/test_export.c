@@ -16,6 +16,7 @@
 #include "trace_builder.h"
 
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -236,6 +237,20 @@ static void same_exports_every_way(const char *label, const char *trace_args) {
     }
   }
   CHECK(same_events(label, pf[0], pf[1]));
+  /* A Perfetto file named .gz is gzipped (the trace processor opens it as it is): the same
+  ** bytes once inflated, and the gzip magic first, so it is not the plain file renamed. */
+  char gz[512];
+  snprintf(gz, sizeof gz, "%s", tb_temp_path("ways.pftrace.gz"));
+  snprintf(cmd, sizeof cmd, "env %s '%s' export -q --perfetto '%s' %s && gzip -dc '%s' | cmp - '%s'", env[1], ovl, gz,
+           trace_args, gz, pf[1]);
+  cmd_result r = run_cmd(cmd);
+  if (r.status != 0) fprintf(stderr, "%s (.pftrace.gz): %s%s", label, r.out, r.err);
+  CHECK_I64(r.status, 0);
+  cmd_free(&r);
+  FILE *f = fopen(gz, "rb");
+  CHECK(f && getc(f) == 0x1f && getc(f) == 0x8b);
+  if (f) fclose(f);
+  unlink(gz);
   for (int i = 0; i < 4; i++) {
     unlink(pf[i]);
     unlink(js[i]);
