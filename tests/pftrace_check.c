@@ -194,7 +194,7 @@ static devent *devents;
 static size_t ndevents, devents_cap;
 static ovl_i64map flow_out_at, flow_in_at;  /* --events: flow id -> flow_ends index */
 static flow_end *flow_ends;
-static size_t nflow_ends;
+static size_t nflow_ends, flow_ends_cap;
 static int eventing;
 
 static void add_devent(devent e) {
@@ -203,7 +203,9 @@ static void add_devent(devent e) {
 }
 
 static void add_flow_end(ovl_i64map *at, uint64_t id, size_t track, int64_t ts, const char *name) {
-  flow_ends = realloc(flow_ends, (nflow_ends + 1) * sizeof *flow_ends);
+  /* grown geometrically: ASan's realloc always copies, so one slot at a time was quadratic */
+  if (nflow_ends == flow_ends_cap)
+    flow_ends = realloc(flow_ends, (flow_ends_cap = flow_ends_cap ? 2 * flow_ends_cap : 1024) * sizeof *flow_ends);
   flow_ends[nflow_ends] = (flow_end){track, ts, strdup(name ? name : "")};
   ovl_i64map_put(at, (int64_t)id, (int64_t)nflow_ends++);
 }
