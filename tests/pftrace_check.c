@@ -154,13 +154,17 @@ static int cmp_dumped(const void *a, const void *b) {
   return c;
 }
 
+/* An output file of --slices or --events; NULL (said on stderr) when it cannot be made. */
+static FILE *open_output(const char *path) {
+  FILE *f = fopen(path, "w");
+  if (!f) fprintf(stderr, "check: %s: cannot write\n", path);
+  return f;
+}
+
 /* Writes the slices, sorted, with times after the earliest start; frees them. */
 static int write_dumps(const char *path) {
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    fprintf(stderr, "check: %s: cannot write\n", path);
-    return 1;
-  }
+  FILE *f = open_output(path);
+  if (!f) return 1;
   int64_t t0 = INT64_MAX;
   for (size_t i = 0; i < ndumps; i++)
     if (dumps[i].start < t0) t0 = dumps[i].start;
@@ -815,11 +819,8 @@ static void track_key(size_t ti, char *out, size_t cap) {
 
 /* --events: the lines, sorted, with times after the earliest slice, instant or counter. */
 static int write_events(const char *path) {
-  FILE *f = fopen(path, "w");
-  if (!f) {
-    fprintf(stderr, "check: %s: cannot write\n", path);
-    return 1;
-  }
+  FILE *f = open_output(path);
+  if (!f) return 1;
   int64_t t0 = INT64_MAX;
   for (size_t i = 0; i < ndevents; i++)
     if (devents[i].kind != 't' && devents[i].start < t0) t0 = devents[i].start;
