@@ -1,6 +1,7 @@
 /* `ovl`: dispatches to the verb named by the first argument. */
 #include "cli.h"
 #include "cli_mpi.h"
+#include "malloc_policy.h"
 
 #include "../load/trace_import.h"
 #include "base/temp_files.h"
@@ -53,6 +54,7 @@ int main(int argc, char **argv) {
     usage(stderr);
     return 1;
   }
+  (void)ovl_malloc_policy_apply();
   /* Temporary files (conversions, outputs being written) go away on SIGINT/SIGTERM too. */
   ovl_temp_install_cleanup();
   ovl_cli_progress_install();

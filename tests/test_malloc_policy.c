@@ -1,0 +1,63 @@
+/* The CLI's allocator policy (analyzer/cli/malloc_policy.c): big blocks are mapped on their own
+** even after a bigger one was freed, and a threshold the user set is left alone. */
+#include "../analyzer/cli/malloc_policy.h"
+#include "check.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define OVL_TEST_ASAN 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__)
+#define OVL_TEST_ASAN 1
+#endif
+
+#if defined(__GLIBC__) && !defined(OVL_TEST_ASAN)
+#include <malloc.h>
+
+/* Blocks of the heap that are mapped on their own, now. */
+static size_t mapped_blocks(void) { return (size_t)mallinfo2().hblks; }
+
+/* A block of `bytes`, touched, freed: with glibc's default the threshold rises to its size. */
+static void churn(size_t bytes) {
+  char *p = malloc(bytes);
+  CHECK(p != NULL);
+  if (p) memset(p, 1, bytes);
+  free(p);
+}
+
+int main(void) {
+  unsetenv("MALLOC_MMAP_THRESHOLD_");
+  unsetenv("GLIBC_TUNABLES");
+  CHECK(ovl_malloc_policy_apply() == 1);
+  churn(8u << 20);  /* without the policy, the threshold would now be 8 MiB */
+  size_t before = mapped_blocks();
+  char *mid = malloc(2u << 20);  /* above OVL_MMAP_THRESHOLD_BYTES, below 8 MiB */
+  CHECK(mid != NULL);
+  if (mid) memset(mid, 2, 2u << 20);
+  CHECK(mapped_blocks() == before + 1);
+  free(mid);
+  CHECK(mapped_blocks() == before);  /* unmapped: its pages are given back */
+  char *small = malloc(OVL_MMAP_THRESHOLD_BYTES / 4);
+  CHECK(small != NULL);
+  CHECK(mapped_blocks() == before);  /* small blocks still come from the heap */
+  free(small);
+
+  /* The user's own threshold wins. */
+  setenv("GLIBC_TUNABLES", "glibc.malloc.mmap_threshold=65536", 1);
+  CHECK(ovl_malloc_policy_apply() == 0);
+  unsetenv("GLIBC_TUNABLES");
+  setenv("MALLOC_MMAP_THRESHOLD_", "65536", 1);
+  CHECK(ovl_malloc_policy_apply() == 0);
+  return check_summary();
+}
+#else
+#include <stdio.h>
+int main(void) {
+  fprintf(stderr, "SKIP: the allocator policy needs glibc's own allocator (this build replaces it)\n");
+  return 77;
+}
+#endif
