@@ -121,9 +121,9 @@ static void check_dimensions(const ovl_pm_job *model, const ovl_job *job, const 
       const ovl_pm_rank *m = &model->ranks[r];
       for (size_t s = 0; s < rr->nsteps; s++) {
         snprintf(what, sizeof what, "%s rank %d %s step %zu comm", name, r, ovl_pdim_name((ovl_pdim)d), s);
-        CHECK_WITHIN(rr->steps[s].dims[d].comm, m->comm_ns[d], what);
+        CHECK_WITHIN(ovl_step_dim(&rr->steps[s], d).comm, m->comm_ns[d], what);
         snprintf(what, sizeof what, "%s rank %d %s step %zu exposed", name, r, ovl_pdim_name((ovl_pdim)d), s);
-        CHECK_WITHIN(rr->steps[s].dims[d].exposed, m->exposed_ns[d], what);
+        CHECK_WITHIN(ovl_step_dim(&rr->steps[s], d).exposed, m->exposed_ns[d], what);
       }
       if (m->comm_ns[d] > 0) {
         double want = 1.0 - m->exposed_ns[d] / m->comm_ns[d], got = ovl_dim_efficiency(&rr->dims[d]);
@@ -235,8 +235,8 @@ static void closed_forms(void) {
   if (!run_job(&p, &model, &job, &ctx, NULL, dir, sizeof dir)) {
     double ar = p.alpha_ns + p.act_bytes / p.beta_bytes_per_s * 1e9;
     for (size_t i = 0; i < job.nranks; i++) {
-      CHECK_WITHIN(job.ranks[i].steps[0].dims[OVL_DIM_TP].comm, 4 * p.layers * ar, "tp closed form");
-      CHECK_WITHIN(job.ranks[i].steps[0].dims[OVL_DIM_TP].exposed, 4 * p.layers * ar, "tp closed form exposed");
+      CHECK_WITHIN(ovl_step_dim(&job.ranks[i].steps[0], OVL_DIM_TP).comm, 4 * p.layers * ar, "tp closed form");
+      CHECK_WITHIN(ovl_step_dim(&job.ranks[i].steps[0], OVL_DIM_TP).exposed, 4 * p.layers * ar, "tp closed form exposed");
     }
     cleanup(&model, &job, &ctx, dir);
   }
@@ -307,7 +307,7 @@ static void tp_by_fsdp(void) {
   CHECK(strstr(text, "\"dim\":\"dp\",\"dim_role\":\"param_allgather\"") != NULL);
   CHECK(strstr(text, "\"dim\":\"dp\",\"dim_role\":\"grad_reduce_scatter\"") != NULL);
   char want[96];
-  snprintf(want, sizeof want, "\"tp_comm_ns\":%lld", (long long)job.ranks[0].steps[0].dims[OVL_DIM_TP].comm);
+  snprintf(want, sizeof want, "\"tp_comm_ns\":%lld", (long long)ovl_step_dim(&job.ranks[0].steps[0], OVL_DIM_TP).comm);
   CHECK(strstr(text, want) != NULL);
   CHECK(strstr(text, "\"dp_exposed_ns\":") != NULL);
   CHECK(strstr(text, "\"name\":\"exposed tp communication\"") != NULL);  /* per-dimension counters */
@@ -513,7 +513,7 @@ static void real_dlrm(char **files, size_t nfiles, int all_ranks) {
         }
       }
       for (int d = 1; d < OVL_DIM_COUNT; d++) {
-        const ovl_dim_totals *t = &r->steps[s].dims[d];
+        const ovl_dim_totals dt = ovl_step_dim(&r->steps[s], d), *t = &dt;
         CHECK(t->exposed >= 0 && t->exposed <= t->comm && t->comm <= r->steps[s].totals.comm);
         CHECK(t->exposed <= r->steps[s].totals.exposed);
       }
@@ -589,6 +589,51 @@ static void real_traces(const char *repo_data, const char *shared) {
   else printf("SKIP: %s absent: the all-gather/reduce-scatter trace is not checked\n", b);
 }
 
+/* A rank's steps keep only their dimensions with totals (ovl_step_dims_put/seal): what is put
+** reads back, every other dimension reads zero, and putting again after a clear replaces. */
+static void step_dims_kept(void) {
+  ovl_rank_result r;
+  memset(&r, 0, sizeof r);
+  r.nsteps = 200;  /* enough to grow the block more than once */
+  r.steps = calloc(r.nsteps, sizeof *r.steps);
+  CHECK(r.steps != NULL);
+  if (!r.steps) return;
+  for (int round = 0; round < 2; round++) {
+    ovl_step_dims_clear(&r);
+    for (size_t s = 0; s < r.nsteps; s++) {
+      ovl_dim_totals d[OVL_DIM_COUNT];
+      memset(d, 0, sizeof d);
+      if (s % 3 == 1) d[OVL_DIM_DP] = (ovl_dim_totals){(int64_t)s * 10 + round, (int64_t)s, 2};
+      if (s % 3 == 2) {
+        d[OVL_DIM_TP] = (ovl_dim_totals){7, 0, 1};
+        d[OVL_DIM_EP] = (ovl_dim_totals){0, 0, (long)s};
+        d[0] = (ovl_dim_totals){1, 1, 1};
+      }
+      CHECK(ovl_step_dims_put(&r, &r.steps[s], d) == 0);
+    }
+    ovl_step_dims_seal(&r);
+    for (size_t s = 0; s < r.nsteps; s++) {
+      const ovl_step_result *st = &r.steps[s];
+      for (int k = 0; k < OVL_DIM_COUNT; k++) {
+        ovl_dim_totals t = ovl_step_dim(st, k);
+        int64_t comm = 0, exposed = 0;
+        long colls = 0;
+        if (s % 3 == 1 && k == OVL_DIM_DP) comm = (int64_t)s * 10 + round, exposed = (int64_t)s, colls = 2;
+        if (s % 3 == 2 && k == OVL_DIM_TP) comm = 7, colls = 1;
+        if (s % 3 == 2 && k == OVL_DIM_EP) colls = (long)s;
+        if (s % 3 == 2 && k == 0) comm = exposed = colls = 1;
+        CHECK_I64(t.comm, comm);
+        CHECK_I64(t.exposed, exposed);
+        CHECK_I64(t.colls, colls);
+      }
+    }
+    size_t one = 0, three = 0;
+    for (size_t s = 0; s < r.nsteps; s++) one += s % 3 == 1, three += s % 3 == 2;
+    CHECK_I64(r.nstep_dims, one + 3 * three);  /* nothing kept for the zero dimensions */
+  }
+  ovl_rank_result_free(&r);
+}
+
 int main(int argc, char **argv) {
   const char *t = getenv("TMPDIR");
   snprintf(tmpdir_buf, sizeof tmpdir_buf, "%s", t && *t ? t : "/tmp");
@@ -600,6 +645,7 @@ int main(int argc, char **argv) {
     strategy_case(&p, ovl_pm_strategy_name(all[i]));
   }
   closed_forms();
+  step_dims_kept();
   /* a pipeline whose neighbouring stages share two-rank communicators (PyTorch's send/recv):
   ** the stages come from membership, not from the position in one group */
   {

@@ -141,6 +141,52 @@ void ovl_free_findings(ovl_finding *list, size_t n) {
   free(list);
 }
 
+_Static_assert(OVL_DIM_COUNT <= 8, "a step's dimensions are a bit each of dims_mask");
+
+void ovl_step_dims_clear(ovl_rank_result *r) {
+  free(r->step_dims);
+  r->step_dims = NULL;
+  r->nstep_dims = r->step_dims_cap = 0;
+  for (size_t s = 0; s < r->nsteps; s++) {
+    r->steps[s].dims_kept = NULL;
+    r->steps[s].dims_mask = 0;
+  }
+}
+
+int ovl_step_dims_put(ovl_rank_result *r, ovl_step_result *st, const ovl_dim_totals d[OVL_DIM_COUNT]) {
+  assert(r->steps && st >= r->steps && !st->dims_mask);  /* one of r's, not put yet */
+  for (int k = 0; k < OVL_DIM_COUNT; k++) {
+    if (d[k].comm == 0 && d[k].exposed == 0 && d[k].colls == 0) continue;  /* zero: read as such */
+    if (r->nstep_dims == r->step_dims_cap) {
+      size_t cap = r->step_dims_cap ? 2 * r->step_dims_cap : 64;
+      ovl_dim_totals *grown = realloc(r->step_dims, cap * sizeof *grown);
+      if (!grown) return -1;
+      r->step_dims = grown;
+      r->step_dims_cap = cap;
+    }
+    r->step_dims[r->nstep_dims++] = d[k];
+    st->dims_mask |= (uint8_t)(1u << k);
+  }
+  return 0;
+}
+
+void ovl_step_dims_seal(ovl_rank_result *r) {
+  size_t at = 0;
+  for (size_t s = 0; s < r->nsteps; s++) {
+    r->steps[s].dims_kept = r->steps[s].dims_mask ? r->step_dims + at : NULL;
+    at += (size_t)__builtin_popcount(r->steps[s].dims_mask);
+  }
+  assert(at == r->nstep_dims);  /* put in step order, each once */
+  if (r->nstep_dims && r->nstep_dims < r->step_dims_cap) {  /* the spare room back */
+    ovl_dim_totals *shrunk = realloc(r->step_dims, r->nstep_dims * sizeof *shrunk);
+    if (shrunk) {
+      r->step_dims = shrunk;
+      r->step_dims_cap = r->nstep_dims;
+      ovl_step_dims_seal(r);
+    }
+  }
+}
+
 void ovl_rank_result_free(ovl_rank_result *r) {
   if (!r) return;
   for (size_t s = 0; s < r->nsteps; s++) {
@@ -149,6 +195,7 @@ void ovl_rank_result_free(ovl_rank_result *r) {
     ovl_free_findings(r->steps[s].findings, r->steps[s].nfindings);
   }
   free(r->steps);
+  free(r->step_dims);
   free(r->coll_block);
   free_coll_extras(r->unstepped, r->nunstepped);
   free(r->unstepped);

@@ -58,9 +58,10 @@ static int draw_step(ovl_exporter *ex, xgroup *g, const ovl_step_result *st, ovl
   ovl_xarg all[4 + 2 * OVL_DIM_COUNT];
   memcpy(all, a, nargs * sizeof *a);
   for (int d = 1; d < OVL_DIM_COUNT; d++) {
-    if (st->dims[d].colls == 0) continue;
-    all[nargs++] = (ovl_xarg){comm_keys[d], OVL_XARG_INT, st->dims[d].comm, 0, NULL};
-    all[nargs++] = (ovl_xarg){exposed_keys[d], OVL_XARG_INT, st->dims[d].exposed, 0, NULL};
+    ovl_dim_totals t = ovl_step_dim(st, d);
+    if (t.colls == 0) continue;
+    all[nargs++] = (ovl_xarg){comm_keys[d], OVL_XARG_INT, t.comm, 0, NULL};
+    all[nargs++] = (ovl_xarg){exposed_keys[d], OVL_XARG_INT, t.exposed, 0, NULL};
   }
   ovl_xslice sl = {st->start, st->end, xname(ex, name), name, "step", all, nargs, NULL, 0, NULL, 0};
   if (!sl.name_iid) return ovl_oom(err, "names");

@@ -401,12 +401,17 @@ static int rank_totals(ovl_rank_result *r, const ovl_dim_exposed *x, ovl_err *er
   span *spans = malloc((most ? most : 1) * sizeof *spans);
   if (!spans) return ovl_oom(err, "dimension totals");
   memset(r->dims, 0, sizeof r->dims);
-  for (size_t s = 0; s < r->nsteps; s++) {
-    dim_totals(r->steps[s].colls, r->steps[s].ncolls, &x[s], spans, r->steps[s].dims);
-    add_totals(r->dims, r->steps[s].dims);
+  ovl_step_dims_clear(r);
+  int rc = OVL_OK;
+  for (size_t s = 0; !rc && s < r->nsteps; s++) {
+    ovl_dim_totals step[OVL_DIM_COUNT];
+    dim_totals(r->steps[s].colls, r->steps[s].ncolls, &x[s], spans, step);
+    add_totals(r->dims, step);
+    if (ovl_step_dims_put(r, &r->steps[s], step)) rc = ovl_oom(err, "dimension totals");
   }
+  ovl_step_dims_seal(r);
   free(spans);
-  return OVL_OK;
+  return rc;
 }
 
 /* Every rank's totals. The unions of the ranks whose pieces are elsewhere are asked in batches

@@ -11,9 +11,10 @@
 #if UINTPTR_MAX == UINT64_MAX
 /* Every field of these is carried: a new field must be added to the codec (and then here). */
 _Static_assert(sizeof(ovl_coll_result) == 160, "ovl_coll_result changed: carry the new field in rank_pack.c");
-_Static_assert(sizeof(ovl_step_result) == 272, "ovl_step_result changed: carry the new field in rank_pack.c");
-/* ovl_rank_result's coll_block is not carried: unpacked steps own their colls one by one. */
-_Static_assert(sizeof(ovl_rank_result) == 824, "ovl_rank_result changed: carry the new field in rank_pack.c");
+_Static_assert(sizeof(ovl_step_result) == 168, "ovl_step_result changed: carry the new field in rank_pack.c");
+/* ovl_rank_result's coll_block is not carried: unpacked steps own their colls one by one; its
+** step_dims are, step by step (put_step), and rebuilt by ovl_step_dims_put. */
+_Static_assert(sizeof(ovl_rank_result) == 848, "ovl_rank_result changed: carry the new field in rank_pack.c");
 _Static_assert(sizeof(ovl_grad_mark) == 56, "ovl_grad_mark changed: carry the new field in rank_pack.c");
 _Static_assert(sizeof(ovl_host_only) == 704, "ovl_host_only changed: carry the new field in rank_pack.c");
 #endif
@@ -162,7 +163,9 @@ static void put_step(ovl_bytes *b, const ovl_rank_result *r, const ovl_step_resu
   ovl_put_i64(b, st->misordered);
   put_colls(b, r, st->colls, st->ncolls, p);
   put_findings(b, st->findings, st->nfindings);
-  put_dims(b, st->dims);
+  ovl_dim_totals dims[OVL_DIM_COUNT];
+  for (int d = 0; d < OVL_DIM_COUNT; d++) dims[d] = ovl_step_dim(st, d);
+  put_dims(b, dims);
 }
 
 /* A kernel signature: name, grid and block. */
@@ -481,7 +484,7 @@ static void get_colls(rank_in *ri, ovl_coll_result **out, size_t *n, coll_pred *
   for (size_t i = 0; i < count && !ri->in->bad; i++, (*n)++) get_coll(ri, &(*out)[i], p);
 }
 
-static void get_step(rank_in *ri, ovl_step_result *st, coll_pred *p) {
+static void get_step(rank_in *ri, ovl_rank_result *r, ovl_step_result *st, coll_pred *p) {
   ovl_bytes_reader *in = ri->in;
   st->index = (long)get_int(in);
   st->number = (long)get_int(in);
@@ -495,7 +498,9 @@ static void get_step(rank_in *ri, ovl_step_result *st, coll_pred *p) {
   st->misordered = (int)ovl_get_i64(in);
   get_colls(ri, &st->colls, &st->ncolls, p);
   get_findings(ri, &st->findings, &st->nfindings);
-  get_dims(in, st->dims);
+  ovl_dim_totals dims[OVL_DIM_COUNT];
+  get_dims(in, dims);
+  if (ovl_step_dims_put(r, st, dims)) ri->oom = 1;
 }
 
 /* A signature written by put_signature; its name NULL (and the input bad) when missing. */
@@ -571,7 +576,8 @@ static void get_rank(rank_in *ri) {
   memset(&p, 0, sizeof p);
   size_t nsteps = ovl_get_count(in, 20);
   if (!(r->steps = alloc_items(ri, nsteps, sizeof *r->steps))) return;
-  for (size_t s = 0; s < nsteps && !in->bad && !ri->oom; s++, r->nsteps++) get_step(ri, &r->steps[s], &p);
+  for (size_t s = 0; s < nsteps && !in->bad && !ri->oom; s++, r->nsteps++) get_step(ri, r, &r->steps[s], &p);
+  ovl_step_dims_seal(r);
   size_t nmarks = ovl_get_count(in, 5);
   if (nmarks && (r->marks = alloc_items(ri, nmarks, sizeof *r->marks)) != NULL) {
     int64_t near = r->totals.busy_start;

@@ -266,7 +266,9 @@ static void rank_object(ovl_json *j, const ovl_rank_result *r) {
     for (size_t i = 0; i < st->ncolls; i++) collective(j, &st->colls[i], off);
     ovl_json_array_end(j);
     expected_order(j, st);
-    ovl_report_dims_totals_json(j, st->dims, 0);
+    ovl_dim_totals dims[OVL_DIM_COUNT];
+    for (int d = 0; d < OVL_DIM_COUNT; d++) dims[d] = ovl_step_dim(st, d);
+    ovl_report_dims_totals_json(j, dims, 0);
     findings_array(j, st, st->findings, st->nfindings, off);
     ovl_json_object_end(j);
   }
