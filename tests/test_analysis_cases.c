@@ -282,6 +282,44 @@ static void two_devices(void) {
   remove(path);
 }
 
+/* Devices with ids far apart (the tracking numbers the devices it sees: each collective keeps
+** its own, exactly), one without collectives, and a row whose work never ran. */
+static void far_devices(void) {
+  const char *path = tb_temp_path("far-devices.sqlite");
+  const int64_t dev[3] = {(int64_t)1 << 40, 7, ((int64_t)1 << 33) + 1};
+  tb b;
+  tb_open(&b, path);
+  for (int d = 0; d < 3; d++) {
+    int64_t t = 1000 * d;
+    tb_kernel(&b, "gemm", t, t + 100, dev[d], 1);
+    if (d == 1) continue;  /* device 7: compute only */
+    int64_t corr = tb_kernel(&b, NCCL_AR, t + 50, t + 150 + 10 * d, dev[d], 2);
+    tb_collective(&b, "allreduce", 4096 << d, 2, t + 40, corr);
+  }
+  tb_collective(&b, "allreduce", 64, 2, 5000, OVL_NONE);  /* no GPU work */
+  tb_close(&b);
+  size_t n;
+  ovl_rank_result *r = analyse(path, &n);
+  CHECK_I64(n, 3);
+  int seen = 0;
+  for (size_t i = 0; i < n; i++) {
+    int d = r[i].device == dev[0] ? 0 : r[i].device == dev[1] ? 1 : r[i].device == dev[2] ? 2 : -1;
+    CHECK(d >= 0);
+    if (d < 0) continue;
+    seen |= 1 << d;
+    CHECK_I64(r[i].nsteps, 1);
+    CHECK_I64(r[i].steps[0].ncolls, d == 1 ? 0 : 1);
+    CHECK_I64(r[i].totals.exposed, d == 1 ? 0 : 50 + 10 * d);
+    if (d != 1) {
+      CHECK_I64(r[i].steps[0].colls[0].bytes, 4096 << d);
+      CHECK_I64(r[i].steps[0].colls[0].gpu_start, 1000 * d + 50);
+    }
+  }
+  CHECK_I64(seen, 7);
+  release(r, n);
+  remove(path);
+}
+
 /* No step ranges: steps inferred from the repeating collective sequence, after a first
 ** iteration with one large bucket. */
 static void periodic_steps(void) {
@@ -441,6 +479,7 @@ int main(void) {
   two_nvtx_steps(0);
   bucket_beyond_32_bits();
   two_devices();
+  far_devices();
   periodic_steps();
   return check_summary();
 }

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /* Kept steps of a device: windows that were opened (never-opened NVTX steps launched no
 ** GPU work on this device and are left out). */
@@ -60,7 +61,7 @@ static long coll_window(const ovl_run *r, const ovl_device_pass *d, size_t c) {
     case OVL_STEPS_WHOLE: return 0;
     case OVL_STEPS_NVTX:
       if (r->hm.by_correlation) {
-        long ls = ovl_launch_step(&r->hm, t->correlation);
+        long ls = t->step;  /* its launch's step (end_pass) */
         if (ls >= 0 && (size_t)ls < d->windows.n && d->windows.start[ls] != INT64_MAX) return ls;
       } else if (rec->host_start != OVL_NONE) {
         return ovl_host_step_at(&r->hm, rec->host_start);
@@ -362,19 +363,21 @@ static int keep_comm_name(void *ctx, int64_t comm, const char *name) {
 ** the exposed pieces' pairs written into the rows, gets fresh ones). */
 typedef struct dead_front {
   char *base;
-  size_t released;   /* bytes from base given back so far (whole huge pages) */
+  size_t released;   /* bytes from base given back so far (whole pages) */
 } dead_front;
 
-/* Gives back the whole huge pages of [base + from, base + to) not given back yet: the
-** kernel's advice, so a refusal only keeps the memory. */
+/* Gives back the whole pages of [base + from, base + to) not given back yet: the kernel's
+** advice, so a refusal only keeps the memory. */
 static void release_dead(dead_front *f, size_t from, size_t to) {
   if (!f->base) return;
   if (from < f->released) from = f->released;
-  /* A huge page at a time: in batches of four, the five arrays lagged up to 8 MB each behind
-  ** the fill, which set the analysis' peak (+24 MB on 1.37 M collectives); ~100 calls in all. */
-  if (to <= from || to - from < OVL_HUGE_PAGE_BYTES) return;
-  uintptr_t lo, hi;
-  ovl_huge_range((uintptr_t)(f->base + from), to - from, &lo, &hi);
+  /* Page by page (a huge page is split): a huge page at a time, the five arrays lagged up to
+  ** 2 MB each behind the fill, whose end, where the results are largest, set the analysis'
+  ** peak (+4 MB on 1.37 M collectives); ~1,700 calls in all. */
+  long page = sysconf(_SC_PAGESIZE);
+  if (page <= 0 || to <= from) return;
+  uintptr_t mask = (uintptr_t)page - 1;
+  uintptr_t lo = ((uintptr_t)(f->base + from) + mask) & ~mask, hi = (uintptr_t)(f->base + to) & ~mask;
   if (lo >= hi) return;
 #ifdef MADV_DONTNEED
   (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
@@ -446,8 +449,16 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     st->totals = d->sweep.steps[i];
     if (st->end == INT64_MAX) st->end = st->totals.busy_end > st->start ? st->totals.busy_end : st->start;
   }
+  /* The sweep's per-step totals are the steps' now: given back before the collectives are
+  ** filled beside what is left (a heap block: glibc keeps its pages until trimmed). */
+  free(d->sweep.steps);
+  d->sweep.steps = NULL;
+  ovl_heap_trim();
 
   /* Collectives of this device, counted per step, then placed. */
+  uint16_t dix = OVL_TRACK_NO_DEVICE;  /* the tracking's index of this device; none: no collective ran on it */
+  for (size_t i = 0; i < r->ndevice_ids; i++)
+    if (r->device_ids[i] == d->device) dix = (uint16_t)i;
   for (size_t c = 0; !rc && c < r->ncolls; c++) {
     const ovl_coll_track *t = &r->track[c];
     window_of[c] = -1;
@@ -456,7 +467,7 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
       if (dev == d->device || (dev == OVL_NONE && first_device)) res->colls_without_gpu_work++;
       continue;
     }
-    if (t->device != d->device) continue;
+    if (t->device != dix) continue;
     long w = coll_window(r, d, c);
     long s = (w >= 0 && (size_t)w < d->windows.n) ? map.new_of_old[w] : -1;
     assert(s >= -1 && s <= INT32_MAX);
@@ -487,7 +498,7 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
   int into_rows = r->ndevs == 1 && pieces;
   size_t npairs = 0;
   for (size_t c = 0; pieces && c < r->ncolls; c++)
-    if (r->track[c].device == d->device && r->track[c].gpu_start != OVL_NONE) npairs += pieces[c].n;
+    if (r->track[c].device == dix && r->track[c].gpu_start != OVL_NONE) npairs += pieces[c].n;
   if (!rc && into_rows) res->coll_piece_bounds = (int64_t *)(void *)r->recs;  /* the run's until the fill ends */
   else if (!rc && pieces && !(res->coll_piece_bounds = malloc((npairs ? npairs : 1) * 2 * sizeof(int64_t))))
     rc = ovl_oom(err, "results");
@@ -511,7 +522,7 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
       release_dead(&dead_pieces, 0, c * sizeof *pieces);
     }
     long s = window_of[c];
-    if (r->track[c].device != d->device || r->track[c].gpu_start == OVL_NONE) continue;
+    if (r->track[c].device != dix || r->track[c].gpu_start == OVL_NONE) continue;
     ovl_coll_result *out = s >= 0 ? &res->steps[s].colls[fill[s]++] : &res->unstepped[res->nunstepped++];
     if (fill_coll(r, c, s >= 0 ? s : -1, out)) rc = ovl_oom(err, "results");
     ovl_channel_facts_add(&res->channel_facts, &ovl_coll_extra_of(out)->channels, out->id);

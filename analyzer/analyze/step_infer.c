@@ -1,22 +1,22 @@
 /* Periodic step inference: see step_infer.h. */
 #include "step_infer.h"
 
-#include "base/vec.h"
+#include "base/sort_inplace.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static int cmp_i64(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
   return (x > y) - (x < y);
 }
 
-/* Smallest gap counted as long, or INT64_MAX when gaps do not split clearly in two. */
-static int64_t long_gap_threshold(const ovl_seq_item *items, size_t n) {
+/* Smallest gap counted as long, or INT64_MAX when gaps do not split clearly in two. gaps:
+** scratch for n - 1 of them (sorted in place: equal gaps are alike). */
+static int64_t long_gap_threshold(const ovl_seq_item *items, size_t n, int64_t *gaps) {
   if (n < 3) return INT64_MAX;
-  int64_t *gaps = malloc((n - 1) * sizeof *gaps);
-  if (!gaps) return INT64_MAX;
   for (size_t i = 1; i < n; i++) gaps[i - 1] = items[i].launch - items[i - 1].launch;
-  ovl_qsort(gaps, n - 1, sizeof *gaps, cmp_i64);
+  ovl_sort_inplace(gaps, n - 1, sizeof *gaps, cmp_i64);
   int64_t threshold = INT64_MAX;
   double best = 2.0;
   for (size_t k = 0; k + 1 < n - 1; k++) {
@@ -27,7 +27,6 @@ static int64_t long_gap_threshold(const ovl_seq_item *items, size_t n) {
       threshold = gaps[k + 1];
     }
   }
-  free(gaps);
   return threshold;
 }
 
@@ -38,12 +37,14 @@ static uint64_t mix(uint64_t sig, int long_gap) {
   return x ^ (x >> 29);
 }
 
-size_t ovl_infer_periodic_steps(const ovl_seq_item *items, size_t n, long *step_of, size_t *period) {
-  *period = 0;
+size_t ovl_infer_periodic_steps(const ovl_seq_item *items, size_t n, ovl_periodic_steps *out) {
+  memset(out, 0, sizeof *out);
   if (n < 2) return 0;
-  uint64_t *tok = malloc(n * sizeof *tok);
-  if (!tok) return 0;
-  int64_t threshold = long_gap_threshold(items, n);
+  /* one block: the gaps while the threshold is found, then the tokens */
+  void *scratch = malloc(n * sizeof(uint64_t));
+  if (!scratch) return 0;
+  int64_t threshold = long_gap_threshold(items, n, scratch);
+  uint64_t *tok = scratch;
   for (size_t i = 0; i < n; i++) {
     int long_gap = i > 0 && items[i].launch - items[i - 1].launch >= threshold;
     tok[i] = mix(items[i].signature, long_gap);
@@ -81,12 +82,9 @@ size_t ovl_infer_periodic_steps(const ovl_seq_item *items, size_t n, long *step_
       phase = ph;
     }
   }
-  size_t first = region + phase;         /* first step boundary inside the periodic region */
-  size_t step = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (i >= first && (i - first) % p == 0 && i > 0) step++;
-    step_of[i] = (long)step;
-  }
-  *period = p;
-  return (size_t)(step_of[n - 1] + 1);
+  /* A step begins at every item i > 0 of [first, n) with (i - first) % p == 0. */
+  out->first = region + phase;
+  out->period = p;
+  out->nsteps = ovl_periodic_step_of(out, n - 1) + 1;
+  return out->nsteps;
 }

@@ -20,8 +20,20 @@ typedef struct ovl_seq_item {
   int64_t launch;      /* launch time (host, or GPU start when unknown), non-decreasing */
 } ovl_seq_item;
 
-/* Fills step_of[i] for each item and returns the number of steps, or 0 when the sequence
-** shows no repetition (fewer than two periods). *period receives p. */
-size_t ovl_infer_periodic_steps(const ovl_seq_item *items, size_t n, long *step_of, size_t *period);
+/* The steps found: item i's is ovl_periodic_step_of(steps, i), from 0 to nsteps - 1. */
+typedef struct ovl_periodic_steps {
+  size_t nsteps;       /* 0: the sequence shows no repetition (fewer than two periods) */
+  size_t period;       /* p */
+  size_t first;        /* where the first step boundary inside the repeating suffix lies */
+} ovl_periodic_steps;
+
+/* Infers the steps of items[0..n) into *out and returns out->nsteps. Its scratch is one word
+** an item (0 steps when that memory is not there). */
+size_t ovl_infer_periodic_steps(const ovl_seq_item *items, size_t n, ovl_periodic_steps *out);
+
+/* Item i's step: the prefix before the first boundary is step 0, then one step a period. */
+static inline size_t ovl_periodic_step_of(const ovl_periodic_steps *s, size_t i) {
+  return i < s->first ? 0 : (i - s->first) / s->period + (s->first > 0);
+}
 
 #endif

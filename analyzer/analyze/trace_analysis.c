@@ -20,6 +20,7 @@
 #include "base/sane_values.h"
 
 #include "base/huge_pages.h"
+#include "base/sort_inplace.h"
 #include "base/i64map.h"
 #include "base/vec.h"
 #include "step_infer.h"
@@ -34,7 +35,8 @@
 /* Collectives and links                                                               */
 /* ---------------------------------------------------------------------------------- */
 
-_Static_assert(sizeof(ovl_coll_track) == 56, "ovl_coll_track: 56 bytes a collective (trace_analysis_internal.h)");
+_Static_assert(sizeof(ovl_coll_track) == 40, "ovl_coll_track: 40 bytes a collective (trace_analysis_internal.h)");
+_Static_assert(sizeof(ovl_coll_cold) == 16, "ovl_coll_cold: 16 bytes a collective (trace_analysis_internal.h)");
 
 /* Grows the sweep's per-collective state (exposed time, running counts, pieces) from old to
 ** cap entries, once it exists: only the final pass needs it (pass_state_alloc), so the step
@@ -52,15 +54,25 @@ static int grow_pass_state(ovl_run *r, size_t old, size_t cap) {
 
 /* Grows the per-collective arrays to exactly cap entries. They live the whole run and are
 ** touched once each: huge pages when large (base/huge_pages.h). The rows taken from the work
-** stream (coll_cap still 0) have a capacity of their own: realloc keeps them in place. */
+** stream and their other parts (coll_cap still 0) have a capacity of their own: realloc keeps
+** them in place. Only the pass grows them: the cold part exists until it ends. */
 static int grow_colls(ovl_run *r, size_t cap, ovl_err *err) {
   size_t old = r->coll_cap;
+  assert(r->cold);
   ovl_coll_row *recs = old ? ovl_huge_realloc(r->recs, old * sizeof *recs, cap * sizeof *recs)
                            : realloc(r->recs, cap * sizeof *recs);
   if (recs) r->recs = recs;
+  ovl_coll_cold *cold = old ? ovl_huge_realloc(r->cold, old * sizeof *cold, cap * sizeof *cold)
+                            : realloc(r->cold, cap * sizeof *cold);
+  if (cold) r->cold = cold;
+  uint64_t *op_hash = !r->op_hash ? NULL
+                      : old       ? ovl_huge_realloc(r->op_hash, old * sizeof *op_hash, cap * sizeof *op_hash)
+                                  : realloc(r->op_hash, cap * sizeof *op_hash);
+  if (op_hash) r->op_hash = op_hash;
   ovl_coll_track *track = ovl_huge_realloc(r->track, old * sizeof *track, cap * sizeof *track);
   if (track) r->track = track;
-  if (!recs || !track || grow_pass_state(r, old, cap)) return ovl_oom(err, "collectives");
+  if (!recs || !cold || (r->op_hash && !op_hash) || !track || grow_pass_state(r, old, cap))
+    return ovl_oom(err, "collectives");
   r->coll_cap = cap;
   return OVL_OK;
 }
@@ -88,10 +100,11 @@ static int reserve_colls_exact(ovl_run *r, size_t n, ovl_err *err) {
 }
 
 static void reset_track(ovl_run *r, size_t i) {
+  assert(r->cold);  /* the pass has not ended */
   r->track[i].gpu_start = OVL_NONE;
   r->track[i].gpu_end = OVL_NONE;
-  r->track[i].device = OVL_NONE;
-  r->track[i].correlation = OVL_NONE;
+  r->track[i].device = OVL_TRACK_NO_DEVICE;
+  r->cold[i].correlation = OVL_NONE;
   if (r->recs[i].stream_of_work) {  /* the row named no stream: the pass's is undone */
     r->recs[i].stream = OVL_NONE;
     r->recs[i].stream_of_work = 0;
@@ -104,9 +117,11 @@ static void reset_track(ovl_run *r, size_t i) {
   ovl_coll_pieces_clear(&r->cstate, i);
 }
 
-/* The analysis's row of a reader's record: its op hashed and named by enum, its types interned.
-** On error (no memory to intern): ovl_oom's code, the row incomplete. */
-static int make_row(const ovl_coll_rec *rec, ovl_coll_row *row, ovl_err *err) {
+/* The analysis's row of a reader's record, its cold part and the hash of its op's name: its op
+** hashed and named by enum, its types interned. On error (no memory to intern): ovl_oom's
+** code, the row incomplete. */
+static int make_row(const ovl_coll_rec *rec, ovl_coll_row *row, ovl_coll_cold *cold, uint64_t *op_hash,
+                    ovl_err *err) {
   assert(ovl_coll_rank_ok(rec->nranks) && ovl_coll_rank_ok(rec->rank));  /* the reader's range */
   row->id = rec->id;
   row->comm = rec->comm;
@@ -119,34 +134,58 @@ static int make_row(const ovl_coll_rec *rec, ovl_coll_row *row, ovl_err *err) {
   row->stream_of_work = 0;
   row->host_start = rec->host_start;
   row->tid = rec->tid;
-  row->group_id = rec->group_id;
-  row->op_hash = ovl_hash_str(OVL_HASH_SEED, rec->op);
+  cold->group_id = rec->group_id;
+  *op_hash = ovl_hash_str(OVL_HASH_SEED, rec->op);
+  cold->correlation = OVL_NONE;
   row->op = (uint8_t)ovl_op_from_name(rec->op);
   row->has_nccl_names = rec->algorithm[0] || rec->protocol[0];
   return ovl_coll_types_intern(rec->dtype, rec->redop, &row->types) ? ovl_oom(err, "collectives") : OVL_OK;
 }
 
+/* A row with its other parts, as compact_rows first writes them (104 bytes where the record
+** takes 184). */
+typedef struct wide_row {
+  ovl_coll_row row;
+  ovl_coll_cold cold;
+  uint64_t op_hash;
+} wide_row;
+
 /* The rows taken from the work stream (n of them) made the analysis's, in their own array,
-** front to back: row i ends where record i + 1 begins, so no second array. */
+** front to back: row i ends where record i + 1 begins, so no second array. First each record
+** becomes a wide row and the block shrinks to them; then the other parts move to arrays of
+** their own (allocated only now: beside the records they would raise the loading's peak) and
+** the rows close up. */
 static int compact_rows(ovl_run *r, ovl_coll_rec *taken, size_t n, ovl_err *err) {
-  _Static_assert(sizeof(ovl_coll_row) == 96 && sizeof(ovl_coll_row) <= sizeof(ovl_coll_rec),
-                 "ovl_coll_row: 96 bytes, compacted in place (trace_analysis_internal.h)");
+  _Static_assert(sizeof(ovl_coll_row) == 80 && sizeof(wide_row) <= sizeof(ovl_coll_rec),
+                 "ovl_coll_row: 80 bytes, compacted in place (trace_analysis_internal.h)");
   char *base = (char *)taken;
   r->recs = (ovl_coll_row *)(void *)base;  /* the run frees it, whatever happens below */
   for (size_t i = 0; i < n; i++) {
     ovl_coll_rec rec;
     memcpy(&rec, base + i * sizeof rec, sizeof rec);  /* read before the row overwrites it */
-    ovl_coll_row row;
-    int rc = make_row(&rec, &row, err);
-    if (!rc && row.has_nccl_names) {
+    wide_row w;
+    int rc = make_row(&rec, &w.row, &w.cold, &w.op_hash, err);
+    if (!rc && w.row.has_nccl_names) {
       ovl_coll_nccl_names names = {i, {0}, {0}};
       memcpy(names.algorithm, rec.algorithm, sizeof names.algorithm);
       memcpy(names.protocol, rec.protocol, sizeof names.protocol);
       if (OVL_VEC_PUSH(&r->nccl_names, names)) rc = ovl_oom(err, "collectives");
     }
     if (rc) return rc;
-    assert((i + 1) * sizeof row <= (i + 1) * sizeof rec);
-    memcpy(base + i * sizeof row, &row, sizeof row);
+    assert((i + 1) * sizeof w <= (i + 1) * sizeof rec);
+    memcpy(base + i * sizeof w, &w, sizeof w);
+  }
+  char *shrunk = n ? realloc(base, n * sizeof(wide_row)) : NULL;  /* in place: a shrink */
+  if (shrunk) r->recs = (ovl_coll_row *)(void *)(base = shrunk);
+  r->cold = ovl_huge_malloc((n ? n : 1) * sizeof *r->cold);
+  r->op_hash = ovl_huge_malloc((n ? n : 1) * sizeof *r->op_hash);
+  if (!r->cold || !r->op_hash) return ovl_oom(err, "collectives");
+  for (size_t i = 0; i < n; i++) {
+    wide_row w;
+    memcpy(&w, base + i * sizeof w, sizeof w);
+    r->cold[i] = w.cold;
+    r->op_hash[i] = w.op_hash;
+    memcpy(base + i * sizeof w.row, &w.row, sizeof w.row);  /* row i ends before wide row i + 1 */
   }
   return OVL_OK;
 }
@@ -191,7 +230,9 @@ static int synthesize(ovl_run *r, const ovl_work *w, int32_t *index, ovl_err *er
   snprintf(c.op, sizeof c.op, "%s", ovl_op_name(ovl_comm_kernel_op(kernel)));
   const char *dtype = ovl_comm_kernel_dtype(kernel);
   if (dtype) snprintf(c.dtype, sizeof c.dtype, "%s", dtype);
-  if ((rc = make_row(&c, &r->recs[i], err))) return rc;
+  uint64_t op_hash;
+  if ((rc = make_row(&c, &r->recs[i], &r->cold[i], &op_hash, err))) return rc;
+  if (r->op_hash) r->op_hash[i] = op_hash;  /* the final pass's: no step plan reads it */
   reset_track(r, i);
   r->track[i].step = -1;
   r->track[i].closes_step = 0;
@@ -199,12 +240,42 @@ static int synthesize(ovl_run *r, const ovl_work *w, int32_t *index, ovl_err *er
   return OVL_OK;
 }
 
+/* The tracking's index of device (OVL_TRACK_NO_DEVICE: it tracks none there). */
+static uint16_t device_index(const ovl_run *r, int64_t device) {
+  for (size_t i = 0; i < r->ndevice_ids; i++)
+    if (r->device_ids[i] == device) return (uint16_t)i;
+  return OVL_TRACK_NO_DEVICE;
+}
+
+/* The tracking's index of device, which it then names. When it cannot (no memory, too many
+** devices) the pass is told at its end (tracking_failed): OVL_TRACK_NO_DEVICE. */
+static uint16_t device_index_add(ovl_run *r, int64_t device) {
+  uint16_t index = device_index(r, device);
+  if (index != OVL_TRACK_NO_DEVICE) return index;
+  int room = r->ndevice_ids < OVL_TRACK_DEVICES_MAX;
+  int64_t *ids = room ? realloc(r->device_ids, (r->ndevice_ids + 1) * sizeof *ids) : NULL;
+  if (!ids) {
+    r->tracking_failed = room ? OVL_EINTERNAL : OVL_EUSER;
+    return OVL_TRACK_NO_DEVICE;
+  }
+  r->device_ids = ids;
+  ids[r->ndevice_ids] = device;
+  return (uint16_t)r->ndevice_ids++;
+}
+
+/* What tracking_failed says, as the pass's error. */
+static int tracking_error(const ovl_run *r, ovl_err *err) {
+  if (r->tracking_failed == OVL_EINTERNAL) return ovl_oom(err, "devices");
+  return ovl_fail(err, OVL_EUSER, "%s: the trace's GPU work names more than %d devices", ovl_trace_path(r->t),
+                  (int)OVL_TRACK_DEVICES_MAX);
+}
+
 static void track_work(ovl_run *r, int32_t c, const ovl_work *w) {
   ovl_coll_track *t = &r->track[c];
   if (t->gpu_start == OVL_NONE || w->start < t->gpu_start) t->gpu_start = w->start;
   if (t->gpu_end == OVL_NONE || w->end > t->gpu_end) t->gpu_end = w->end;
-  if (t->device == OVL_NONE) t->device = w->device;
-  if (t->correlation == OVL_NONE) t->correlation = w->correlation;
+  if (t->device == OVL_TRACK_NO_DEVICE) t->device = device_index_add(r, w->device);
+  if (r->cold[c].correlation == OVL_NONE) r->cold[c].correlation = w->correlation;
   ovl_coll_row *row = &r->recs[c];
   if (row->stream == OVL_NONE) {  /* a row without a stream takes its first work's */
     row->stream = w->stream;
@@ -253,13 +324,13 @@ static int on_launch_api(void *ctx, const ovl_api_row *row) {
 static int link_synthesized_launches(ovl_run *r, ovl_err *err) {
   size_t n = 0;
   for (size_t i = r->nrows; i < r->ncolls; i++)
-    n += r->recs[i].host_start == OVL_NONE && r->track[i].correlation != OVL_NONE;
+    n += r->recs[i].host_start == OVL_NONE && r->cold[i].correlation != OVL_NONE;
   if (n == 0 || !ovl_trace_has_table(r->t, "api")) return OVL_OK;
   synth_links l = {r, malloc(n * sizeof(synth_link)), 0};
   if (!l.v) return ovl_oom(err, "collective launches");
   for (size_t i = r->nrows; i < r->ncolls; i++)
-    if (r->recs[i].host_start == OVL_NONE && r->track[i].correlation != OVL_NONE)
-      l.v[l.n++] = (synth_link){r->track[i].correlation, i};
+    if (r->recs[i].host_start == OVL_NONE && r->cold[i].correlation != OVL_NONE)
+      l.v[l.n++] = (synth_link){r->cold[i].correlation, i};
   ovl_qsort(l.v, l.n, sizeof *l.v, cmp_synth_link);
   int rc = ovl_trace_scan_api(r->t, 0, on_launch_api, &l, err);
   free(l.v);
@@ -322,10 +393,10 @@ static int add_device(ovl_run *r, int64_t device, ovl_device_pass **out, ovl_err
   return OVL_OK;
 }
 
-static uint64_t coll_signature(const ovl_coll_row *c) {
-  uint64_t h = c->op_hash;
-  h = ovl_hash_word(h, (uint64_t)c->bytes);
-  return ovl_hash_word(h, (uint64_t)c->comm);
+static uint64_t coll_signature(const ovl_run *r, size_t i) {
+  uint64_t h = r->op_hash[i];
+  h = ovl_hash_word(h, (uint64_t)r->recs[i].bytes);
+  return ovl_hash_word(h, (uint64_t)r->recs[i].comm);
 }
 
 typedef struct seq_entry {
@@ -347,51 +418,64 @@ static int64_t seq_launch(const ovl_run *r, size_t i) {
 }
 
 static int64_t seq_device(const ovl_run *r, size_t i) {
-  if (r->track[i].device != OVL_NONE) return r->track[i].device;
+  if (r->track[i].device != OVL_TRACK_NO_DEVICE) return r->device_ids[r->track[i].device];
   return r->recs[i].device != OVL_NONE ? r->recs[i].device : 0;
 }
 
-/* Infers periodic steps for every device from its collectives [0, ncolls). */
+/* Infers periodic steps for every device from its collectives [0, ncolls): per device its
+** collectives in launch order (sorted in place: no two entries are alike), made the step
+** inference's items in place with their indices kept apart, 20 bytes a collective beside
+** the inference's 8 (the rows and their tracking are all there is then). */
 static int plan_periodic(ovl_run *r, ovl_err *err) {
+  _Static_assert(sizeof(seq_entry) == sizeof(ovl_seq_item), "the items are made in place of the entries");
   size_t n = r->ncolls;
-  seq_entry *seq = malloc((n ? n : 1) * sizeof *seq);
-  ovl_seq_item *items = malloc((n ? n : 1) * sizeof *items);
-  long *step_of = malloc((n ? n : 1) * sizeof *step_of);
-  int64_t *devices = malloc((n ? n : 1) * sizeof *devices);
-  int rc = (!seq || !items || !step_of || !devices) ? ovl_oom(err, "step inference") : OVL_OK;
+  assert(r->op_hash && n <= UINT32_MAX);  /* collectives are numbered in 32 bits (ovl_sweep_item.coll) */
+  seq_entry *seq = ovl_huge_malloc((n ? n : 1) * sizeof *seq);
+  uint32_t *order = ovl_huge_malloc((n ? n : 1) * sizeof *order);
+  int64_t *devices = NULL;
+  int rc = (!seq || !order) ? ovl_oom(err, "step inference") : OVL_OK;
   size_t ndev = 0;
   for (size_t i = 0; !rc && i < n; i++) {
     int64_t d = seq_device(r, i);
     size_t k = 0;
     while (k < ndev && devices[k] != d) k++;
-    if (k == ndev) devices[ndev++] = d;
+    if (k < ndev) continue;
+    int64_t *grown = realloc(devices, (ndev + 1) * sizeof *grown);
+    if (!grown) rc = ovl_oom(err, "step inference");
+    else (devices = grown)[ndev++] = d;
   }
   for (size_t k = 0; !rc && k < ndev; k++) {
     size_t m = 0;
     for (size_t i = 0; i < n; i++)
       if (seq_device(r, i) == devices[k]) seq[m++] = (seq_entry){seq_launch(r, i), i};
-    ovl_qsort(seq, m, sizeof *seq, cmp_seq);
-    for (size_t i = 0; i < m; i++) items[i] = (ovl_seq_item){coll_signature(&r->recs[seq[i].coll]), seq[i].launch};
-    size_t period = 0;
-    size_t nsteps = ovl_infer_periodic_steps(items, m, step_of, &period);
-    if (nsteps < 2) continue;
+    ovl_sort_inplace(seq, m, sizeof *seq, cmp_seq);
+    ovl_seq_item *items = (ovl_seq_item *)(void *)seq;
+    for (size_t i = 0; i < m; i++) {
+      seq_entry e;
+      memcpy(&e, &seq[i], sizeof e);
+      order[i] = (uint32_t)e.coll;
+      ovl_seq_item item = {coll_signature(r, e.coll), e.launch};
+      memcpy(&items[i], &item, sizeof item);
+    }
+    ovl_periodic_steps steps;
+    if (ovl_infer_periodic_steps(items, m, &steps) < 2) continue;
     ovl_periodic_plan *p = realloc(r->periodic, (r->nperiodic + 1) * sizeof *p);
     if (!p) {
       rc = ovl_oom(err, "step inference");
       break;
     }
     r->periodic = p;
-    r->periodic[r->nperiodic++] = (ovl_periodic_plan){devices[k], nsteps, period};
+    r->periodic[r->nperiodic++] = (ovl_periodic_plan){devices[k], steps.nsteps, steps.period};
     for (size_t i = 0; i < m; i++) {
-      assert(step_of[i] >= -1 && step_of[i] <= INT32_MAX);  /* steps are fewer than collectives */
-      r->track[seq[i].coll].step = (int32_t)step_of[i];
+      size_t step = ovl_periodic_step_of(&steps, i);
+      assert(step <= INT32_MAX);  /* steps are fewer than collectives */
+      r->track[order[i]].step = (int32_t)step;
       /* The last collective of a step closes its window when its GPU work ends. */
-      if (i + 1 == m || step_of[i + 1] != step_of[i]) r->track[seq[i].coll].closes_step = step_of[i] >= 0;
+      if (i + 1 == m || ovl_periodic_step_of(&steps, i + 1) != step) r->track[order[i]].closes_step = 1;
     }
   }
   free(seq);
-  free(items);
-  free(step_of);
+  free(order);
   free(devices);
   return rc;
 }
@@ -425,11 +509,24 @@ static void reset_pass(ovl_run *r) {
 }
 
 /* After the final pass: what only the pass reads goes before the results are built beside
-** the rest (the running counts, the correlation links). */
+** the rest (the running counts, the correlation links, the collectives' cold part). What the
+** results need of the correlations, the step that launched each collective's work when NVTX
+** steps are projected by correlation, is kept in its tracking. */
 static void end_pass(ovl_run *r) {
   free(r->cstate.running);
   r->cstate.running = NULL;
   ovl_work_stream_drop_links(&r->ws);
+  if (r->method == OVL_STEPS_NVTX && r->hm.by_correlation) {
+    size_t hint = SIZE_MAX;
+    for (size_t c = 0; c < r->ncolls; c++) {
+      long ls = ovl_launch_step_near(&r->hm, r->cold[c].correlation, &hint);
+      assert(ls >= -1 && ls <= INT32_MAX);  /* steps.len at most: fewer than the NVTX rows */
+      r->track[c].step = (int32_t)ls;
+    }
+  }
+  free(r->cold);
+  r->cold = NULL;
+  ovl_heap_trim();  /* what the pass freed in the heap (the links, the running counts, ...) */
 }
 
 /* Opens, closes or starts step windows as work of the device begins. step_hint: the
@@ -586,14 +683,17 @@ static int executes(const ovl_run *r, const int32_t *colls, uint32_t n, uint32_t
   const ovl_coll_row *c = &r->recs[colls[k]];
   if (c->host_start == OVL_NONE) return 1;
   const ovl_coll_row *best = NULL;
+  int64_t best_group = OVL_NONE;
   for (uint32_t i = 0; i < n; i++) {
     const ovl_coll_row *o = &r->recs[colls[i]];
-    if (o->host_start != OVL_NONE && o->host_start <= w->start && (!best || o->host_start > best->host_start))
+    if (o->host_start != OVL_NONE && o->host_start <= w->start && (!best || o->host_start > best->host_start)) {
       best = o;
+      best_group = r->cold[colls[i]].group_id;
+    }
   }
   if (!best) return 1;
   return c == best || c->host_start == best->host_start ||
-         (best->group_id != OVL_NONE && c->group_id == best->group_id);
+         (best_group != OVL_NONE && r->cold[colls[k]].group_id == best_group);
 }
 
 /* The final pass shows its work to the options' observer (analysis.h), if any. */
@@ -671,6 +771,7 @@ static int run_pass(ovl_run *r, size_t window, int prepass, ovl_err *err) {
   }
   ovl_work_stream_close(&r->ws);
   if (rc) return rc;
+  if (r->tracking_failed) return tracking_error(r, err);
   for (size_t i = 0; !prepass && i < r->ndevs; i++)
     if (ovl_sweep_finish(&r->devs[i].sweep)) return ovl_oom(err, "exposed pieces");
   return OVL_OK;
@@ -721,6 +822,9 @@ static void free_run(ovl_run *r) {
   free_devices(r);
   free(r->recs);
   free(r->track);
+  free(r->cold);
+  free(r->op_hash);
+  free(r->device_ids);
   free(r->cstate.exposed);
   free(r->cstate.running);
   free(r->cstate.pieces);
@@ -758,6 +862,8 @@ int ovl_analyze_file(const ovl_analysis_ctx *ctx, const char *path, ovl_rank_res
     }
     if (!rc) rc = plan_periodic(&r, err);
   }
+  free(r.op_hash);  /* the steps are planned */
+  r.op_hash = NULL;
   if (!rc) rc = observe_pass(&r, path, err);
   if (!rc) rc = pass_state_alloc(&r, err);
   if (!rc) {

@@ -16,17 +16,31 @@
 #include "work_stream.h"
 
 /* What the pass learns about each collective (rows first, then ones inferred from kernels).
-** One per collective: 56 bytes (what is rare, a copy after it, is kept apart; the stream of
-** its first GPU work goes into its row when the row names none: ovl_coll_row.stream). */
+** One per collective: 40 bytes (what is rare, a copy after it, is kept apart; the stream of
+** its first GPU work goes into its row when the row names none: ovl_coll_row.stream; the
+** correlation of its first GPU work, which only the pass reads, in ovl_coll_cold). */
 typedef struct ovl_coll_track {
   int64_t gpu_start, gpu_end;  /* hull of its GPU work; OVL_NONE when none was seen */
-  int64_t device, correlation; /* of its first GPU work */
   int64_t compute_before;      /* end of the last compute kernel that started before it */
   int64_t compute_after;       /* start of the first compute kernel at or after its end */
-  int32_t step;                /* periodic plans: its step; else -1 until results */
+  int32_t step;                /* periodic plans: its step; NVTX steps projected by correlation:
+                               ** its launch's (ovl_launch_step), set as the pass ends; else -1 */
+  uint16_t device;             /* of its first GPU work: index in ovl_run.device_ids, or
+                               ** OVL_TRACK_NO_DEVICE */
   uint8_t closes_step;         /* periodic plans: it is the last of its step */
   uint8_t has_d2h;             /* a device-to-host copy right after it is in the run's copies */
 } ovl_coll_track;
+
+#define OVL_TRACK_NO_DEVICE UINT16_MAX
+#define OVL_TRACK_DEVICES_MAX (OVL_TRACK_NO_DEVICE - 1)  /* distinct devices a run can tell apart */
+
+/* What only the pass reads of a collective: 16 bytes, given back as the pass ends (end_pass),
+** so the rows and the tracking are all that is left of the collectives when the results are
+** built beside them. */
+typedef struct ovl_coll_cold {
+  int64_t group_id;            /* the row's: which calls one piece of work executes (executes()) */
+  int64_t correlation;         /* of its first GPU work; OVL_NONE when none was seen */
+} ovl_coll_cold;
 
 /* A device-to-host copy right after a collective (few have one). */
 typedef struct ovl_coll_copy {
@@ -35,17 +49,17 @@ typedef struct ovl_coll_copy {
 } ovl_coll_copy;
 
 /* A collectives row as the analysis keeps it: load/trace_reader.h's ovl_coll_rec less its
-** texts and the fields no stage reads (count, peer, host end), 96 bytes a collective where
+** texts and the fields no stage reads (count, peer, host end), 80 bytes a collective where
 ** the row takes 184 (converted in place as the rows are taken over). The operation is kept
-** as its ovl_op and as the hash of its name as the trace gives it (what the step inference
-** compares), the data type and reduction interned (coll_types.h), rank and rank count in 32
-** bits (the reader keeps them in 0..INT32_MAX; -1: unknown); NCCL's algorithm and protocol,
-** which few rows name, in the run's nccl_names. */
+** as its ovl_op (the hash of its name as the trace gives it, what the step inference
+** compares, in ovl_run.op_hash; the group, which only the pass reads, in ovl_coll_cold),
+** the data type and reduction interned (coll_types.h), rank and rank count in 32 bits (the
+** reader keeps them in 0..INT32_MAX; -1: unknown); NCCL's algorithm and protocol, which few
+** rows name, in the run's nccl_names. */
 typedef struct ovl_coll_row {
   int64_t id, comm, seq, bytes, device;
   int64_t stream;              /* the row's, else (stream_of_work) its first GPU work's */
-  int64_t host_start, tid, group_id;
-  uint64_t op_hash;            /* ovl_hash_str(OVL_HASH_SEED, the op's name) */
+  int64_t host_start, tid;
   int32_t rank32, nranks32;    /* -1: unknown (OVL_NONE) */
   uint32_t types;              /* dtype and redop (coll_types.h) */
   uint8_t op;                  /* ovl_op */
@@ -101,6 +115,13 @@ typedef struct ovl_run {
   ovl_coll_row *recs;
   OVL_VEC(ovl_coll_nccl_names) nccl_names;  /* of the rows that have them, by row */
   ovl_coll_track *track;
+  ovl_coll_cold *cold;         /* NULL once the pass has ended (end_pass) */
+  uint64_t *op_hash;           /* ovl_hash_str(OVL_HASH_SEED, the op's name), what the step plan
+                               ** compares: NULL once the steps are planned (ovl_analyze_file) */
+  int64_t *device_ids;         /* the devices the tracking names (ovl_coll_track.device) */
+  size_t ndevice_ids;
+  int tracking_failed;         /* 0, or why a device got no index: OVL_EINTERNAL (no memory),
+                               ** OVL_EUSER (too many) */
   ovl_coll_state cstate;       /* the sweep's: allocated for the final pass only */
   OVL_VEC(ovl_coll_copy) copies;  /* one per collective with has_d2h, in pass order */
   size_t ncolls, nrows, coll_cap, npresynth, next_synth;

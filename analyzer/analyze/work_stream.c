@@ -5,6 +5,7 @@
 
 #include "load/comm_names.h"
 
+#include "base/sort_inplace.h"
 #include "base/vec.h"
 
 #include <assert.h>
@@ -84,27 +85,43 @@ static int load_links(ovl_work_stream *s, ovl_err *err) {
   ovl_launch_rec *links = NULL;
   size_t nlinks = 0;
   int rc = ovl_trace_read_launches(s->t, &links, &nlinks, err);
-  link_pair *pairs = rc ? NULL : malloc((nlinks ? nlinks : 1) * sizeof *pairs);
-  if (!rc && !pairs) rc = ovl_oom(err, "collective links");
+  /* The pairs are made in place of the links (pair n from link i >= n), sorted in place, and
+  ** their correlations close up in place too: beside the collectives rows, the links' block
+  ** is all the links take (with glibc's qsort and copies, three times as much). */
+  _Static_assert(sizeof(link_pair) == sizeof(ovl_launch_rec) && sizeof(int64_t) <= sizeof(link_pair),
+                 "the links become their pairs, and the pairs their correlations, in place");
+  char *block = (char *)links;
   size_t n = 0, hint = 0;
   for (size_t i = 0; !rc && i < nlinks; i++) {
-    int64_t at = links[i].correlation != OVL_NONE ? row_of_id(&v, links[i].collective, &hint) : -1;
-    if (at >= 0) pairs[n++] = (link_pair){links[i].correlation, (int32_t)(sorted ? sorted[at].row : at)};
+    ovl_launch_rec l;
+    memcpy(&l, block + i * sizeof l, sizeof l);
+    int64_t at = l.correlation != OVL_NONE ? row_of_id(&v, l.collective, &hint) : -1;
+    if (at < 0) continue;
+    link_pair p = {l.correlation, (int32_t)(sorted ? sorted[at].row : at)};
+    memcpy(block + n++ * sizeof p, &p, sizeof p);
   }
   free(sorted);
-  free(links);
   if (!rc) {
-    ovl_qsort(pairs, n, sizeof *pairs, cmp_link);
-    s->link_corr = malloc((n ? n : 1) * sizeof *s->link_corr);
+    /* cmp_link orders (correlation, coll): pairs that compare equal are equal */
+    ovl_sort_inplace(block, n, sizeof(link_pair), cmp_link);
     s->link_coll = malloc((n ? n : 1) * sizeof *s->link_coll);
-    if (!s->link_corr || !s->link_coll) rc = ovl_oom(err, "collective links");
-    for (size_t i = 0; !rc && i < n; i++) {
-      s->link_corr[i] = pairs[i].correlation;
-      s->link_coll[i] = pairs[i].coll;
+    if (!s->link_coll) rc = ovl_oom(err, "collective links");
+  }
+  if (!rc) {
+    for (size_t i = 0; i < n; i++) {
+      link_pair p;
+      memcpy(&p, block + i * sizeof p, sizeof p);
+      s->link_coll[i] = p.coll;
+      memcpy(block + i * sizeof p.correlation, &p.correlation, sizeof p.correlation);  /* within pair i / 2 */
     }
+    char *shrunk = realloc(block, (n ? n : 1) * sizeof *s->link_corr);  /* a shrink, or room for none */
+    if (shrunk) block = shrunk;
+    else if (!block) rc = ovl_oom(err, "collective links");
+    s->link_corr = (int64_t *)(void *)block;
+    block = NULL;
     if (!rc) s->nlinks = n;
   }
-  free(pairs);
+  free(block);
   return rc;
 }
 

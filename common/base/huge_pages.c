@@ -5,6 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 void ovl_huge_range(uintptr_t addr, size_t bytes, uintptr_t *lo, uintptr_t *hi) {
   const uintptr_t page = OVL_HUGE_PAGE_BYTES;
@@ -50,4 +53,10 @@ void *ovl_huge_realloc(void *p, size_t old_bytes, size_t new_bytes) {
   memcpy(q, p, old_bytes);
   free(p);
   return q;
+}
+
+void ovl_heap_trim(void) {
+#if defined(__GLIBC__)
+  (void)malloc_trim(0);
+#endif
 }

@@ -38,4 +38,11 @@ void *ovl_huge_malloc(size_t bytes);
 ** On failure returns NULL and p is unchanged. */
 void *ovl_huge_realloc(void *p, size_t old_bytes, size_t new_bytes);
 
+/* Gives the allocator's free pages back to the kernel where it keeps them (glibc: malloc_trim;
+** elsewhere nothing). glibc serves blocks below its mmap threshold, which grows to 32 MiB once
+** a larger block is freed, from its heap, and keeps the pages of those freed there resident:
+** a stage that frees many such blocks (the analysis pass's) calls this before the next one
+** allocates beside what is left. */
+void ovl_heap_trim(void);
+
 #endif
