@@ -92,7 +92,7 @@ static void basic_calls(void) {
   }
   /* The split communicator's single call is the one whose comm differs from the rest. */
   int64_t main_comm = c[0].comm == c[1].comm ? c[0].comm : c[2].comm;
-  ovl_coll_rec child = {0}, *calls = malloc(APP_NCALLS * sizeof *calls);
+  ovl_coll_rec child = {.op = ""}, *calls = malloc(APP_NCALLS * sizeof *calls);
   size_t k = 0;
   for (size_t i = 0; i < n; i++) {
     if (c[i].comm == main_comm && k < APP_NCALLS) calls[k++] = c[i];

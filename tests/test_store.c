@@ -251,6 +251,16 @@ static void batched_collectives(void) {
   }
   CHECK_I64(wrong, 0);
   CHECK_I64(assigned, 1070);
+  /* the texts are the trace's, one copy each; the long name cut to OVL_COLL_TEXT_BYTES - 1 */
+  int shared = 1;
+  for (size_t i = 1; i < n; i++) shared &= c[i].dtype == c[0].dtype && c[i].protocol == c[0].protocol;
+  CHECK(shared);
+  for (size_t i = 0; i < n; i++) {
+    if (c[i].id != 1100) continue;
+    CHECK_I64(strlen(c[i].op), OVL_COLL_TEXT_BYTES - 1);
+    CHECK(strspn(c[i].op, "x") == OVL_COLL_TEXT_BYTES - 1);
+    CHECK(c[i].op != c[i - 1].op && c[i].op != c[i + 1].op);
+  }
   free(c);
   ovl_trace_close(t);
 }

@@ -167,8 +167,8 @@ static int compact_rows(ovl_run *r, ovl_coll_rec *taken, size_t n, ovl_err *err)
     int rc = make_row(&rec, &w.row, &w.cold, &w.op_hash, err);
     if (!rc && w.row.has_nccl_names) {
       ovl_coll_nccl_names names = {i, {0}, {0}};
-      memcpy(names.algorithm, rec.algorithm, sizeof names.algorithm);
-      memcpy(names.protocol, rec.protocol, sizeof names.protocol);
+      snprintf(names.algorithm, sizeof names.algorithm, "%s", rec.algorithm);
+      snprintf(names.protocol, sizeof names.protocol, "%s", rec.protocol);
       if (OVL_VEC_PUSH(&r->nccl_names, names)) rc = ovl_oom(err, "collectives");
     }
     if (rc) return rc;
@@ -227,9 +227,13 @@ static int synthesize(ovl_run *r, const ovl_work *w, int32_t *index, ovl_err *er
   c.device = w->device;
   c.stream = w->stream;
   const char *kernel = ovl_trace_string(r->t, w->name);
-  snprintf(c.op, sizeof c.op, "%s", ovl_op_name(ovl_comm_kernel_op(kernel)));
-  const char *dtype = ovl_comm_kernel_dtype(kernel);
-  if (dtype) snprintf(c.dtype, sizeof c.dtype, "%s", dtype);
+  char op[OVL_COLL_TEXT_BYTES], dtype[OVL_COLL_TEXT_BYTES] = "";  /* cut as the reader cuts */
+  snprintf(op, sizeof op, "%s", ovl_op_name(ovl_comm_kernel_op(kernel)));
+  const char *kernel_dtype = ovl_comm_kernel_dtype(kernel);
+  if (kernel_dtype) snprintf(dtype, sizeof dtype, "%s", kernel_dtype);
+  c.op = op;
+  c.dtype = dtype;
+  c.redop = c.algorithm = c.protocol = "";
   uint64_t op_hash;
   if ((rc = make_row(&c, &r->recs[i], &r->cold[i], &op_hash, err))) return rc;
   if (r->op_hash) r->op_hash[i] = op_hash;  /* the final pass's: no step plan reads it */

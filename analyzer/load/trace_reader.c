@@ -15,6 +15,7 @@
 #include "base/huge_pages.h"
 #include "base/i64map.h"
 #include "base/sane_values.h"
+#include "base/strmap.h"
 #include "base/text_clean.h"
 #include "base/vec.h"
 
@@ -40,6 +41,7 @@ struct ovl_trace {
   ovl_bad_rows bad;
   int counted;               /* in open_traces */
   struct api_scan *api_scan; /* the api scan running on db: ovl_push_api's rows go to it */
+  ovl_strmap coll_texts;     /* the collectives rows' texts (ovl_coll_rec.op ...) */
 };
 
 /* ---------------------------------------------------------------------------------- */
@@ -260,6 +262,7 @@ void ovl_trace_close(ovl_trace *t) {
   for (size_t i = 0; i < t->nstrings; i++) free(t->strings[i]);
   free(t->strings);
   ovl_i64map_free(&t->string_index);
+  ovl_strmap_free(&t->coll_texts);
   free(t->path);
   free(t);
 }
@@ -436,6 +439,19 @@ static size_t collectives_hint(ovl_trace *t) {
   return max_id > 0 && max_id <= file_bytes / min_row_bytes ? (size_t)max_id : 0;
 }
 
+/* A collectives row's text column i (cut to len - 1 bytes) as the trace's interned copy; the
+** previous row's when equal (rows repeat a few values: one compare instead of a hash).
+** NULL when memory runs out. */
+static const char *coll_text(ovl_trace *t, sqlite3_stmt *st, int i, size_t len, const char **last) {
+  char buf[OVL_COLL_TEXT_BYTES];
+  assert(len <= sizeof buf);
+  col_text(st, i, buf, len);
+  if (*last && strcmp(*last, buf) == 0) return *last;
+  const char *kept = ovl_strmap_intern(&t->coll_texts, buf);
+  if (kept) *last = kept;
+  return kept;
+}
+
 int ovl_trace_read_collectives(ovl_trace *t, ovl_coll_rec **out, size_t *n, ovl_err *err) {
   *out = NULL;
   *n = 0;
@@ -454,6 +470,7 @@ int ovl_trace_read_collectives(ovl_trace *t, ovl_coll_rec **out, size_t *n, ovl_
   if (hint && (v.items = ovl_huge_malloc(hint * sizeof *v.items))) v.cap = hint;
   int src = SQLITE_DONE;
   t->bad.collectives = 0;
+  const char *last[5] = {NULL, NULL, NULL, NULL, NULL};  /* per text column: the previous row's */
   while (!rc && (src = sqlite3_step(st)) == SQLITE_ROW) {
     ovl_coll_rec c;
     row_malformed = 0;
@@ -462,11 +479,11 @@ int ovl_trace_read_collectives(ovl_trace *t, ovl_coll_rec **out, size_t *n, ovl_
     c.rank = col_int(st, 2);
     c.nranks = col_int(st, 3);
     c.seq = col_int(st, 4);
-    col_text(st, 5, c.op, sizeof c.op);
+    c.op = coll_text(t, st, 5, OVL_COLL_TEXT_BYTES, &last[0]);
     c.count = col_int(st, 6);
-    col_text(st, 7, c.dtype, sizeof c.dtype);
+    c.dtype = coll_text(t, st, 7, OVL_COLL_TEXT_BYTES, &last[1]);
     c.bytes = col_int(st, 8);
-    col_text(st, 9, c.redop, sizeof c.redop);
+    c.redop = coll_text(t, st, 9, OVL_COLL_TEXT_BYTES, &last[2]);
     c.peer = col_int(st, 10);
     c.device = col_int(st, 11);
     c.stream = col_int(st, 12);
@@ -474,8 +491,12 @@ int ovl_trace_read_collectives(ovl_trace *t, ovl_coll_rec **out, size_t *n, ovl_
     c.host_end = col_int(st, 14);
     c.tid = col_int(st, 15);
     c.group_id = col_int(st, 16);
-    col_text(st, 17, c.algorithm, sizeof c.algorithm);
-    col_text(st, 18, c.protocol, sizeof c.protocol);
+    c.algorithm = coll_text(t, st, 17, OVL_COLL_TEXT_BYTES, &last[3]);
+    c.protocol = coll_text(t, st, 18, OVL_COLL_PROTOCOL_BYTES, &last[4]);
+    if (!c.op || !c.dtype || !c.redop || !c.algorithm || !c.protocol) {
+      rc = ovl_oom(err, "collectives");
+      break;
+    }
     if (row_malformed || c.id == OVL_NONE || !c.op[0] || !opt_time_ok(c.host_start) || !opt_time_ok(c.host_end) ||
         (c.host_start != OVL_NONE && c.host_end != OVL_NONE && c.host_end < c.host_start) ||
         !opt_size_ok(c.bytes, OVL_BYTES_LIMIT) || !opt_size_ok(c.count, OVL_BYTES_LIMIT) ||

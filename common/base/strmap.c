@@ -67,6 +67,15 @@ int ovl_strmap_get(const ovl_strmap *m, const char *key, int64_t *val) {
   return 1;
 }
 
+const char *ovl_strmap_intern(ovl_strmap *m, const char *key) {
+  if (m->mask) {
+    size_t s = find_slot(m, key, hash_str(key));
+    if (m->keys[s]) return m->keys[s];
+  }
+  if (ovl_strmap_put(m, key, 0)) return NULL;
+  return m->keys[find_slot(m, key, hash_str(key))];  /* grow() moves the pointers, not the copies */
+}
+
 void ovl_strmap_free(ovl_strmap *m) {
   for (size_t i = 0; m->mask && i <= m->mask; i++) free(m->keys[i]);
   free(m->keys);

@@ -20,6 +20,9 @@ typedef struct ovl_strmap {
 int ovl_strmap_put(ovl_strmap *m, const char *key, int64_t val);
 /* Returns 1 and sets *val when found, else 0. */
 int ovl_strmap_get(const ovl_strmap *m, const char *key, int64_t *val);
+/* The map's own copy of key (put with value 0 when absent): a pointer that stays valid until
+** ovl_strmap_free, so equal texts share one copy. NULL when memory runs out. */
+const char *ovl_strmap_intern(ovl_strmap *m, const char *key);
 void ovl_strmap_free(ovl_strmap *m);
 
 #endif
