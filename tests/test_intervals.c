@@ -295,9 +295,72 @@ static void test_invariant_asserts(void) {
 #endif
 }
 
+/* Exposed pieces longer than a slot's 32-bit length (4.3 s): a first piece that is long from the
+** start, one that grows past the limit, long first pieces followed by more, and more pieces
+** than are kept (the last stretched), all read back exactly (sweep.h's ovl_piece_slot). */
+static void test_long_pieces(void) {
+  const int64_t S = 1000000000;  /* 1 s in ns */
+  enum { N = 5 };
+  const ovl_sweep_item comm[] = {
+      {0, 10 * S, OVL_CLASS_COMM, NULL, 1, 0, -1, -1},                /* 0: alone for 10 s */
+      {20 * S, 30 * S, OVL_CLASS_COMM, NULL, 1, 1, -1, -1},           /* 1: three pieces */
+      {40 * S, 43 * S, OVL_CLASS_COMM, NULL, 1, 2, -1, -1},           /* 2: grows 2 -> 3 -> 5 s */
+      {42 * S, 45 * S, OVL_CLASS_COMM, NULL, 1, 2, -1, -1},
+      {50 * S, 70 * S, OVL_CLASS_COMM, NULL, 1, 3, -1, -1},           /* 3: 6 s, then 13 s */
+      {100 * S, 120 * S, OVL_CLASS_COMM, NULL, 1, 4, -1, -1},         /* 4: five pieces, four kept */
+  };
+  const int64_t compute[][2] = {{21 * S, 22 * S}, {25 * S, 25 * S + S / 2}, {56 * S, 57 * S}, {106 * S, 107 * S},
+                                {108 * S, 109 * S}, {110 * S, 111 * S}, {112 * S, 113 * S}};
+  ovl_sweep_item items[sizeof comm / sizeof *comm + sizeof compute / sizeof *compute];
+  size_t n = 0, ic = 0, ik = 0;
+  while (ic < sizeof comm / sizeof *comm || ik < sizeof compute / sizeof *compute) {  /* by start */
+    if (ik == sizeof compute / sizeof *compute || (ic < sizeof comm / sizeof *comm && comm[ic].start <= compute[ik][0]))
+      items[n++] = comm[ic++];
+    else
+      items[n++] = (ovl_sweep_item){compute[ik][0], compute[ik][1], OVL_CLASS_COMPUTE, NULL, 0, -1, -1, -1}, ik++;
+  }
+  ovl_step_windows win;
+  CHECK(ovl_windows_init(&win, 0) == 0);
+  int64_t exposed[N] = {0};
+  int32_t running[N] = {0};
+  ovl_piece_slot slots[N];
+  ovl_coll_state cs = {exposed, running, slots, N, NULL, 0, 0, 0};
+  for (int k = 0; k < N; k++) ovl_coll_pieces_clear(&cs, (size_t)k);
+  ovl_sweep sw;
+  CHECK(ovl_sweep_init(&sw, &win, &cs) == 0);
+  for (size_t i = 0; i < n; i++) CHECK(ovl_sweep_add(&sw, &items[i]) == 0);
+  CHECK(ovl_sweep_finish(&sw) == 0);
+  static const struct {
+    int n, exact;
+    int64_t start[OVL_EXPOSED_PIECES], end[OVL_EXPOSED_PIECES];
+  } want[N] = {
+      {1, 1, {0}, {10 * S}},
+      {3, 1, {20 * S, 22 * S, 25 * S + S / 2}, {21 * S, 25 * S, 30 * S}},
+      {1, 1, {40 * S}, {45 * S}},
+      {2, 1, {50 * S, 57 * S}, {56 * S, 70 * S}},
+      {4, 0, {100 * S, 107 * S, 109 * S, 111 * S}, {106 * S, 108 * S, 110 * S, 120 * S}},
+  };
+  for (int k = 0; k < N; k++) {
+    ovl_exposed_pieces p;
+    ovl_coll_pieces_get(&cs, (size_t)k, &p);
+    CHECK_I64(p.n, want[k].n);
+    CHECK_I64(p.exact, want[k].exact);
+    for (int j = 0; j < want[k].n && j < p.n; j++) {
+      CHECK_I64(p.start[j], want[k].start[j]);
+      CHECK_I64(p.end[j], want[k].end[j]);
+    }
+  }
+  CHECK_I64(exposed[0], 10 * S);
+  CHECK_I64(exposed[2], 5 * S);
+  ovl_sweep_free(&sw);
+  ovl_coll_pieces_free(&cs);
+  ovl_windows_free(&win);
+}
+
 int main(void) {
   test_algebra();
   test_sweep();
+  test_long_pieces();
   test_invariant_asserts();
   return check_summary();
 }

@@ -53,8 +53,18 @@ int64_t ovl_exposed_within(const int64_t *bounds, int n, int64_t lo, int64_t hi)
   return total;
 }
 
+_Static_assert(sizeof(ovl_piece_slot) == 16, "a collective's piece slot: 16 bytes (sweep.h)");
+_Static_assert(OVL_EXPOSED_PIECES < 8, "ovl_piece_slot.n holds up to OVL_EXPOSED_PIECES in 3 bits");
+
 void ovl_coll_pieces_clear(ovl_coll_state *cs, size_t c) {
-  cs->pieces[c] = (ovl_piece_slot){0, 0, 0, 0, 1};
+  cs->pieces[c] = (ovl_piece_slot){.start = 0, .len = 0, .more = 0, .n = 0, .exact = 1};
+}
+
+/* The end of p's first piece (p->n > 0). */
+static int64_t first_end(const ovl_coll_state *cs, const ovl_piece_slot *p) {
+  if (p->len != OVL_PIECE_LONG) return (int64_t)((uint64_t)p->start + p->len);
+  assert(p->more > 0 && p->more <= cs->nmore);
+  return cs->more[p->more - 1].first_end;
 }
 
 void ovl_coll_pieces_restart(ovl_coll_state *cs) {
@@ -69,7 +79,7 @@ void ovl_coll_pieces_get(const ovl_coll_state *cs, size_t c, ovl_exposed_pieces 
   out->exact = p->exact;
   if (p->n == 0) return;
   out->start[0] = p->start;
-  out->end[0] = p->end;
+  out->end[0] = first_end(cs, p);
   if (p->n == 1) return;
   assert(p->more > 0 && p->more <= cs->nmore);
   const ovl_piece_more *m = &cs->more[p->more - 1];
@@ -85,11 +95,12 @@ void ovl_coll_pieces_free(ovl_coll_state *cs) {
   cs->nmore = cs->more_cap = 0;
 }
 
-/* A block for a collective's second piece: its index + 1, or 0 when out of memory. */
+/* A block for a collective's pieces after the first (or its first's end): its index + 1, or 0
+** when out of memory (or of the OVL_PIECE_BLOCKS_MAX a slot can name). */
 static uint32_t take_block(ovl_coll_state *cs) {
   if (cs->nmore == cs->more_cap) {
     size_t cap = cs->more_cap ? cs->more_cap * 2 : 256;
-    if (cap > UINT32_MAX - 1) cap = UINT32_MAX - 1;
+    if (cap > OVL_PIECE_BLOCKS_MAX) cap = OVL_PIECE_BLOCKS_MAX;
     ovl_piece_more *m = cap > cs->more_cap ? realloc(cs->more, cap * sizeof *m) : NULL;
     if (!m) return 0;
     cs->more = m;
@@ -98,31 +109,56 @@ static uint32_t take_block(ovl_coll_state *cs) {
   return (uint32_t)++cs->nmore;
 }
 
+/* p's block, taken now if it has none; NULL (pieces_failed set) when none can be had. */
+static ovl_piece_more *block_of(ovl_coll_state *cs, ovl_piece_slot *p) {
+  if (!p->more) {
+    uint32_t k = take_block(cs);
+    if (!k) {
+      cs->pieces_failed = 1;
+      return NULL;
+    }
+    p->more = k;
+  }
+  return &cs->more[p->more - 1];
+}
+
+/* Sets the end of p's first piece (>= its start): in its length, or in its block when too long. */
+static void set_first_end(ovl_coll_state *cs, ovl_piece_slot *p, int64_t end) {
+  uint64_t len = (uint64_t)end - (uint64_t)p->start;  /* end >= start: exact, even across 2^63 */
+  if (p->len != OVL_PIECE_LONG && len < OVL_PIECE_LONG) {
+    p->len = (uint32_t)len;
+    return;
+  }
+  ovl_piece_more *m = block_of(cs, p);
+  if (!m) return;
+  m->first_end = end;
+  p->len = OVL_PIECE_LONG;
+}
+
 /* Adds [a, b) to collective c's exposed pieces (segments arrive in time order). */
 static void add_piece(ovl_coll_state *cs, size_t c, int64_t a, int64_t b) {
   ovl_piece_slot *p = &cs->pieces[c];
   if (p->n == 0) {
     p->start = a;
-    p->end = b;
+    p->len = 0;
     p->n = 1;
+    set_first_end(cs, p, b);
     return;
   }
-  if (p->n == 1 && p->end < a) {
-    if (!(p->more = take_block(cs))) {
-      cs->pieces_failed = 1;
-      return;
-    }
-  }
-  ovl_piece_more *m = p->more ? &cs->more[p->more - 1] : NULL;
-  int64_t *last_end = p->n == 1 ? &p->end : &m->end[p->n - 2];
-  if (*last_end >= a) {
-    if (b > *last_end) *last_end = b;
+  int64_t last_end = p->n == 1 ? first_end(cs, p) : cs->more[p->more - 1].end[p->n - 2];
+  if (last_end >= a) {  /* it continues the last piece */
+    if (b <= last_end) return;
+    if (p->n == 1) set_first_end(cs, p, b);
+    else cs->more[p->more - 1].end[p->n - 2] = b;
   } else if (p->n < OVL_EXPOSED_PIECES) {
+    ovl_piece_more *m = block_of(cs, p);
+    if (!m) return;
     m->start[p->n - 1] = a;
     m->end[p->n - 1] = b;
     p->n++;
-  } else {
-    *last_end = b;
+  } else {  /* no room: the last piece stretched over the rest */
+    if (p->n == 1) set_first_end(cs, p, b);
+    else cs->more[p->more - 1].end[p->n - 2] = b;
     p->exact = 0;
   }
 }

@@ -36,7 +36,18 @@
 /* ---------------------------------------------------------------------------------- */
 
 _Static_assert(sizeof(ovl_coll_track) == 40, "ovl_coll_track: 40 bytes a collective (trace_analysis_internal.h)");
-_Static_assert(sizeof(ovl_coll_cold) == 16, "ovl_coll_cold: 16 bytes a collective (trace_analysis_internal.h)");
+/* Collective c's group: OVL_NONE when none (or no row names one). */
+static int64_t coll_group(const ovl_run *r, size_t c) { return r->group_of ? r->group_of[c] : OVL_NONE; }
+
+/* The correlation of collective c's first GPU work: OVL_NONE when none was seen or c's is not
+** kept (c < corr_first). */
+static int64_t coll_corr(const ovl_run *r, size_t c) {
+  return c >= r->corr_first ? r->corr_of[c - r->corr_first] : OVL_NONE;
+}
+
+static void set_coll_corr(ovl_run *r, size_t c, int64_t correlation) {
+  if (c >= r->corr_first) r->corr_of[c - r->corr_first] = correlation;
+}
 
 /* Grows the sweep's per-collective state (exposed time, running counts, pieces) from old to
 ** cap entries, once it exists: only the final pass needs it (pass_state_alloc), so the step
@@ -55,23 +66,25 @@ static int grow_pass_state(ovl_run *r, size_t old, size_t cap) {
 /* Grows the per-collective arrays to exactly cap entries. They live the whole run and are
 ** touched once each: huge pages when large (base/huge_pages.h). The rows taken from the work
 ** stream and their other parts (coll_cap still 0) have a capacity of their own: realloc keeps
-** them in place. Only the pass grows them: the cold part exists until it ends. */
+** them in place. Only the pass grows them: the groups and correlations exist until it ends. */
 static int grow_colls(ovl_run *r, size_t cap, ovl_err *err) {
   size_t old = r->coll_cap;
-  assert(r->cold);
+  assert(!r->pass_over && cap >= r->corr_first);
   ovl_coll_row *recs = old ? ovl_huge_realloc(r->recs, old * sizeof *recs, cap * sizeof *recs)
                            : realloc(r->recs, cap * sizeof *recs);
   if (recs) r->recs = recs;
-  ovl_coll_cold *cold = old ? ovl_huge_realloc(r->cold, old * sizeof *cold, cap * sizeof *cold)
-                            : realloc(r->cold, cap * sizeof *cold);
-  if (cold) r->cold = cold;
+  int64_t *group_of = r->group_of ? realloc(r->group_of, cap * sizeof *group_of) : NULL;
+  if (group_of) r->group_of = group_of;
+  int64_t *corr_of = realloc(r->corr_of, (cap - r->corr_first ? cap - r->corr_first : 1) * sizeof *corr_of);
+  if (corr_of) r->corr_of = corr_of;
   uint64_t *op_hash = !r->op_hash ? NULL
                       : old       ? ovl_huge_realloc(r->op_hash, old * sizeof *op_hash, cap * sizeof *op_hash)
                                   : realloc(r->op_hash, cap * sizeof *op_hash);
   if (op_hash) r->op_hash = op_hash;
   ovl_coll_track *track = ovl_huge_realloc(r->track, old * sizeof *track, cap * sizeof *track);
   if (track) r->track = track;
-  if (!recs || !cold || (r->op_hash && !op_hash) || !track || grow_pass_state(r, old, cap))
+  if (!recs || (r->group_of && !group_of) || !corr_of || (r->op_hash && !op_hash) || !track ||
+      grow_pass_state(r, old, cap))
     return ovl_oom(err, "collectives");
   r->coll_cap = cap;
   return OVL_OK;
@@ -100,11 +113,11 @@ static int reserve_colls_exact(ovl_run *r, size_t n, ovl_err *err) {
 }
 
 static void reset_track(ovl_run *r, size_t i) {
-  assert(r->cold);  /* the pass has not ended */
+  assert(!r->pass_over);
   r->track[i].gpu_start = OVL_NONE;
   r->track[i].gpu_end = OVL_NONE;
   r->track[i].device = OVL_TRACK_NO_DEVICE;
-  r->cold[i].correlation = OVL_NONE;
+  set_coll_corr(r, i, OVL_NONE);
   if (r->recs[i].stream_of_work) {  /* the row named no stream: the pass's is undone */
     r->recs[i].stream = OVL_NONE;
     r->recs[i].stream_of_work = 0;
@@ -117,11 +130,10 @@ static void reset_track(ovl_run *r, size_t i) {
   ovl_coll_pieces_clear(&r->cstate, i);
 }
 
-/* The analysis's row of a reader's record, its cold part and the hash of its op's name: its op
+/* The analysis's row of a reader's record, its group and the hash of its op's name: its op
 ** hashed and named by enum, its types interned. On error (no memory to intern): ovl_oom's
 ** code, the row incomplete. */
-static int make_row(const ovl_coll_rec *rec, ovl_coll_row *row, ovl_coll_cold *cold, uint64_t *op_hash,
-                    ovl_err *err) {
+static int make_row(const ovl_coll_rec *rec, ovl_coll_row *row, int64_t *group, uint64_t *op_hash, ovl_err *err) {
   assert(ovl_coll_rank_ok(rec->nranks) && ovl_coll_rank_ok(rec->rank));  /* the reader's range */
   row->id = rec->id;
   row->comm = rec->comm;
@@ -134,19 +146,18 @@ static int make_row(const ovl_coll_rec *rec, ovl_coll_row *row, ovl_coll_cold *c
   row->stream_of_work = 0;
   row->host_start = rec->host_start;
   row->tid = rec->tid;
-  cold->group_id = rec->group_id;
+  *group = rec->group_id;
   *op_hash = ovl_hash_str(OVL_HASH_SEED, rec->op);
-  cold->correlation = OVL_NONE;
   row->op = (uint8_t)ovl_op_from_name(rec->op);
   row->has_nccl_names = rec->algorithm[0] || rec->protocol[0];
   return ovl_coll_types_intern(rec->dtype, rec->redop, &row->types) ? ovl_oom(err, "collectives") : OVL_OK;
 }
 
-/* A row with its other parts, as compact_rows first writes them (104 bytes where the record
-** takes 184). */
+/* A row with its other parts, as compact_rows first writes them (96 bytes where the record
+** takes 152). */
 typedef struct wide_row {
   ovl_coll_row row;
-  ovl_coll_cold cold;
+  int64_t group;
   uint64_t op_hash;
 } wide_row;
 
@@ -160,11 +171,12 @@ static int compact_rows(ovl_run *r, ovl_coll_rec *taken, size_t n, ovl_err *err)
                  "ovl_coll_row: 80 bytes, compacted in place (trace_analysis_internal.h)");
   char *base = (char *)taken;
   r->recs = (ovl_coll_row *)(void *)base;  /* the run frees it, whatever happens below */
+  int grouped = 0;                         /* a row names a group */
   for (size_t i = 0; i < n; i++) {
     ovl_coll_rec rec;
     memcpy(&rec, base + i * sizeof rec, sizeof rec);  /* read before the row overwrites it */
     wide_row w;
-    int rc = make_row(&rec, &w.row, &w.cold, &w.op_hash, err);
+    int rc = make_row(&rec, &w.row, &w.group, &w.op_hash, err);
     if (!rc && w.row.has_nccl_names) {
       ovl_coll_nccl_names names = {i, {0}, {0}};
       snprintf(names.algorithm, sizeof names.algorithm, "%s", rec.algorithm);
@@ -174,16 +186,20 @@ static int compact_rows(ovl_run *r, ovl_coll_rec *taken, size_t n, ovl_err *err)
     if (rc) return rc;
     assert((i + 1) * sizeof w <= (i + 1) * sizeof rec);
     memcpy(base + i * sizeof w, &w, sizeof w);
+    grouped |= w.group != OVL_NONE;
   }
   char *shrunk = n ? realloc(base, n * sizeof(wide_row)) : NULL;  /* in place: a shrink */
   if (shrunk) r->recs = (ovl_coll_row *)(void *)(base = shrunk);
-  r->cold = ovl_huge_malloc((n ? n : 1) * sizeof *r->cold);
+  /* no correlation kept for the rows yet (ovl_analyze_file decides, keep_row_correlations) */
+  r->corr_first = n;
+  r->corr_of = malloc(sizeof *r->corr_of);
+  if (grouped) r->group_of = ovl_huge_malloc((n ? n : 1) * sizeof *r->group_of);
   r->op_hash = ovl_huge_malloc((n ? n : 1) * sizeof *r->op_hash);
-  if (!r->cold || !r->op_hash) return ovl_oom(err, "collectives");
+  if ((grouped && !r->group_of) || !r->corr_of || !r->op_hash) return ovl_oom(err, "collectives");
   for (size_t i = 0; i < n; i++) {
     wide_row w;
     memcpy(&w, base + i * sizeof w, sizeof w);
-    r->cold[i] = w.cold;
+    if (r->group_of) r->group_of[i] = w.group;
     r->op_hash[i] = w.op_hash;
     memcpy(base + i * sizeof w.row, &w.row, sizeof w.row);  /* row i ends before wide row i + 1 */
   }
@@ -235,7 +251,9 @@ static int synthesize(ovl_run *r, const ovl_work *w, int32_t *index, ovl_err *er
   c.dtype = dtype;
   c.redop = c.algorithm = c.protocol = "";
   uint64_t op_hash;
-  if ((rc = make_row(&c, &r->recs[i], &r->cold[i], &op_hash, err))) return rc;
+  int64_t group;
+  if ((rc = make_row(&c, &r->recs[i], &group, &op_hash, err))) return rc;
+  if (r->group_of) r->group_of[i] = group;
   if (r->op_hash) r->op_hash[i] = op_hash;  /* the final pass's: no step plan reads it */
   reset_track(r, i);
   r->track[i].step = -1;
@@ -279,7 +297,7 @@ static void track_work(ovl_run *r, int32_t c, const ovl_work *w) {
   if (t->gpu_start == OVL_NONE || w->start < t->gpu_start) t->gpu_start = w->start;
   if (t->gpu_end == OVL_NONE || w->end > t->gpu_end) t->gpu_end = w->end;
   if (t->device == OVL_TRACK_NO_DEVICE) t->device = device_index_add(r, w->device);
-  if (r->cold[c].correlation == OVL_NONE) r->cold[c].correlation = w->correlation;
+  if (coll_corr(r, (size_t)c) == OVL_NONE) set_coll_corr(r, (size_t)c, w->correlation);
   ovl_coll_row *row = &r->recs[c];
   if (row->stream == OVL_NONE) {  /* a row without a stream takes its first work's */
     row->stream = w->stream;
@@ -328,13 +346,13 @@ static int on_launch_api(void *ctx, const ovl_api_row *row) {
 static int link_synthesized_launches(ovl_run *r, ovl_err *err) {
   size_t n = 0;
   for (size_t i = r->nrows; i < r->ncolls; i++)
-    n += r->recs[i].host_start == OVL_NONE && r->cold[i].correlation != OVL_NONE;
+    n += r->recs[i].host_start == OVL_NONE && coll_corr(r, i) != OVL_NONE;
   if (n == 0 || !ovl_trace_has_table(r->t, "api")) return OVL_OK;
   synth_links l = {r, malloc(n * sizeof(synth_link)), 0};
   if (!l.v) return ovl_oom(err, "collective launches");
   for (size_t i = r->nrows; i < r->ncolls; i++)
-    if (r->recs[i].host_start == OVL_NONE && r->cold[i].correlation != OVL_NONE)
-      l.v[l.n++] = (synth_link){r->cold[i].correlation, i};
+    if (r->recs[i].host_start == OVL_NONE && coll_corr(r, i) != OVL_NONE)
+      l.v[l.n++] = (synth_link){coll_corr(r, i), i};
   ovl_qsort(l.v, l.n, sizeof *l.v, cmp_synth_link);
   int rc = ovl_trace_scan_api(r->t, 0, on_launch_api, &l, err);
   free(l.v);
@@ -512,24 +530,42 @@ static void reset_pass(ovl_run *r) {
   for (size_t i = 0; i < r->ncolls; i++) reset_track(r, i);
 }
 
+/* From now on the correlation of every collective's first work is kept, not only the inferred
+** ones': NVTX steps projected by correlation read them all as the pass ends (end_pass). */
+static int keep_row_correlations(ovl_run *r, ovl_err *err) {
+  if (r->corr_first == 0) return OVL_OK;
+  int64_t *all = ovl_huge_malloc((r->coll_cap ? r->coll_cap : 1) * sizeof *all);
+  if (!all) return ovl_oom(err, "collectives");
+  for (size_t c = 0; c < r->corr_first; c++) all[c] = OVL_NONE;
+  for (size_t c = r->corr_first; c < r->ncolls; c++) all[c] = r->corr_of[c - r->corr_first];
+  free(r->corr_of);
+  r->corr_of = all;
+  r->corr_first = 0;
+  return OVL_OK;
+}
+
 /* After the final pass: what only the pass reads goes before the results are built beside
-** the rest (the running counts, the correlation links, the collectives' cold part). What the
-** results need of the correlations, the step that launched each collective's work when NVTX
-** steps are projected by correlation, is kept in its tracking. */
+** the rest (the running counts, the correlation links, the collectives' groups and first
+** correlations). What the results need of the correlations, the step that launched each
+** collective's work when NVTX steps are projected by correlation, is kept in its tracking. */
 static void end_pass(ovl_run *r) {
   free(r->cstate.running);
   r->cstate.running = NULL;
   ovl_work_stream_drop_links(&r->ws);
   if (r->method == OVL_STEPS_NVTX && r->hm.by_correlation) {
+    assert(r->corr_first == 0);  /* every correlation kept (keep_row_correlations) */
     size_t hint = SIZE_MAX;
     for (size_t c = 0; c < r->ncolls; c++) {
-      long ls = ovl_launch_step_near(&r->hm, r->cold[c].correlation, &hint);
+      long ls = ovl_launch_step_near(&r->hm, coll_corr(r, c), &hint);
       assert(ls >= -1 && ls <= INT32_MAX);  /* steps.len at most: fewer than the NVTX rows */
       r->track[c].step = (int32_t)ls;
     }
   }
-  free(r->cold);
-  r->cold = NULL;
+  free(r->group_of);
+  free(r->corr_of);
+  r->group_of = r->corr_of = NULL;
+  r->corr_first = 0;
+  r->pass_over = 1;
   ovl_heap_trim();  /* what the pass freed in the heap (the links, the running counts, ...) */
 }
 
@@ -692,12 +728,12 @@ static int executes(const ovl_run *r, const int32_t *colls, uint32_t n, uint32_t
     const ovl_coll_row *o = &r->recs[colls[i]];
     if (o->host_start != OVL_NONE && o->host_start <= w->start && (!best || o->host_start > best->host_start)) {
       best = o;
-      best_group = r->cold[colls[i]].group_id;
+      best_group = coll_group(r, (size_t)colls[i]);
     }
   }
   if (!best) return 1;
   return c == best || c->host_start == best->host_start ||
-         (best_group != OVL_NONE && r->cold[colls[k]].group_id == best_group);
+         (best_group != OVL_NONE && coll_group(r, (size_t)colls[k]) == best_group);
 }
 
 /* The final pass shows its work to the options' observer (analysis.h), if any. */
@@ -826,7 +862,8 @@ static void free_run(ovl_run *r) {
   free_devices(r);
   free(r->recs);
   free(r->track);
-  free(r->cold);
+  free(r->group_of);
+  free(r->corr_of);
   free(r->op_hash);
   free(r->device_ids);
   free(r->cstate.exposed);
@@ -868,6 +905,7 @@ int ovl_analyze_file(const ovl_analysis_ctx *ctx, const char *path, ovl_rank_res
   }
   free(r.op_hash);  /* the steps are planned */
   r.op_hash = NULL;
+  if (!rc && r.method == OVL_STEPS_NVTX && r.hm.by_correlation) rc = keep_row_correlations(&r, err);
   if (!rc) rc = observe_pass(&r, path, err);
   if (!rc) rc = pass_state_alloc(&r, err);
   if (!rc) {

@@ -18,7 +18,8 @@
 /* What the pass learns about each collective (rows first, then ones inferred from kernels).
 ** One per collective: 40 bytes (what is rare, a copy after it, is kept apart; the stream of
 ** its first GPU work goes into its row when the row names none: ovl_coll_row.stream; the
-** correlation of its first GPU work, which only the pass reads, in ovl_coll_cold). */
+** group and the correlation of its first GPU work, which only the pass reads, in the run's
+** group_of and corr_of). */
 typedef struct ovl_coll_track {
   int64_t gpu_start, gpu_end;  /* hull of its GPU work; OVL_NONE when none was seen */
   int64_t compute_before;      /* end of the last compute kernel that started before it */
@@ -34,14 +35,6 @@ typedef struct ovl_coll_track {
 #define OVL_TRACK_NO_DEVICE UINT16_MAX
 #define OVL_TRACK_DEVICES_MAX (OVL_TRACK_NO_DEVICE - 1)  /* distinct devices a run can tell apart */
 
-/* What only the pass reads of a collective: 16 bytes, given back as the pass ends (end_pass),
-** so the rows and the tracking are all that is left of the collectives when the results are
-** built beside them. */
-typedef struct ovl_coll_cold {
-  int64_t group_id;            /* the row's: which calls one piece of work executes (executes()) */
-  int64_t correlation;         /* of its first GPU work; OVL_NONE when none was seen */
-} ovl_coll_cold;
-
 /* A device-to-host copy right after a collective (few have one). */
 typedef struct ovl_coll_copy {
   int32_t coll;
@@ -52,7 +45,7 @@ typedef struct ovl_coll_copy {
 ** texts and the fields no stage reads (count, peer, host end), 80 bytes a collective where
 ** the row takes 184 (converted in place as the rows are taken over). The operation is kept
 ** as its ovl_op (the hash of its name as the trace gives it, what the step inference
-** compares, in ovl_run.op_hash; the group, which only the pass reads, in ovl_coll_cold),
+** compares, in ovl_run.op_hash; the group, which only the pass reads, in ovl_run.group_of),
 ** the data type and reduction interned (coll_types.h), rank and rank count in 32 bits (the
 ** reader keeps them in 0..INT32_MAX; -1: unknown); NCCL's algorithm and protocol, which few
 ** rows name, in the run's nccl_names. */
@@ -115,7 +108,16 @@ typedef struct ovl_run {
   ovl_coll_row *recs;
   OVL_VEC(ovl_coll_nccl_names) nccl_names;  /* of the rows that have them, by row */
   ovl_coll_track *track;
-  ovl_coll_cold *cold;         /* NULL once the pass has ended (end_pass) */
+  /* What only the pass reads of a collective, given back as it ends (end_pass), and kept only
+  ** where it tells something (8 bytes a collective each, 21 MB over 1.37 M collectives): each
+  ** row's group (which calls one piece of work executes), NULL when no row names one; the
+  ** correlation of each collective's first GPU work (OVL_NONE: none seen), corr_of[c -
+  ** corr_first] for collectives c >= corr_first: the inferred ones only (corr_first = nrows,
+  ** for their launches), or every one when NVTX steps are projected by correlation (0). */
+  int64_t *group_of;
+  int64_t *corr_of;
+  size_t corr_first;
+  int pass_over;               /* end_pass has run: no more collectives */
   uint64_t *op_hash;           /* ovl_hash_str(OVL_HASH_SEED, the op's name), what the step plan
                                ** compares: NULL once the steps are planned (ovl_analyze_file) */
   int64_t *device_ids;         /* the devices the tracking names (ovl_coll_track.device) */
