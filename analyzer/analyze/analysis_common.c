@@ -1,6 +1,7 @@
 /* Small helpers on analysis results: see analysis.h. */
 #include "analysis.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,11 +22,41 @@ int ovl_coll_extra_is_none(const ovl_coll_extra *x) {
 }
 
 int ovl_coll_extra_set(ovl_coll_result *c, const ovl_coll_extra *x) {
+  if (c->wide) {
+    *c->extra = *x;  /* the wide values, a flexible array member, are not copied */
+    return 0;
+  }
   free(c->extra);
   c->extra = NULL;
   if (ovl_coll_extra_is_none(x)) return 0;
   if (!(c->extra = malloc(sizeof *c->extra))) return -1;
   *c->extra = *x;
+  return 0;
+}
+
+int ovl_coll_set_wide(ovl_coll_result *c, size_t at, int64_t v) {
+  assert(at % sizeof(int64_t) == 0 && at < sizeof(ovl_coll_wide));
+  if (!c->wide) {
+    ovl_coll_wide w = {.id = ovl_coll_id(c),
+                       .seq = ovl_coll_seq(c),
+                       .stream = ovl_coll_stream(c),
+                       .host_launch = ovl_coll_host_launch(c),
+                       .gpu_end = ovl_coll_gpu_end(c),
+                       .exposed = ovl_coll_exposed(c),
+                       .ready = ovl_coll_ready(c),
+                       .ready_gpu = ovl_coll_ready_gpu(c),
+                       .compute_before = ovl_coll_compute_before(c),
+                       .compute_after = ovl_coll_compute_after(c)};
+    ovl_coll_extra *x = malloc(sizeof *x + sizeof w);
+    if (!x) return -1;
+    *x = *ovl_coll_extra_of(c);
+    x->wide[0] = w;
+    free(c->extra);
+    ovl_coll_begin(c, c->gpu_start);  /* every narrow field OVL_C32_NONE */
+    c->extra = x;
+    c->wide = 1;
+  }
+  memcpy((char *)&c->extra->wide[0] + at, &v, sizeof v);
   return 0;
 }
 
