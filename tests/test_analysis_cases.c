@@ -433,7 +433,8 @@ static void bucket_beyond_32_bits(void) {
 ** one whose times or numbers do not fit is wide and keeps them exactly: a 5 s collective
 ** readied 10 s before it starts, with compute 11 s before and 8 s after its start (times on an
 ** epoch-like clock), and one with a sequence number and stream beyond int32. A collective of
-** the same trace that fits stays narrow. Each keeps its values through the MPI packing. */
+** the same trace that fits stays narrow; an id beyond int32 does not make it wide. Each keeps
+** its values through the MPI packing. */
 static void times_beyond_32_bits(void) {
   const int64_t T = 1700000000000000000, S = 1000000000, US = 1000;
   const char *path = tb_temp_path("times-wide.sqlite");
@@ -495,6 +496,15 @@ static void times_beyond_32_bits(void) {
   CHECK_I64(ovl_coll_ready(&c[2]), OVL_NONE);
   CHECK_I64(ovl_coll_compute_before(&c[2]), T + 30 * S + 300 * US);
   CHECK_I64(ovl_coll_compute_after(&c[2]), OVL_NONE);
+  /* an id beyond int32 (the tracer tags the plugin's calls in the top bits) is kept in the
+  ** extra, without making the collective wide */
+  const int64_t tagged = (int64_t)5 << 60 | (int64_t)1 << 20;
+  CHECK_I64(ovl_coll_set_id(&c[1], tagged), 0);
+  CHECK_I64(ovl_coll_set_id(&c[2], tagged + 1), 0);
+  CHECK(!c[1].wide && c[1].extra);
+  CHECK_I64(ovl_coll_id(&c[1]), tagged);
+  CHECK_I64(ovl_coll_id(&c[2]), tagged + 1);
+  CHECK_I64(ovl_coll_seq(&c[2]), seq);
   /* the MPI packing carries them exactly, wide or not */
   ovl_bytes one = {0};
   ovl_rank_pack(&r[0], &one);
@@ -528,6 +538,14 @@ static void times_beyond_32_bits(void) {
   CHECK_I64(ovl_coll_extra_set(&c[0], &ovl_coll_extra_none), 0);
   CHECK(ovl_coll_extra_is_none(ovl_coll_extra_of(&c[0])));
   CHECK_I64(ovl_coll_gpu_end(&c[0]), T + 17 * S);
+  /* and an id in the extra stays when the extra's facts are replaced, or set back */
+  CHECK_I64(ovl_coll_extra_set(&c[1], &x), 0);
+  CHECK_I64(ovl_coll_id(&c[1]), tagged);
+  CHECK_I64(ovl_coll_extra_of(&c[1])->d2h_bytes, 4);
+  CHECK_I64(ovl_coll_set_id(&c[1], 7), 0);
+  CHECK_I64(ovl_coll_id(&c[1]), 7);
+  CHECK_I64(ovl_coll_extra_set(&c[1], &ovl_coll_extra_none), 0);
+  CHECK(!c[1].extra && ovl_coll_id(&c[1]) == 7);
   release(r, n);
   remove(path);
 }

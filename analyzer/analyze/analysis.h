@@ -102,11 +102,11 @@ typedef struct ovl_coll_diag {
 _Static_assert(OVL_ROLE_BEFORE_WINDOW < 8, "ovl_coll_diag.role holds an ovl_coll_role in 3 bits");
 
 /* The exact values of a wide collective (ovl_coll_result.wide): one whose numbers do not all fit
-** the 32-bit fields that keep them (a time an int32 away from its GPU start, an id, sequence
-** number or stream beyond int32): clocks that disagree, a readiness seconds early, a collective
-** that hangs. Kept after its extra, read through the accessors below. */
+** the 32-bit fields that keep them (a time an int32 away from its GPU start, a sequence number
+** or stream beyond int32): clocks that disagree, a readiness seconds early, a collective that
+** hangs. Kept after its extra, read through the accessors below. */
 typedef struct ovl_coll_wide {
-  int64_t id, seq, stream, host_launch, gpu_end, exposed, ready, ready_gpu, compute_before, compute_after;
+  int64_t seq, stream, host_launch, gpu_end, exposed, ready, ready_gpu, compute_before, compute_after;
 } ovl_coll_wide;
 
 /* What few collectives have (only NCCL's profiler plugin times channels and names the algorithm
@@ -116,6 +116,10 @@ typedef struct ovl_coll_extra {
   ovl_coll_channels channels;              /* NCCL's timing of its kernel channels (nccl_channels.h) */
   int64_t d2h_start, d2h_end, d2h_bytes;   /* a device-to-host copy right after it; OVL_NONE if none */
   char algorithm[16], protocol[8];         /* NCCL's own account (its profiler plugin); "" when unknown */
+  /* its collectives.id when beyond int32 (ovl_coll_result.id32 then OVL_C32_NONE), else OVL_NONE:
+  ** the tracer's ids of the profiler plugin's calls carry a tag in their top bits, and those
+  ** calls have an extra anyway (its 8 bytes fit in the same malloc chunk) */
+  int64_t id;
   /* a wide collective's exact values (wide[0]), allocated with it only then: a plugin's trace,
   ** whose every collective has an extra, does not pay for them (a copy of the struct leaves
   ** them out) */
@@ -147,9 +151,10 @@ typedef struct ovl_coll_cross {
 **
 ** Narrow fields (the *32 ones but step, nranks32 and rank32): its id, sequence number, stream
 ** and exposed time as int32, its other times as int32 offsets from gpu_start, OVL_C32_NONE for
-** OVL_NONE. A collective with one value that does not fit is wide: every narrow value is then
-** kept exactly in its extra (ovl_coll_wide) and its narrow fields are all OVL_C32_NONE (so a
-** read of a narrow collective tests the field alone). Read them through ovl_coll_id() ...
+** OVL_NONE. An id beyond int32 is kept in its extra (ovl_coll_extra.id). A collective with
+** another value that does not fit is wide: every narrow value but the id is then kept exactly in
+** its extra (ovl_coll_wide) and those narrow fields are all OVL_C32_NONE (so a read of a narrow
+** collective tests the field alone). Read them through ovl_coll_id() ...
 ** ovl_coll_compute_after(), write them through ovl_coll_set_*(), after ovl_coll_begin() has set
 ** gpu_start: it is not changed after (a change would move the times kept relative to it). */
 typedef struct ovl_coll_result {
@@ -190,8 +195,8 @@ typedef struct ovl_coll_result {
   ovl_coll_diag diag;      /* {OVL_ROLE_OTHER, -1} until the gradient phase is measured */
   ovl_coll_cross *cross;   /* NULL unless matched on every rank of its job */
   /* what few collectives have, kept apart (owned by the collective: ovl_rank_result_free frees
-  ** it), with a wide collective's values; NULL when it would equal ovl_coll_extra_none and the
-  ** collective is not wide. Read it through ovl_coll_extra_of. */
+  ** it), with a wide collective's values and an id beyond int32; NULL when it would equal
+  ** ovl_coll_extra_none and the collective is not wide. Read it through ovl_coll_extra_of. */
   ovl_coll_extra *extra;
 } ovl_coll_result;
 
@@ -210,8 +215,8 @@ static inline int ovl_c32_fits(int64_t v, int64_t base, int64_t *d) {
          (uint64_t)(*d + INT32_MAX) <= 2 * (uint64_t)INT32_MAX;
 }
 
-/* Makes c wide (its narrow values copied into a wide extra, its narrow fields OVL_C32_NONE)
-** and writes v at byte `at` of its ovl_coll_wide. -1: no memory (c unchanged). */
+/* Makes c wide (its narrow values but the id copied into a wide extra, their fields
+** OVL_C32_NONE) and writes v at byte `at` of its ovl_coll_wide. -1: no memory (c unchanged). */
 int ovl_coll_set_wide(ovl_coll_result *c, size_t at, int64_t v);
 
 /* Writes v into the narrow field *slot of c (kept relative to base), or into c's wide values
@@ -241,7 +246,6 @@ static inline int ovl_c32_set(ovl_coll_result *c, int32_t *slot, int64_t base, s
 /* The accessors of the narrow values: ovl_coll_X(c) reads X (OVL_NONE when unknown), and
 ** ovl_coll_set_X(c, v) writes it (0, or -1 when memory for a wide collective runs out). The
 ** times are relative to gpu_start, which is set before them. */
-OVL_COLL_NARROW(id, id32, 0)
 OVL_COLL_NARROW(seq, seq32, 0)
 OVL_COLL_NARROW(stream, stream32, 0)
 OVL_COLL_NARROW(exposed, exposed32, 0)
@@ -253,14 +257,52 @@ OVL_COLL_NARROW(compute_before, before32, c->gpu_start)
 OVL_COLL_NARROW(compute_after, after32, c->gpu_start)
 #undef OVL_COLL_NARROW
 
+/* collectives.id; OVL_NONE when inferred from a kernel name. */
+static inline int64_t ovl_coll_id(const ovl_coll_result *c) {
+  return c->id32 != OVL_C32_NONE ? c->id32 : c->extra ? c->extra->id : OVL_NONE;
+}
+/* Sets c's id: in id32, or in its extra when beyond int32. -1: no memory (the id unknown). */
+int ovl_coll_set_id_far(ovl_coll_result *c, int64_t v);
+static inline int ovl_coll_set_id(ovl_coll_result *c, int64_t v) {
+  if (c->extra || v < -(int64_t)INT32_MAX || v > INT32_MAX) return ovl_coll_set_id_far(c, v);
+  c->id32 = (int32_t)v;
+  return 0;
+}
+
 /* Starts a new collective's narrow part: its gpu_start (which the times are kept relative to),
-** every narrow value OVL_NONE, not wide, no extra (c's own is not freed: c is new). */
+** every narrow value OVL_NONE, not wide, no extra (c's own is not freed: c is new). Then
+** ovl_coll_set_values sets all but the id at once, or the setters one by one. */
 static inline void ovl_coll_begin(ovl_coll_result *c, int64_t gpu_start) {
   c->gpu_start = gpu_start;
   c->wide = 0;
   c->extra = NULL;
   c->id32 = c->seq32 = c->stream32 = c->exposed32 = OVL_C32_NONE;
   c->launch32 = c->end32 = c->ready32 = c->ready_gpu32 = c->before32 = c->after32 = OVL_C32_NONE;
+}
+
+/* Makes c (not wide) wide with the values w. -1: no memory (c unchanged). */
+int ovl_coll_widen(ovl_coll_result *c, const ovl_coll_wide *w);
+
+/* 1 when v is OVL_NONE or within int32 of base, written into *slot. */
+static inline int ovl_c32_put(int32_t *slot, int64_t v, int64_t base) {
+  int64_t d;
+  if (v == OVL_NONE) *slot = OVL_C32_NONE;
+  else if (ovl_c32_fits(v, base, &d)) *slot = (int32_t)d;
+  else return 0;
+  return 1;
+}
+
+/* Sets every narrow value of c but its id from v: c narrow when they all fit, else wide. c is
+** not wide yet (as ovl_coll_begin leaves it). -1: no memory (c's values then unknown). */
+static inline int ovl_coll_set_values(ovl_coll_result *c, const ovl_coll_wide *v) {
+  int64_t t0 = c->gpu_start;
+  assert(!c->wide);
+  int fit = ovl_c32_put(&c->seq32, v->seq, 0) & ovl_c32_put(&c->stream32, v->stream, 0) &
+            ovl_c32_put(&c->exposed32, v->exposed, 0) & ovl_c32_put(&c->launch32, v->host_launch, t0) &
+            ovl_c32_put(&c->end32, v->gpu_end, t0) & ovl_c32_put(&c->ready32, v->ready, t0) &
+            ovl_c32_put(&c->ready_gpu32, v->ready_gpu, t0) & ovl_c32_put(&c->before32, v->compute_before, t0) &
+            ovl_c32_put(&c->after32, v->compute_after, t0);
+  return fit ? 0 : ovl_coll_widen(c, v);
 }
 
 /* Its communicator's rank count and its rank there; OVL_NONE when unknown. */

@@ -122,27 +122,30 @@ static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out
   const ovl_coll_track *t = &r->track[c];
   memset(out, 0, sizeof *out);
   ovl_coll_begin(out, t->gpu_start);  /* first: the narrow times are kept relative to it */
+  /* stream: the row's, else its first work's (track_work); ready and ready_gpu: assign_readiness' */
+  ovl_coll_wide v = {.seq = rec->seq,
+                     .stream = rec->stream,
+                     .host_launch = rec->host_start,
+                     .gpu_end = t->gpu_end,
+                     .exposed = r->cstate.exposed[c],
+                     .ready = OVL_NONE,
+                     .ready_gpu = OVL_NONE,
+                     .compute_before = t->compute_before,
+                     .compute_after = t->compute_after};
   int failed = ovl_coll_set_id(out, rec->id);
+  failed |= ovl_coll_set_values(out, &v);
   out->op = rec->op;
   out->comm = rec->comm;
-  failed |= ovl_coll_set_seq(out, rec->seq);
   out->nranks32 = rec->nranks32;  /* the reader keeps them in range (make_row) */
   out->rank32 = rec->rank32;
   out->bytes = rec->bytes;
   out->types = rec->types;
-  failed |= ovl_coll_set_stream(out, rec->stream);  /* the row's, else its first work's (track_work) */
-  failed |= ovl_coll_set_host_launch(out, rec->host_start);
-  failed |= ovl_coll_set_gpu_end(out, t->gpu_end);
-  failed |= ovl_coll_set_exposed(out, r->cstate.exposed[c]);
   long bucket = range_value(r->hm.buckets.items, r->hm.buckets.len, rec->host_start, rec->tid);
   assert(bucket >= -1 && bucket <= INT32_MAX);  /* nvtx_conventions.c keeps no larger bucket */
   out->bucket = (int32_t)bucket;
   out->bytes_from_marks = 0;
   long dim = range_value(r->hm.dims.items, r->hm.dims.len, rec->host_start, rec->tid);
   out->pdim.nvtx = dim > 0 ? (unsigned char)dim : 0;
-  /* ready and ready_gpu: OVL_NONE until assign_readiness */
-  failed |= ovl_coll_set_compute_before(out, t->compute_before);
-  failed |= ovl_coll_set_compute_after(out, t->compute_after);
   out->diag = (ovl_coll_diag){OVL_ROLE_OTHER, -1};
   assert(step >= -1 && step <= INT32_MAX);
   out->step = (int32_t)step;
