@@ -212,7 +212,7 @@ _Static_assert(OVL_EXPOSED_PIECES < 8, "ovl_coll_result.npieces holds up to OVL_
 /* 1 when v - base fits a narrow field (|v - base| <= INT32_MAX), into *d; base known. */
 static inline int ovl_c32_fits(int64_t v, int64_t base, int64_t *d) {
   return base != OVL_NONE && !__builtin_sub_overflow(v, base, d) &&
-         (uint64_t)(*d + INT32_MAX) <= 2 * (uint64_t)INT32_MAX;
+         (uint64_t)*d + INT32_MAX <= 2 * (uint64_t)INT32_MAX;
 }
 
 /* Makes c wide (its narrow values but the id copied into a wide extra, their fields
