@@ -4,6 +4,7 @@
 */
 #include "analyze/analysis.h"
 #include "check.h"
+#include "job/rank_pack.h"
 #include "load/comm_names.h"
 #include "trace_builder.h"
 
@@ -58,7 +59,7 @@ static void several_streams(void) {
   CHECK_I64(r[0].n_comm_kernels, 1);
   CHECK_I64(r[0].steps[0].ncolls, 1);
   CHECK(r[0].steps[0].colls[0].op == OVL_OP_ALLREDUCE);
-  CHECK_I64(r[0].steps[0].colls[0].exposed, 50);
+  CHECK_I64(ovl_coll_exposed(&r[0].steps[0].colls[0]), 50);
   CHECK_I64(r[0].steps[0].colls[0].bytes, OVL_NONE);
   CHECK_I64(r[0].steps[0].start, 0);
   CHECK_I64(r[0].steps[0].end, 200);
@@ -85,8 +86,8 @@ static void overlapping_comm(void) {
   CHECK_I64(r[0].steps[0].ncolls, 2);
   const ovl_coll_result *ar = &r[0].steps[0].colls[0], *ag = &r[0].steps[0].colls[1];
   CHECK(ar->op == OVL_OP_ALLREDUCE && ag->op == OVL_OP_ALLGATHER);
-  CHECK_I64(ar->exposed, 80);
-  CHECK_I64(ag->exposed, 60);
+  CHECK_I64(ovl_coll_exposed(ar), 80);
+  CHECK_I64(ovl_coll_exposed(ag), 60);
   CHECK_I64(ar->order, 0);
   CHECK_I64(ag->order, 1);
   /* nccl-tests conventions: AllReduce algbw = bytes/t, busbw x 2(n-1)/n; AllGather moves n x bytes */
@@ -142,11 +143,11 @@ static void zero_length(void) {
   int found = 0;
   for (size_t i = 0; i < r[0].steps[0].ncolls; i++) {
     const ovl_coll_result *c = &r[0].steps[0].colls[i];
-    if (c->id == OVL_NONE) continue;
+    if (ovl_coll_id(c) == OVL_NONE) continue;
     found = 1;
     CHECK_I64(c->gpu_start, 60);
-    CHECK_I64(c->gpu_end, 60);
-    CHECK_I64(c->exposed, 0);
+    CHECK_I64(ovl_coll_gpu_end(c), 60);
+    CHECK_I64(ovl_coll_exposed(c), 0);
     CHECK(isnan(ovl_coll_algbw(c)));
   }
   CHECK(found);
@@ -169,7 +170,7 @@ static void linked_only(void) {
   CHECK_I64(r[0].totals.compute, 30);
   CHECK_I64(r[0].totals.exposed, 70);
   CHECK_I64(r[0].n_comm_kernels, 1);
-  CHECK_I64(r[0].steps[0].colls[0].exposed, 70);
+  CHECK_I64(ovl_coll_exposed(&r[0].steps[0].colls[0]), 70);
   CHECK_I64(r[0].steps[0].colls[0].bytes, 1000);
   release(r, n);
   remove(path);
@@ -247,10 +248,10 @@ static void two_nvtx_steps(int with_api) {
   CHECK_I64(s1->ncolls, 1);
   /* bucket ranges and gradient-ready marks, in both NVTX spellings */
   CHECK_I64(s0->colls[0].bucket, 0);
-  CHECK_I64(s0->colls[0].ready, 15);
+  CHECK_I64(ovl_coll_ready(&s0->colls[0]), 15);
   CHECK_I64(ovl_coll_stall(&s0->colls[0]), 5);
   CHECK_I64(s1->colls[0].bucket, 0);
-  CHECK_I64(s1->colls[0].ready, 505);
+  CHECK_I64(ovl_coll_ready(&s1->colls[0]), 505);
   CHECK_I64(ovl_coll_stall(&s1->colls[0]), 15);
   CHECK_I64(r[0].nmarks, 2);
   CHECK_I64(r[0].marks[0].step, 0);
@@ -458,10 +459,131 @@ static void bucket_beyond_32_bits(void) {
   CHECK(k == 2);
   if (k == 2) {
     CHECK_I64(c[0]->bucket, INT32_MAX);
-    CHECK_I64(c[0]->ready, 15);
+    CHECK_I64(ovl_coll_ready(c[0]), 15);
     CHECK_I64(c[1]->bucket, -1);
-    CHECK_I64(c[1]->ready, OVL_NONE);
+    CHECK_I64(ovl_coll_ready(c[1]), OVL_NONE);
   }
+  release(r, n);
+  remove(path);
+}
+
+/* A collective keeps in 32 bits what lies near its GPU start (ovl_coll_result's narrow fields);
+** one whose times or numbers do not fit is wide and keeps them exactly: a 5 s collective
+** readied 10 s before it starts, with compute 11 s before and 8 s after its start (times on an
+** epoch-like clock), and one with a sequence number and stream beyond int32. A collective of
+** the same trace that fits stays narrow; an id beyond int32 does not make it wide. Each keeps
+** its values through the MPI packing. */
+static void times_beyond_32_bits(void) {
+  const int64_t T = 1700000000000000000, S = 1000000000, US = 1000;
+  const char *path = tb_temp_path("times-wide.sqlite");
+  tb b;
+  tb_open(&b, path);
+  tb_kernel(&b, "gemm", T, T + 1 * S, 0, 1);
+  int64_t k0 = tb_kernel(&b, NCCL_AR, T + 12 * S, T + 17 * S, 0, 3);
+  tb_kernel(&b, "gemm", T + 20 * S, T + 20 * S + 10 * US, 0, 1);
+  tb_collective(&b, "AllReduce", 1500, 2, T + 11 * S + S / 2, k0);
+  tb_nvtx(&b, "ovl", "grad_ready bucket=0 bytes=1500", T + 2 * S, OVL_NONE);
+  tb_nvtx(&b, "ovl", "bucket 0", T + 11 * S, T + 12 * S);
+  /* narrow: everything within microseconds of its start */
+  tb_kernel(&b, "gemm", T + 30 * S - 1000 * US, T + 30 * S - 500 * US, 0, 1);
+  int64_t k1 = tb_kernel(&b, NCCL_AR, T + 30 * S, T + 30 * S + 100 * US, 0, 3);
+  tb_kernel(&b, "gemm", T + 30 * S + 200 * US, T + 30 * S + 300 * US, 0, 1);
+  tb_collective(&b, "AllReduce", 1500, 2, T + 30 * S - 20 * US, k1);
+  tb_nvtx(&b, "ovl", "grad_ready bucket=1 bytes=1500", T + 30 * S - 50 * US, OVL_NONE);
+  tb_nvtx(&b, "ovl", "bucket 1", T + 30 * S - 25 * US, T + 30 * S - 15 * US);
+  /* a sequence number and a stream beyond int32 */
+  const int64_t seq = 6000000000, stream = 5000000000;
+  int64_t k2 = tb_kernel(&b, NCCL_AR, T + 40 * S, T + 40 * S + 100 * US, 0, stream);
+  tb_collective_in(&b, 9, 0, 2, seq, "AllReduce", 1500, T + 40 * S - 20 * US, k2);
+  tb_close(&b);
+  size_t n;
+  ovl_rank_result *r = analyse(path, &n);
+  CHECK_I64(n, 1);
+  CHECK_I64(r[0].nsteps, 1);
+  CHECK_I64(r[0].steps[0].ncolls, 3);
+  CHECK_I64(r[0].nmarks, 2);
+  if (n != 1 || r[0].nsteps != 1 || r[0].steps[0].ncolls != 3 || r[0].nmarks != 2) {
+    release(r, n);
+    return;
+  }
+  ovl_coll_result *c = r[0].steps[0].colls;
+  CHECK(c[0].wide && !c[1].wide && c[2].wide);
+  CHECK_I64(c[0].gpu_start, T + 12 * S);
+  CHECK_I64(ovl_coll_gpu_end(&c[0]), T + 17 * S);
+  CHECK_I64(ovl_coll_host_launch(&c[0]), T + 11 * S + S / 2);
+  CHECK_I64(ovl_coll_ready(&c[0]), T + 2 * S);
+  CHECK_I64(ovl_coll_ready_gpu(&c[0]), r[0].marks[0].gpu_t);
+  CHECK_I64(ovl_coll_stall(&c[0]), 9 * S + S / 2);
+  CHECK_I64(ovl_coll_queueing(&c[0]), S / 2);
+  CHECK_I64(ovl_coll_exposed(&c[0]), 5 * S);
+  CHECK_I64(ovl_coll_compute_before(&c[0]), T + 1 * S);
+  CHECK_I64(ovl_coll_compute_after(&c[0]), T + 20 * S);
+  CHECK_I64(ovl_coll_stream(&c[0]), 3);
+  CHECK_I64(c[1].gpu_start, T + 30 * S);
+  CHECK_I64(ovl_coll_gpu_end(&c[1]), T + 30 * S + 100 * US);
+  CHECK_I64(ovl_coll_host_launch(&c[1]), T + 30 * S - 20 * US);
+  CHECK_I64(ovl_coll_ready(&c[1]), T + 30 * S - 50 * US);
+  CHECK_I64(ovl_coll_ready_gpu(&c[1]), r[0].marks[1].gpu_t);
+  CHECK_I64(ovl_coll_exposed(&c[1]), 100 * US);
+  CHECK_I64(ovl_coll_compute_before(&c[1]), T + 30 * S - 500 * US);
+  CHECK_I64(ovl_coll_compute_after(&c[1]), T + 30 * S + 200 * US);
+  CHECK_I64(ovl_coll_seq(&c[2]), seq);
+  CHECK_I64(ovl_coll_stream(&c[2]), stream);
+  CHECK_I64(ovl_coll_gpu_end(&c[2]), T + 40 * S + 100 * US);
+  CHECK_I64(ovl_coll_host_launch(&c[2]), T + 40 * S - 20 * US);
+  CHECK_I64(ovl_coll_ready(&c[2]), OVL_NONE);
+  CHECK_I64(ovl_coll_compute_before(&c[2]), T + 30 * S + 300 * US);
+  CHECK_I64(ovl_coll_compute_after(&c[2]), OVL_NONE);
+  /* an id beyond int32 (the tracer tags the plugin's calls in the top bits) is kept in the
+  ** extra, without making the collective wide */
+  const int64_t tagged = (int64_t)5 << 60 | (int64_t)1 << 20;
+  CHECK_I64(ovl_coll_set_id(&c[1], tagged), 0);
+  CHECK_I64(ovl_coll_set_id(&c[2], tagged + 1), 0);
+  CHECK(!c[1].wide && c[1].extra);
+  CHECK_I64(ovl_coll_id(&c[1]), tagged);
+  CHECK_I64(ovl_coll_id(&c[2]), tagged + 1);
+  CHECK_I64(ovl_coll_seq(&c[2]), seq);
+  /* the MPI packing carries them exactly, wide or not */
+  ovl_bytes one = {0};
+  ovl_rank_pack(&r[0], &one);
+  ovl_bytes_reader in = {one.data, one.data + one.len, 0};
+  ovl_rank_result copy;
+  ovl_err err = {0};
+  CHECK_I64(ovl_rank_unpack(&in, &copy, &err), OVL_OK);
+  CHECK_I64(copy.nsteps, 1);
+  for (size_t i = 0; copy.nsteps == 1 && i < 3 && i < copy.steps[0].ncolls; i++) {
+    const ovl_coll_result *a = &c[i], *z = &copy.steps[0].colls[i];
+    CHECK(a->wide == z->wide && a->gpu_start == z->gpu_start);
+    CHECK_I64(ovl_coll_id(z), ovl_coll_id(a));
+    CHECK_I64(ovl_coll_seq(z), ovl_coll_seq(a));
+    CHECK_I64(ovl_coll_stream(z), ovl_coll_stream(a));
+    CHECK_I64(ovl_coll_host_launch(z), ovl_coll_host_launch(a));
+    CHECK_I64(ovl_coll_gpu_end(z), ovl_coll_gpu_end(a));
+    CHECK_I64(ovl_coll_exposed(z), ovl_coll_exposed(a));
+    CHECK_I64(ovl_coll_ready(z), ovl_coll_ready(a));
+    CHECK_I64(ovl_coll_ready_gpu(z), ovl_coll_ready_gpu(a));
+    CHECK_I64(ovl_coll_compute_before(z), ovl_coll_compute_before(a));
+    CHECK_I64(ovl_coll_compute_after(z), ovl_coll_compute_after(a));
+  }
+  ovl_rank_result_free(&copy);
+  ovl_bytes_free(&one);
+  /* a wide collective's extra facts are replaced, its wide values kept */
+  ovl_coll_extra x = ovl_coll_extra_none;
+  x.d2h_bytes = 4;
+  CHECK_I64(ovl_coll_extra_set(&c[0], &x), 0);
+  CHECK_I64(ovl_coll_extra_of(&c[0])->d2h_bytes, 4);
+  CHECK_I64(ovl_coll_ready(&c[0]), T + 2 * S);
+  CHECK_I64(ovl_coll_extra_set(&c[0], &ovl_coll_extra_none), 0);
+  CHECK(ovl_coll_extra_is_none(ovl_coll_extra_of(&c[0])));
+  CHECK_I64(ovl_coll_gpu_end(&c[0]), T + 17 * S);
+  /* and an id in the extra stays when the extra's facts are replaced, or set back */
+  CHECK_I64(ovl_coll_extra_set(&c[1], &x), 0);
+  CHECK_I64(ovl_coll_id(&c[1]), tagged);
+  CHECK_I64(ovl_coll_extra_of(&c[1])->d2h_bytes, 4);
+  CHECK_I64(ovl_coll_set_id(&c[1], 7), 0);
+  CHECK_I64(ovl_coll_id(&c[1]), 7);
+  CHECK_I64(ovl_coll_extra_set(&c[1], &ovl_coll_extra_none), 0);
+  CHECK(!c[1].extra && ovl_coll_id(&c[1]) == 7);
   release(r, n);
   remove(path);
 }
@@ -478,6 +600,7 @@ int main(void) {
   two_nvtx_steps(1);
   two_nvtx_steps(0);
   bucket_beyond_32_bits();
+  times_beyond_32_bits();
   two_devices();
   far_devices();
   periodic_steps();

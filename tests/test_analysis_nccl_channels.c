@@ -44,9 +44,9 @@ static void channels(tb *b, int64_t coll, int64_t start, int64_t end, int slow, 
 static const ovl_coll_result *find_coll(const ovl_rank_result *r, int64_t id) {
   for (size_t s = 0; s < r->nsteps; s++)
     for (size_t i = 0; i < r->steps[s].ncolls; i++)
-      if (r->steps[s].colls[i].id == id) return &r->steps[s].colls[i];
+      if (ovl_coll_id(&r->steps[s].colls[i]) == id) return &r->steps[s].colls[i];
   for (size_t i = 0; i < r->nunstepped; i++)
-    if (r->unstepped[i].id == id) return &r->unstepped[i];
+    if (ovl_coll_id(&r->unstepped[i]) == id) return &r->unstepped[i];
   return NULL;
 }
 
@@ -86,13 +86,13 @@ static void test_without_cupti(void) {
   CHECK(ca && cc);
   if (ca && cc) {
     CHECK_I64(ca->gpu_start, t0);  /* placed with gpu_timer_offsets, not the written columns */
-    CHECK_I64(ca->gpu_end, t0 + 100 * US);
+    CHECK_I64(ovl_coll_gpu_end(ca), t0 + 100 * US);
     CHECK_I64(ovl_coll_extra_of(ca)->channels.n, 4);
     CHECK(ovl_coll_extra_of(ca)->channels.timed);
     CHECK_I64(ovl_coll_extra_of(ca)->channels.spread, 300);
     CHECK_I64(ovl_coll_extra_of(cc)->channels.spread, 40 * US + 100);  /* channel 1's late end - channel 0's end */
-    CHECK_I64(cc->gpu_end, t0 + 300 * US + 40 * US - 200);
-    CHECK_I64(cc->exposed, 90 * US - 200);
+    CHECK_I64(ovl_coll_gpu_end(cc), t0 + 300 * US + 40 * US - 200);
+    CHECK_I64(ovl_coll_exposed(cc), 90 * US - 200);
   }
   CHECK(find_coll(r, e) == NULL);  /* no valid channels: no GPU time */
   CHECK_I64(r->channel_facts.collectives, 3);

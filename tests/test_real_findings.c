@@ -337,12 +337,12 @@ static void peer_wait(void) {
         const ovl_coll_result *c = coll_at(&r->steps[s], f->at_ns);
         int blocking = strcmp(f->code, "blocking_collective") == 0, waiting = strcmp(f->code, "peer_wait") == 0;
         if (!c || !(blocking || waiting) || !c->cross || c->cross->wait_ns == OVL_NONE) continue;
-        double wait_share = (double)c->cross->wait_ns / (double)(c->gpu_end - c->gpu_start);
+        double wait_share = (double)c->cross->wait_ns / (double)(ovl_coll_gpu_end(c) - c->gpu_start);
         if (blocking) CHECK(wait_share < 0.5);
         if (waiting) {
           CHECK(wait_share >= 0.5);
           CHECK(strstr(f->message, "the last to arrive") != NULL);
-          CHECK(f->recoverable_ns <= c->exposed);
+          CHECK(f->recoverable_ns <= ovl_coll_exposed(c));
           waits++;
           rank1_waits += r->rank == 1;
         }

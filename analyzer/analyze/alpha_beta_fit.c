@@ -223,7 +223,7 @@ static size_t host_id(const ovl_rank_result *ranks, size_t i) {
 
 static int usable(const ovl_coll_result *c, int gradient_only) {
   if (gradient_only && c->diag.role != OVL_ROLE_GRADIENT) return 0;
-  return c->bytes != OVL_NONE && c->bytes >= 0 && c->gpu_end > c->gpu_start;
+  return c->bytes != OVL_NONE && c->bytes >= 0 && ovl_coll_gpu_end(c) > c->gpu_start;
 }
 
 /* The usable collectives' samples grouped by (communicator, operation), groups in that order
@@ -289,9 +289,9 @@ static int each_sample(const ovl_rank_result *ranks, size_t nranks, int gradient
         const ovl_coll_result *c = &ranks[r].steps[s].colls[i];
         if (!usable(c, gradient_only)) continue;
         int64_t begin = c->gpu_start;
-        if (narr && c->comm != OVL_NONE && c->seq != OVL_NONE) {
-          int64_t last = last_arrival(arr, narr, c->comm, c->seq, host);
-          if (last != OVL_NONE && last > begin && last < c->gpu_end) begin = last;
+        if (narr && c->comm != OVL_NONE && ovl_coll_seq(c) != OVL_NONE) {
+          int64_t last = last_arrival(arr, narr, c->comm, ovl_coll_seq(c), host);
+          if (last != OVL_NONE && last > begin && last < ovl_coll_gpu_end(c)) begin = last;
         }
         if (each(ctx, c, begin)) return -1;
       }
@@ -323,7 +323,7 @@ static int place_sample(void *ctx, const ovl_coll_result *c, int64_t begin) {
   int found;
   fit_key *k = &g->keys[find_key(g, c->comm, c->op, &found)];
   assert(found);
-  g->samples[k->at + k->n++] = (ovl_ab_sample){(double)c->bytes, (double)(c->gpu_end - begin)};
+  g->samples[k->at + k->n++] = (ovl_ab_sample){(double)c->bytes, (double)(ovl_coll_gpu_end(c) - begin)};
   return 0;
 }
 
@@ -337,7 +337,8 @@ static int collect(const ovl_rank_result *ranks, size_t nranks, int gradient_onl
     for (size_t s = 0; !rc && s < ranks[r].nsteps; s++)
       for (size_t i = 0; !rc && i < ranks[r].steps[s].ncolls; i++) {
         const ovl_coll_result *c = &ranks[r].steps[s].colls[i];
-        if (c->comm != OVL_NONE && c->seq != OVL_NONE && OVL_VEC_PUSH(&arr, ((arrival){c->comm, c->seq, host, c->gpu_start})))
+        int64_t seq = ovl_coll_seq(c);
+        if (c->comm != OVL_NONE && seq != OVL_NONE && OVL_VEC_PUSH(&arr, ((arrival){c->comm, seq, host, c->gpu_start})))
           rc = ovl_oom(err, "fit");
       }
   }

@@ -101,6 +101,14 @@ typedef struct ovl_coll_diag {
 #define OVL_READY_ORDER_MAX ((1 << 28) - 1)
 _Static_assert(OVL_ROLE_BEFORE_WINDOW < 8, "ovl_coll_diag.role holds an ovl_coll_role in 3 bits");
 
+/* The exact values of a wide collective (ovl_coll_result.wide): one whose numbers do not all fit
+** the 32-bit fields that keep them (a time an int32 away from its GPU start, a sequence number
+** or stream beyond int32): clocks that disagree, a readiness seconds early, a collective that
+** hangs. Kept after its extra, read through the accessors below. */
+typedef struct ovl_coll_wide {
+  int64_t seq, stream, host_launch, gpu_end, exposed, ready, ready_gpu, compute_before, compute_after;
+} ovl_coll_wide;
+
 /* What few collectives have (only NCCL's profiler plugin times channels and names the algorithm
 ** and protocol; a device-to-host copy right after a collective is rare), kept out of
 ** ovl_coll_result so that the many do not pay for it. */
@@ -108,11 +116,19 @@ typedef struct ovl_coll_extra {
   ovl_coll_channels channels;              /* NCCL's timing of its kernel channels (nccl_channels.h) */
   int64_t d2h_start, d2h_end, d2h_bytes;   /* a device-to-host copy right after it; OVL_NONE if none */
   char algorithm[16], protocol[8];         /* NCCL's own account (its profiler plugin); "" when unknown */
+  /* its collectives.id when beyond int32 (ovl_coll_result.id32 then OVL_C32_NONE), else OVL_NONE:
+  ** the tracer's ids of the profiler plugin's calls carry a tag in their top bits, and those
+  ** calls have an extra anyway (its 8 bytes fit in the same malloc chunk) */
+  int64_t id;
+  /* a wide collective's exact values (wide[0]), allocated with it only then: a plugin's trace,
+  ** whose every collective has an extra, does not pay for them (a copy of the struct leaves
+  ** them out) */
+  ovl_coll_wide wide[];
 } ovl_coll_extra;
 
 /* No channel timing (channels.n = 0, its times OVL_NONE), no copy after it, no algorithm or protocol. */
 extern const ovl_coll_extra ovl_coll_extra_none;
-/* 1 when x holds nothing beyond ovl_coll_extra_none. */
+/* 1 when x holds nothing beyond ovl_coll_extra_none (its wide values aside). */
 int ovl_coll_extra_is_none(const ovl_coll_extra *x);
 
 /* A collective across ranks (job_cross_rank.c), for a call matched on every rank. Its transfer
@@ -131,14 +147,23 @@ typedef struct ovl_coll_cross {
 ** per collective of every rank: keep it small (what follows from other fields is computed by
 ** the accessors below, texts are interned, small numbers are small, and what no stage or output
 ** reads is not kept: the trace's count, peer, group, host end, device and correlation of a call
-** stay in the trace). */
+** stay in the trace).
+**
+** Narrow fields (the *32 ones but step, nranks32 and rank32): its id, sequence number, stream
+** and exposed time as int32, its other times as int32 offsets from gpu_start, OVL_C32_NONE for
+** OVL_NONE. An id beyond int32 is kept in its extra (ovl_coll_extra.id). A collective with
+** another value that does not fit is wide: every narrow value but the id is then kept exactly in
+** its extra (ovl_coll_wide) and those narrow fields are all OVL_C32_NONE (so a read of a narrow
+** collective tests the field alone). Read them through ovl_coll_id() ...
+** ovl_coll_compute_after(), write them through ovl_coll_set_*(), after ovl_coll_begin() has set
+** gpu_start: it is not changed after (a change would move the times kept relative to it). */
 typedef struct ovl_coll_result {
-  int64_t id;              /* collectives.id; OVL_NONE when inferred from a kernel name */
   /* What the cross-rank stage reads of every call of the job (job_cross_rank.c read_call), kept
   ** together: it visits the ranks' calls in matching order, a cache miss per line touched. */
-  int64_t comm, seq, bytes;
-  int64_t host_launch;     /* OVL_NONE when unknown */
-  int64_t gpu_start, gpu_end;
+  int64_t comm, bytes;
+  int64_t gpu_start;
+  int32_t seq32;
+  int32_t launch32, end32; /* host_launch (OVL_NONE when unknown), gpu_end */
   int32_t step;            /* -1 when outside every step (a rank's steps are far fewer than 2^31) */
   /* Rank count and rank of its communicator, -1 when unknown: read through ovl_coll_nranks and
   ** ovl_coll_rank (OVL_NONE then), set through ovl_coll_set_ranks. The reader keeps no other
@@ -146,36 +171,139 @@ typedef struct ovl_coll_result {
   int32_t nranks32, rank32;
   uint8_t op;              /* ovl_op */
   ovl_coll_dim pdim;       /* parallelism dimension and role (job_dims.c); zero until then */
-  /* the rest */
-  int64_t stream;
-  int64_t exposed;         /* ns of its GPU interval with no compute running */
-  int64_t ready;           /* bucket readiness (host time, set only with host_launch); OVL_NONE when unknown */
-  int64_t ready_gpu;       /* the bucket's readiness on the GPU's timeline (its last mark's gpu_t) */
-  int64_t compute_before;  /* end of the last compute kernel that started before it; OVL_NONE if none */
-  int64_t compute_after;   /* start of the first compute kernel at or after its end; OVL_NONE if none */
-  ovl_coll_cross *cross;   /* NULL unless matched on every rank of its job */
-  /* what few collectives have, kept apart (owned by the collective: ovl_rank_result_free frees
-  ** it); NULL when it would equal ovl_coll_extra_none. Read it through ovl_coll_extra_of. */
-  ovl_coll_extra *extra;
-  int order;               /* firing order within its step, from 0 */
-  int32_t bucket;          /* from the `bucket <k>` NVTX range (k <= INT32_MAX: nvtx_conventions.c); -1 when unknown */
-  uint32_t types;          /* its dtype and redop (coll_types.h): read through ovl_coll_dtype/_redop */
   /* Where the exposed time lies: npieces (start, end) pairs from pair pieces_at of the rank's
   ** coll_piece_bounds (pieces_exact as ovl_exposed_pieces.exact), when has_pieces. The
   ** cross-rank stage's input, dropped once it has run. Read through ovl_coll_pieces. */
-  uint32_t pieces_at;
-  ovl_coll_diag diag;      /* {OVL_ROLE_OTHER, -1} until the gradient phase is measured */
-  uint8_t npieces;
-  unsigned pieces_exact : 1, has_pieces : 1;
+  unsigned npieces : 3, pieces_exact : 1, has_pieces : 1;
   unsigned bytes_from_marks : 1;  /* the trace gave no size (a collective known by its kernel
                            ** only, such as an emulated one) and bytes is the sum of its
                            ** bucket's grad_ready marks since the bucket's previous launch */
+  unsigned wide : 1;       /* its narrow values are in its extra (ovl_coll_wide) */
+  /* the rest */
+  int32_t id32;            /* collectives.id; OVL_NONE when inferred from a kernel name */
+  int32_t stream32;
+  int32_t exposed32;       /* ns of its GPU interval with no compute running */
+  int32_t ready32;         /* bucket readiness (host time, set only with host_launch); OVL_NONE when unknown */
+  int32_t ready_gpu32;     /* the bucket's readiness on the GPU's timeline (its last mark's gpu_t) */
+  /* compute_before: end of the last compute kernel that started before it; compute_after: start
+  ** of the first compute kernel at or after its end; OVL_NONE if none */
+  int32_t before32, after32;
+  int order;               /* firing order within its step, from 0 */
+  int32_t bucket;          /* from the `bucket <k>` NVTX range (k <= INT32_MAX: nvtx_conventions.c); -1 when unknown */
+  uint32_t types;          /* its dtype and redop (coll_types.h): read through ovl_coll_dtype/_redop */
+  uint32_t pieces_at;
+  ovl_coll_diag diag;      /* {OVL_ROLE_OTHER, -1} until the gradient phase is measured */
+  ovl_coll_cross *cross;   /* NULL unless matched on every rank of its job */
+  /* what few collectives have, kept apart (owned by the collective: ovl_rank_result_free frees
+  ** it), with a wide collective's values and an id beyond int32; NULL when it would equal
+  ** ovl_coll_extra_none and the collective is not wide. Read it through ovl_coll_extra_of. */
+  ovl_coll_extra *extra;
 } ovl_coll_result;
 
-/* The bound issues 30 and 35 set (240 B before): a job holds one per collective of every rank,
-** and `ovl report --mpi`'s root all ranks' (1.37 M collectives a rank take 220 MB at 160 B). A
-** new field must fit in the 2 bytes left or make room: narrow or compute another. */
-_Static_assert(sizeof(ovl_coll_result) <= 160, "ovl_coll_result must stay within 160 bytes (issues 30, 35)");
+/* The bound issues 30 and 35 set (240 B, then 160 B before): a job holds one per collective of
+** every rank, and `ovl report --mpi`'s root all ranks' (1.37 M collectives a rank take 164 MB at
+** 120 B). A new field must fit in the 3 bytes left or make room: narrow or compute another. */
+_Static_assert(sizeof(ovl_coll_result) <= 120, "ovl_coll_result must stay within 120 bytes (issues 30, 35)");
+_Static_assert(OVL_EXPOSED_PIECES < 8, "ovl_coll_result.npieces holds up to OVL_EXPOSED_PIECES in 3 bits");
+
+/* A narrow field's OVL_NONE, and every narrow field of a wide collective. */
+#define OVL_C32_NONE INT32_MIN
+
+/* 1 when v - base fits a narrow field (|v - base| <= INT32_MAX), into *d; base known. */
+static inline int ovl_c32_fits(int64_t v, int64_t base, int64_t *d) {
+  return base != OVL_NONE && !__builtin_sub_overflow(v, base, d) &&
+         (uint64_t)*d + INT32_MAX <= 2 * (uint64_t)INT32_MAX;
+}
+
+/* Makes c wide (its narrow values but the id copied into a wide extra, their fields
+** OVL_C32_NONE) and writes v at byte `at` of its ovl_coll_wide. -1: no memory (c unchanged). */
+int ovl_coll_set_wide(ovl_coll_result *c, size_t at, int64_t v);
+
+/* Writes v into the narrow field *slot of c (kept relative to base), or into c's wide values
+** (at: the field's offset in ovl_coll_wide) when c is wide or v does not fit. -1: no memory. */
+static inline int ovl_c32_set(ovl_coll_result *c, int32_t *slot, int64_t base, size_t at, int64_t v) {
+  int64_t d;
+  if (!c->wide && (v == OVL_NONE || ovl_c32_fits(v, base, &d))) {
+    *slot = v == OVL_NONE ? OVL_C32_NONE : (int32_t)d;
+    return 0;
+  }
+  return ovl_coll_set_wide(c, at, v);
+}
+
+/* A narrow value: slot + base, else (OVL_C32_NONE) the wide value when c is wide, else
+** OVL_NONE. A field that is not OVL_C32_NONE has its base known (the setters keep it so). */
+#define OVL_COLL_NARROW(name, slot, base)                                                            \
+  static inline int64_t ovl_coll_##name(const ovl_coll_result *c) {                                 \
+    if (c->slot != OVL_C32_NONE) {                                                                   \
+      assert((base) != OVL_NONE);                                                                    \
+      return (base) + c->slot;                                                                       \
+    }                                                                                                \
+    return c->wide ? c->extra->wide[0].name : OVL_NONE;                                              \
+  }                                                                                                  \
+  static inline int ovl_coll_set_##name(ovl_coll_result *c, int64_t v) {                            \
+    return ovl_c32_set(c, &c->slot, base, offsetof(ovl_coll_wide, name), v);                         \
+  }
+/* The accessors of the narrow values: ovl_coll_X(c) reads X (OVL_NONE when unknown), and
+** ovl_coll_set_X(c, v) writes it (0, or -1 when memory for a wide collective runs out). The
+** times are relative to gpu_start, which is set before them. */
+OVL_COLL_NARROW(seq, seq32, 0)
+OVL_COLL_NARROW(stream, stream32, 0)
+OVL_COLL_NARROW(exposed, exposed32, 0)
+OVL_COLL_NARROW(host_launch, launch32, c->gpu_start)
+OVL_COLL_NARROW(gpu_end, end32, c->gpu_start)
+OVL_COLL_NARROW(ready, ready32, c->gpu_start)
+OVL_COLL_NARROW(ready_gpu, ready_gpu32, c->gpu_start)
+OVL_COLL_NARROW(compute_before, before32, c->gpu_start)
+OVL_COLL_NARROW(compute_after, after32, c->gpu_start)
+#undef OVL_COLL_NARROW
+
+/* collectives.id; OVL_NONE when inferred from a kernel name. */
+static inline int64_t ovl_coll_id(const ovl_coll_result *c) {
+  return c->id32 != OVL_C32_NONE ? c->id32 : c->extra ? c->extra->id : OVL_NONE;
+}
+/* Sets c's id: in id32, or in its extra when beyond int32. -1: no memory (the id unknown). */
+int ovl_coll_set_id_far(ovl_coll_result *c, int64_t v);
+static inline int ovl_coll_set_id(ovl_coll_result *c, int64_t v) {
+  if (c->extra || v < -(int64_t)INT32_MAX || v > INT32_MAX) return ovl_coll_set_id_far(c, v);
+  c->id32 = (int32_t)v;
+  return 0;
+}
+
+/* Starts a new collective's narrow part: its gpu_start (which the times are kept relative to),
+** every narrow value OVL_NONE, not wide, no extra (c's own is not freed: c is new). Then
+** ovl_coll_set_values sets all but the id at once, or the setters one by one. */
+static inline void ovl_coll_begin(ovl_coll_result *c, int64_t gpu_start) {
+  c->gpu_start = gpu_start;
+  c->wide = 0;
+  c->extra = NULL;
+  c->id32 = c->seq32 = c->stream32 = c->exposed32 = OVL_C32_NONE;
+  c->launch32 = c->end32 = c->ready32 = c->ready_gpu32 = c->before32 = c->after32 = OVL_C32_NONE;
+}
+
+/* Makes c (not wide) wide with the values w. -1: no memory (c unchanged). */
+int ovl_coll_widen(ovl_coll_result *c, const ovl_coll_wide *w);
+
+/* 1 when v is OVL_NONE or within int32 of base, written into *slot. */
+static inline int ovl_c32_put(int32_t *slot, int64_t v, int64_t base) {
+  int64_t d;
+  if (v == OVL_NONE) *slot = OVL_C32_NONE;
+  else if (ovl_c32_fits(v, base, &d)) *slot = (int32_t)d;
+  else return 0;
+  return 1;
+}
+
+/* Sets every narrow value of c but its id from v: c narrow when they all fit, else wide. c is
+** not wide yet (as ovl_coll_begin leaves it). -1: no memory (c's values then unknown). */
+static inline int ovl_coll_set_values(ovl_coll_result *c, const ovl_coll_wide *v) {
+  int64_t t0 = c->gpu_start;
+  assert(!c->wide);
+  int fit = ovl_c32_put(&c->seq32, v->seq, 0) & ovl_c32_put(&c->stream32, v->stream, 0) &
+            ovl_c32_put(&c->exposed32, v->exposed, 0) & ovl_c32_put(&c->launch32, v->host_launch, t0) &
+            ovl_c32_put(&c->end32, v->gpu_end, t0) & ovl_c32_put(&c->ready32, v->ready, t0) &
+            ovl_c32_put(&c->ready_gpu32, v->ready_gpu, t0) & ovl_c32_put(&c->before32, v->compute_before, t0) &
+            ovl_c32_put(&c->after32, v->compute_after, t0);
+  return fit ? 0 : ovl_coll_widen(c, v);
+}
 
 /* Its communicator's rank count and its rank there; OVL_NONE when unknown. */
 static inline int64_t ovl_coll_nranks(const ovl_coll_result *c) { return c->nranks32 >= 0 ? c->nranks32 : OVL_NONE; }
@@ -194,20 +322,21 @@ static inline void ovl_coll_set_ranks(ovl_coll_result *c, int64_t nranks, int64_
 /* gpu_start - host_launch; OVL_NONE when either is unknown, or when the work starts before its
 ** launch (clocks that disagree, a broken link): the queueing is then unknown, not negative. */
 static inline int64_t ovl_coll_queueing(const ovl_coll_result *c) {
-  return c->host_launch != OVL_NONE && c->gpu_start != OVL_NONE && c->gpu_start >= c->host_launch
-             ? c->gpu_start - c->host_launch
-             : OVL_NONE;
+  int64_t launch = ovl_coll_host_launch(c);
+  return launch != OVL_NONE && c->gpu_start != OVL_NONE && c->gpu_start >= launch ? c->gpu_start - launch : OVL_NONE;
 }
 
 /* The readiness stall: launch - ready (host times); OVL_NONE when the readiness is unknown. */
 static inline int64_t ovl_coll_stall(const ovl_coll_result *c) {
-  return c->ready != OVL_NONE && c->host_launch != OVL_NONE ? c->host_launch - c->ready : OVL_NONE;
+  int64_t ready = ovl_coll_ready(c), launch = ovl_coll_host_launch(c);
+  return ready != OVL_NONE && launch != OVL_NONE ? launch - ready : OVL_NONE;
 }
 
 /* GPU time from the last arrival to the end (its duration less its wait); OVL_NONE when not
 ** matched across ranks. */
 static inline int64_t ovl_coll_transfer_ns(const ovl_coll_result *c) {
-  return c->cross && c->cross->wait_ns != OVL_NONE ? (c->gpu_end - c->gpu_start) - c->cross->wait_ns : OVL_NONE;
+  if (!c->cross || c->cross->wait_ns == OVL_NONE) return OVL_NONE;
+  return (ovl_coll_gpu_end(c) - c->gpu_start) - c->cross->wait_ns;
 }
 
 /* Bus bandwidth over the transfer part; NAN when unknown (not matched, no size, no transfer). */
@@ -222,8 +351,9 @@ static inline double ovl_coll_transfer_busbw(const ovl_coll_result *c) {
 ** collective per call of every rank): the expression is the one the measurement used to store,
 ** so the printed values stay bit-identical. */
 static inline double ovl_coll_algbw(const ovl_coll_result *c) {
-  if (c->bytes == OVL_NONE || c->bytes < 0 || c->gpu_start == OVL_NONE || c->gpu_end == OVL_NONE) return NAN;
-  int64_t dur = c->gpu_end - c->gpu_start;
+  int64_t end = ovl_coll_gpu_end(c);
+  if (c->bytes == OVL_NONE || c->bytes < 0 || c->gpu_start == OVL_NONE || end == OVL_NONE) return NAN;
+  int64_t dur = end - c->gpu_start;
   return dur > 0 ? ovl_algbw_bytes((ovl_op)c->op, c->bytes, ovl_coll_nranks(c)) / (double)dur : NAN;
 }
 
@@ -241,8 +371,9 @@ static inline double ovl_coll_busbw(const ovl_coll_result *c) {
 static inline const char *ovl_coll_dtype(const ovl_coll_result *c) { return ovl_coll_types_dtype(c->types); }
 static inline const char *ovl_coll_redop(const ovl_coll_result *c) { return ovl_coll_types_redop(c->types); }
 
-/* Gives c a copy of x (c's previous one freed), or none (c->extra NULL) when x is none. -1: no
-** memory (c->extra NULL). */
+/* Gives c a copy of x (c's previous one freed), or none (c->extra NULL) when x is none; a wide
+** collective keeps its wide values (and its extra). -1: no memory (c->extra NULL; a wide c
+** cannot fail). */
 int ovl_coll_extra_set(ovl_coll_result *c, const ovl_coll_extra *x);
 
 /* A collective's extra facts, or ovl_coll_extra_none (never NULL). */

@@ -1,6 +1,7 @@
 /* Small helpers on analysis results: see analysis.h. */
 #include "analysis.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,22 +11,77 @@ const ovl_coll_extra ovl_coll_extra_none = {
     .channels = {.n = 0, .start = OVL_NONE, .end = OVL_NONE, .spread = OVL_NONE, .outside = OVL_NONE},
     .d2h_start = OVL_NONE,
     .d2h_end = OVL_NONE,
-    .d2h_bytes = OVL_NONE};
+    .d2h_bytes = OVL_NONE,
+    .id = OVL_NONE};
 
 int ovl_coll_extra_is_none(const ovl_coll_extra *x) {
   const ovl_coll_extra *z = &ovl_coll_extra_none;
   const ovl_coll_channels *a = &x->channels, *b = &z->channels;
   return a->n == b->n && a->start == b->start && a->end == b->end && a->spread == b->spread &&
          a->outside == b->outside && a->timed == b->timed && a->agree == b->agree && x->d2h_start == z->d2h_start &&
-         x->d2h_end == z->d2h_end && x->d2h_bytes == z->d2h_bytes && !x->algorithm[0] && !x->protocol[0];
+         x->d2h_end == z->d2h_end && x->d2h_bytes == z->d2h_bytes && !x->algorithm[0] && !x->protocol[0] &&
+         x->id == z->id;
 }
 
 int ovl_coll_extra_set(ovl_coll_result *c, const ovl_coll_extra *x) {
+  if (!c->extra && ovl_coll_extra_is_none(x)) return 0;  /* the many: nothing to keep, nothing to give */
+  ovl_coll_extra y = *x;  /* the wide values, a flexible array member, are not copied */
+  y.id = ovl_coll_extra_of(c)->id;
+  if (c->wide) {
+    *c->extra = y;
+    return 0;
+  }
   free(c->extra);
   c->extra = NULL;
-  if (ovl_coll_extra_is_none(x)) return 0;
+  if (ovl_coll_extra_is_none(&y)) return 0;
   if (!(c->extra = malloc(sizeof *c->extra))) return -1;
-  *c->extra = *x;
+  *c->extra = y;
+  return 0;
+}
+
+int ovl_coll_set_id_far(ovl_coll_result *c, int64_t v) {
+  int64_t d;
+  int narrow = v != OVL_NONE && ovl_c32_fits(v, 0, &d);
+  c->id32 = narrow ? (int32_t)d : OVL_C32_NONE;
+  int64_t far = narrow ? OVL_NONE : v;
+  if (c->extra) c->extra->id = far;
+  else if (far != OVL_NONE) {
+    if (!(c->extra = malloc(sizeof *c->extra))) return -1;
+    *c->extra = ovl_coll_extra_none;
+    c->extra->id = far;
+  }
+  return 0;
+}
+
+int ovl_coll_widen(ovl_coll_result *c, const ovl_coll_wide *w) {
+  assert(!c->wide);
+  ovl_coll_extra *x = malloc(sizeof *x + sizeof *w);
+  if (!x) return -1;
+  *x = *ovl_coll_extra_of(c);  /* its id, when beyond int32, included */
+  x->wide[0] = *w;
+  free(c->extra);
+  c->extra = x;
+  c->wide = 1;
+  c->seq32 = c->stream32 = c->exposed32 = OVL_C32_NONE;
+  c->launch32 = c->end32 = c->ready32 = c->ready_gpu32 = c->before32 = c->after32 = OVL_C32_NONE;
+  return 0;
+}
+
+int ovl_coll_set_wide(ovl_coll_result *c, size_t at, int64_t v) {
+  assert(at % sizeof(int64_t) == 0 && at < sizeof(ovl_coll_wide));
+  if (!c->wide) {
+    ovl_coll_wide w = {.seq = ovl_coll_seq(c),
+                       .stream = ovl_coll_stream(c),
+                       .host_launch = ovl_coll_host_launch(c),
+                       .gpu_end = ovl_coll_gpu_end(c),
+                       .exposed = ovl_coll_exposed(c),
+                       .ready = ovl_coll_ready(c),
+                       .ready_gpu = ovl_coll_ready_gpu(c),
+                       .compute_before = ovl_coll_compute_before(c),
+                       .compute_after = ovl_coll_compute_after(c)};
+    if (ovl_coll_widen(c, &w)) return -1;
+  }
+  memcpy((char *)&c->extra->wide[0] + at, &v, sizeof v);
   return 0;
 }
 

@@ -122,29 +122,31 @@ static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out
   const ovl_coll_row *rec = &r->recs[c];
   const ovl_coll_track *t = &r->track[c];
   memset(out, 0, sizeof *out);
-  out->id = rec->id;
+  ovl_coll_begin(out, t->gpu_start);  /* first: the narrow times are kept relative to it */
+  /* stream: the row's, else its first work's (track_work); ready and ready_gpu: assign_readiness' */
+  ovl_coll_wide v = {.seq = rec->seq,
+                     .stream = rec->stream,
+                     .host_launch = rec->host_start,
+                     .gpu_end = t->gpu_end,
+                     .exposed = r->cstate.exposed[c],
+                     .ready = OVL_NONE,
+                     .ready_gpu = OVL_NONE,
+                     .compute_before = t->compute_before,
+                     .compute_after = t->compute_after};
+  int failed = ovl_coll_set_id(out, rec->id);
+  failed |= ovl_coll_set_values(out, &v);
   out->op = rec->op;
   out->comm = rec->comm;
-  out->seq = rec->seq;
   out->nranks32 = rec->nranks32;  /* the reader keeps them in range (make_row) */
   out->rank32 = rec->rank32;
   out->bytes = rec->bytes;
   out->types = rec->types;
-  int failed = 0;
-  out->stream = rec->stream;  /* the row's, else its first work's (track_work) */
-  out->host_launch = rec->host_start;
-  out->gpu_start = t->gpu_start;
-  out->gpu_end = t->gpu_end;
-  out->exposed = r->cstate.exposed[c];
   long bucket = range_value(r->hm.buckets.items, r->hm.buckets.len, rec->host_start, rec->tid);
   assert(bucket >= -1 && bucket <= INT32_MAX);  /* nvtx_conventions.c keeps no larger bucket */
   out->bucket = (int32_t)bucket;
   out->bytes_from_marks = 0;
   long dim = range_value(r->hm.dims.items, r->hm.dims.len, rec->host_start, rec->tid);
   out->pdim.nvtx = dim > 0 ? (unsigned char)dim : 0;
-  out->ready = out->ready_gpu = OVL_NONE;
-  out->compute_before = t->compute_before;
-  out->compute_after = t->compute_after;
   out->diag = (ovl_coll_diag){OVL_ROLE_OTHER, -1};
   assert(step >= -1 && step <= INT32_MAX);
   out->step = (int32_t)step;
@@ -172,11 +174,13 @@ static int fill_coll(const ovl_run *r, size_t c, long step, ovl_coll_result *out
 
 static int cmp_firing(const void *pa, const void *pb) {
   const ovl_coll_result *a = pa, *b = pb;
-  int64_t ka = a->host_launch != OVL_NONE ? a->host_launch : a->gpu_start;
-  int64_t kb = b->host_launch != OVL_NONE ? b->host_launch : b->gpu_start;
+  int64_t la = ovl_coll_host_launch(a), lb = ovl_coll_host_launch(b);
+  int64_t ka = la != OVL_NONE ? la : a->gpu_start;
+  int64_t kb = lb != OVL_NONE ? lb : b->gpu_start;
   if (ka != kb) return ka < kb ? -1 : 1;
   if (a->gpu_start != b->gpu_start) return a->gpu_start < b->gpu_start ? -1 : 1;
-  return (a->id > b->id) - (a->id < b->id);
+  int64_t ia = ovl_coll_id(a), ib = ovl_coll_id(b);
+  return (ia > ib) - (ia < ib);
 }
 
 /* Sort key for matching marks to launches: bucket, then time. */
@@ -209,7 +213,7 @@ static int assign_readiness(ovl_rank_result *res, int nvtx_steps) {
   size_t n = res->nmarks;
   for (size_t s = 0; s < res->nsteps; s++)
     for (size_t i = 0; i < res->steps[s].ncolls; i++)
-      n += res->steps[s].colls[i].bucket >= 0 && res->steps[s].colls[i].host_launch != OVL_NONE;
+      n += res->steps[s].colls[i].bucket >= 0 && ovl_coll_host_launch(&res->steps[s].colls[i]) != OVL_NONE;
   if (res->nmarks == 0) return 0;
   bucket_event *ev = malloc((n ? n : 1) * sizeof *ev);
   if (!ev) return -1;
@@ -219,10 +223,12 @@ static int assign_readiness(ovl_rank_result *res, int nvtx_steps) {
   for (size_t s = 0; s < res->nsteps; s++)
     for (size_t i = 0; i < res->steps[s].ncolls; i++) {
       ovl_coll_result *c = &res->steps[s].colls[i];
-      if (c->bucket >= 0 && c->host_launch != OVL_NONE) ev[k++] = (bucket_event){c->bucket, c->host_launch, c, NULL};
+      int64_t launch = ovl_coll_host_launch(c);
+      if (c->bucket >= 0 && launch != OVL_NONE) ev[k++] = (bucket_event){c->bucket, launch, c, NULL};
     }
   ovl_qsort(ev, k, sizeof *ev, cmp_bucket_event);
   size_t first_mark = 0;  /* marks since the previous launch of the bucket start here */
+  int failed = 0;
   for (size_t i = 0; i < k; i++) {
     if (i > 0 && ev[i].bucket != ev[i - 1].bucket) first_mark = i;
     if (!ev[i].coll) continue;
@@ -237,14 +243,13 @@ static int assign_readiness(ovl_rank_result *res, int nvtx_steps) {
       if (!nvtx_steps) ev[m].mark->step = ev[i].coll->step;
     }
     if (ready != OVL_NONE) {
-      ev[i].coll->ready = ready;
-      ev[i].coll->ready_gpu = ready_gpu;
+      failed |= ovl_coll_set_ready(ev[i].coll, ready) | ovl_coll_set_ready_gpu(ev[i].coll, ready_gpu);
       if (sized && marked > 0 && (ev[i].coll->bytes == OVL_NONE || ev[i].coll->bytes < 0)) size_from_marks(ev[i].coll, marked);
     }
     first_mark = i + 1;
   }
   free(ev);
-  return 0;
+  return failed ? -1 : 0;
 }
 
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
@@ -525,7 +530,7 @@ static int build_device(ovl_run *r, ovl_device_pass *d, int first_device, ovl_ra
     if (r->track[c].device != dix || r->track[c].gpu_start == OVL_NONE) continue;
     ovl_coll_result *out = s >= 0 ? &res->steps[s].colls[fill[s]++] : &res->unstepped[res->nunstepped++];
     if (fill_coll(r, c, s >= 0 ? s : -1, out)) rc = ovl_oom(err, "results");
-    ovl_channel_facts_add(&res->channel_facts, &ovl_coll_extra_of(out)->channels, out->id);
+    ovl_channel_facts_add(&res->channel_facts, &ovl_coll_extra_of(out)->channels, ovl_coll_id(out));
     if (!pieces) continue;
     ovl_exposed_pieces p;
     ovl_coll_pieces_get(&r->cstate, c, &p);

@@ -8,9 +8,9 @@
 #include <string.h>
 
 static int on_compute_stream(const ovl_rank_result *r, const ovl_coll_result *c) {
-  if (c->stream == OVL_NONE) return 0;
+  if (ovl_coll_stream(c) == OVL_NONE) return 0;
   for (size_t i = 0; i < r->nstreams; i++)
-    if (r->streams[i].stream == c->stream) return r->streams[i].compute_ns > r->streams[i].comm_ns;
+    if (r->streams[i].stream == ovl_coll_stream(c)) return r->streams[i].compute_ns > r->streams[i].comm_ns;
   return 0;
 }
 
@@ -46,7 +46,7 @@ static int cmp_ready(const void *pa, const void *pb) {
 static int64_t first_launched_start(const ovl_step_result *st) {
   int64_t first = OVL_NONE;
   for (size_t i = 0; i < st->ncolls; i++)
-    if (st->colls[i].host_launch != OVL_NONE && (first == OVL_NONE || st->colls[i].gpu_start < first))
+    if (ovl_coll_host_launch(&st->colls[i]) != OVL_NONE && (first == OVL_NONE || st->colls[i].gpu_start < first))
       first = st->colls[i].gpu_start;
   return first;
 }
@@ -62,17 +62,17 @@ void ovl_grad_phase(const ovl_rank_result *r, ovl_step_result *st) {
   for (size_t i = 0; i < st->ncolls; i++) {
     ovl_coll_result *c = &st->colls[i];
     c->diag.role = role_of(r, c, has_buckets);
-    if (window_start != OVL_NONE && c->host_launch == OVL_NONE && c->gpu_start < window_start)
+    if (window_start != OVL_NONE && ovl_coll_host_launch(c) == OVL_NONE && c->gpu_start < window_start)
       c->diag.role = OVL_ROLE_BEFORE_WINDOW;
     c->diag.ready_order = -1;
     if (c->diag.role != OVL_ROLE_GRADIENT) continue;
     st->ngrad++;
-    if (c->compute_before != OVL_NONE && (st->backward_end == OVL_NONE || c->compute_before > st->backward_end))
-      st->backward_end = c->compute_before;
-    if (st->grad_end == OVL_NONE || c->gpu_end > st->grad_end) st->grad_end = c->gpu_end;
+    int64_t before = ovl_coll_compute_before(c), end = ovl_coll_gpu_end(c);
+    if (before != OVL_NONE && (st->backward_end == OVL_NONE || before > st->backward_end)) st->backward_end = before;
+    if (st->grad_end == OVL_NONE || end > st->grad_end) st->grad_end = end;
     if (c->bytes != OVL_NONE)
       st->grad_bytes = ovl_sat_add(st->grad_bytes == OVL_NONE ? 0 : st->grad_bytes, c->bytes);
-    nready += c->ready != OVL_NONE;
+    nready += ovl_coll_ready(c) != OVL_NONE;
   }
   if (nready == 0) return;
   ready_key *keys = malloc(nready * sizeof *keys);
@@ -80,14 +80,15 @@ void ovl_grad_phase(const ovl_rank_result *r, ovl_step_result *st) {
   size_t k = 0;
   for (size_t i = 0; i < st->ncolls; i++) {
     ovl_coll_result *c = &st->colls[i];
-    if (c->diag.role == OVL_ROLE_GRADIENT && c->ready != OVL_NONE) keys[k++] = (ready_key){c->ready, c->order, c};
+    int64_t ready = ovl_coll_ready(c);
+    if (c->diag.role == OVL_ROLE_GRADIENT && ready != OVL_NONE) keys[k++] = (ready_key){ready, c->order, c};
   }
   ovl_qsort(keys, k, sizeof *keys, cmp_ready);
   /* keys are in readiness order; the collectives sit in firing order */
   int pos = 0;
   for (size_t i = 0; i < st->ncolls; i++) {
     ovl_coll_result *c = &st->colls[i];
-    if (c->diag.role != OVL_ROLE_GRADIENT || c->ready == OVL_NONE) continue;
+    if (c->diag.role != OVL_ROLE_GRADIENT || ovl_coll_ready(c) == OVL_NONE) continue;
     if (keys[pos].c != c) st->misordered = 1;
     pos++;
   }
@@ -217,8 +218,10 @@ int ovl_bucket_ready_times(const ovl_step_result *st, const ovl_grad_mark *m, si
     /* No marks, no sizes: the collectives share the backward window equally. */
     double begin = window_begin(st), end = (double)st->backward_end;
     for (int k = 0; k < st->ngrad; k++) ready[k] = begin + (end - begin) * (double)(k + 1) / (double)st->ngrad;
-    for (size_t i = 0, k = 0; i < st->ncolls; i++)
-      if (st->colls[i].diag.role == OVL_ROLE_GRADIENT && st->colls[i].ready != OVL_NONE) ready[k++] = (double)st->colls[i].ready;
+    for (size_t i = 0, k = 0; i < st->ncolls; i++) {
+      int64_t r = ovl_coll_ready(&st->colls[i]);
+      if (st->colls[i].diag.role == OVL_ROLE_GRADIENT && r != OVL_NONE) ready[k++] = (double)r;
+    }
     *approximated = 1;
     return 0;
   }
@@ -226,14 +229,14 @@ int ovl_bucket_ready_times(const ovl_step_result *st, const ovl_grad_mark *m, si
   size_t ng = 0, k = 0, gi = 0;
   int curve_approx = 0, have_curve = -1, on_gpu = marks_on_gpu(m, nm);
   for (size_t i = 0; i < st->ncolls; i++)
-    if (st->colls[i].diag.role == OVL_ROLE_GRADIENT) on_gpu &= st->colls[i].ready_gpu != OVL_NONE;
+    if (st->colls[i].diag.role == OVL_ROLE_GRADIENT) on_gpu &= ovl_coll_ready_gpu(&st->colls[i]) != OVL_NONE;
   double cum = 0, done = 0;  /* bytes of the buckets so far; bytes of the curve passed */
   for (size_t i = 0; i < st->ncolls; i++) {
     const ovl_coll_result *c = &st->colls[i];
     if (c->diag.role != OVL_ROLE_GRADIENT) continue;
     if (c->bytes != OVL_NONE) cum += (double)c->bytes;
-    if (c->ready != OVL_NONE) {
-      ready[k++] = (double)(on_gpu ? c->ready_gpu : c->ready);
+    if (ovl_coll_ready(c) != OVL_NONE) {
+      ready[k++] = (double)(on_gpu ? ovl_coll_ready_gpu(c) : ovl_coll_ready(c));
       continue;
     }
     if (have_curve < 0) have_curve = ovl_step_readiness(st, m, nm, &g, &ng, &curve_approx) == 0;

@@ -41,7 +41,7 @@ double ovl_replay_observed_tail(const ovl_step_result *st, const double *ready, 
   for (size_t i = 0; i < st->ncolls; i++) {
     const ovl_coll_result *c = &st->colls[i];
     if (c->diag.role != OVL_ROLE_GRADIENT) continue;
-    double cost = measured ? (double)(c->gpu_end - c->gpu_start)
+    double cost = measured ? (double)(ovl_coll_gpu_end(c) - c->gpu_start)
                            : ovl_bm_cost_ns(alpha_ns, beta, c->bytes != OVL_NONE ? (double)c->bytes : 0);
     v[k] = (replay_item){ready[k], cost, k};
     k++;

@@ -100,8 +100,8 @@ static int step_from_job(const ovl_step_result *st, ovl_prof_step *o) {
     p->comm = c->comm;
     p->op = c->op;
     p->bytes = c->bytes;
-    p->duration = c->gpu_end - c->gpu_start;
-    p->exposed = c->exposed;
+    p->duration = ovl_coll_gpu_end(c) - c->gpu_start;
+    p->exposed = ovl_coll_exposed(c);
     p->bucket = c->bucket;
     p->gradient = c->diag.role == OVL_ROLE_GRADIENT;
     p->ready_order = c->diag.ready_order;

@@ -168,7 +168,8 @@ static int64_t last_arriver(const ovl_job *job, const ovl_coll_result *c) {
     for (size_t s = 0; s < r->nsteps; s++)
       for (size_t i = 0; i < r->steps[s].ncolls; i++) {
         const ovl_coll_result *o = &r->steps[s].colls[i];
-        if (o->comm == c->comm && o->seq == c->seq && o->cross && o->cross->arrived_last) return r->rank;
+        if (o->comm == c->comm && ovl_coll_seq(o) == ovl_coll_seq(c) && o->cross && o->cross->arrived_last)
+          return r->rank;
       }
   }
   return OVL_NONE;
@@ -196,16 +197,16 @@ static int rewrite(const ovl_job *job, const ovl_step_result *st, const ovl_coll
   const ovl_coll_cross *x = c->cross;  /* the caller checked it was matched */
   assert(x);
   int64_t last = last_arriver(job, c);
-  int64_t exposed_wait = c->exposed - x->exposed_transfer_ns;
+  int64_t exposed_wait = ovl_coll_exposed(c) - x->exposed_transfer_ns;
   if (c->bytes != OVL_NONE) ovl_bytes_str((double)c->bytes, size);
   else snprintf(size, sizeof size, "unknown size");
   ovl_msg m = {0};
   ovl_msg_printf(&m, "compute waits for %s %s of %s at %s into the step (stream %lld, %s exposed), but the "
                      "collective spent %s of its %s waiting for ",
                  strchr("AEIOU", ovl_op_name(c->op)[0]) ? "an" : "a", ovl_op_name(c->op), size,
-                 ovl_ns_str((double)(c->gpu_start - st->start), t1), (long long)c->stream,
-                 ovl_ns_str((double)c->exposed, t2), ovl_ns_str((double)x->wait_ns, t3),
-                 ovl_ns_str((double)(c->gpu_end - c->gpu_start), t4));
+                 ovl_ns_str((double)(c->gpu_start - st->start), t1), (long long)ovl_coll_stream(c),
+                 ovl_ns_str((double)ovl_coll_exposed(c), t2), ovl_ns_str((double)x->wait_ns, t3),
+                 ovl_ns_str((double)(ovl_coll_gpu_end(c) - c->gpu_start), t4));
   const ovl_rank_result *late = member_of(job, last);
   if (late && late->cross.straggler)
     ovl_msg_printf(&m, "rank %lld, the last to arrive and the job's straggler,", (long long)last);
@@ -241,8 +242,8 @@ static int peer_waits(ovl_job *job, ovl_err *err) {
         ovl_finding *f = &st->findings[i];
         if (strcmp(f->code, "blocking_collective") != 0) continue;
         const ovl_coll_result *c = pointed_at(st, f);
-        if (!c || !c->cross || c->cross->wait_ns == OVL_NONE || c->gpu_end <= c->gpu_start) continue;
-        if ((double)c->cross->wait_ns < OVL_PEER_WAIT_SHARE * (double)(c->gpu_end - c->gpu_start)) continue;
+        if (!c || !c->cross || c->cross->wait_ns == OVL_NONE || ovl_coll_gpu_end(c) <= c->gpu_start) continue;
+        if ((double)c->cross->wait_ns < OVL_PEER_WAIT_SHARE * (double)(ovl_coll_gpu_end(c) - c->gpu_start)) continue;
         int rc = rewrite(job, st, c, f, err);
         if (rc) return rc;
         changed = 1;

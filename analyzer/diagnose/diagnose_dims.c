@@ -43,10 +43,10 @@ static int exposed_role(ovl_rank_result *r, ovl_prole role, const char *code, ov
     for (size_t i = 0; i < st->ncolls; i++) {
       const ovl_coll_result *c = &st->colls[i];
       if (c->pdim.dim != OVL_DIM_DP || c->pdim.role != role || c->gpu_start == OVL_NONE) continue;
-      step_exposed += c->exposed;
-      comm += c->gpu_end - c->gpu_start;
+      step_exposed += ovl_coll_exposed(c);
+      comm += ovl_coll_gpu_end(c) - c->gpu_start;
       if (c->bytes != OVL_NONE) bytes += c->bytes;
-      if (k < MAX_ORDINALS) by_ordinal[k] += c->exposed;
+      if (k < MAX_ORDINALS) by_ordinal[k] += ovl_coll_exposed(c);
       k++;
       ncolls++;
     }
@@ -241,16 +241,17 @@ static int recode(const ovl_step_result *st, const ovl_coll_result *c, ovl_findi
              "%s of %s on stream %lld at %.3f ms into the step is exposed for %.3f ms: an all-to-all exchange whose "
              "result the next compute needs (a recommender's embeddings, or a MoE's tokens: no kernel of the job "
              "says which), on the critical path by design rather than a call that should be made asynchronous",
-             ovl_op_name(c->op), size, (long long)c->stream, (double)(c->gpu_start - st->start) / 1e6,
-             (double)c->exposed / 1e6);
+             ovl_op_name(c->op), size, (long long)ovl_coll_stream(c), (double)(c->gpu_start - st->start) / 1e6,
+             (double)ovl_coll_exposed(c) / 1e6);
   else
     snprintf(msg, sizeof msg,
              "%s of %s on stream %lld at %.3f ms into the step is exposed for %.3f ms: it is %s communication (%s), "
              "on the critical path by design of that parallelism rather than a call that should be made "
              "asynchronous; the rank's dimension findings (late_prefetch, exposed_reduce_scatter, "
              "tp_blocking_share, pipeline_bubble, alltoall_imbalance) count its time and say what to change",
-             ovl_op_name(c->op), size, (long long)c->stream, (double)(c->gpu_start - st->start) / 1e6,
-             (double)c->exposed / 1e6, ovl_pdim_name((ovl_pdim)c->pdim.dim), ovl_prole_name((ovl_prole)c->pdim.role));
+             ovl_op_name(c->op), size, (long long)ovl_coll_stream(c), (double)(c->gpu_start - st->start) / 1e6,
+             (double)ovl_coll_exposed(c) / 1e6, ovl_pdim_name((ovl_pdim)c->pdim.dim),
+             ovl_prole_name((ovl_prole)c->pdim.role));
   char *m = strdup(msg);
   if (!m) return ovl_oom(err, "findings");
   free(f->message);

@@ -137,14 +137,16 @@ static int readiness_stall(step_view *v, int *fired) {
   for (int j = 0; j < st->ngrad; j++) {
     const ovl_coll_result *c = v->grad[j];
     blocker[j] = -1;
-    int64_t stall = ovl_coll_stall(c);
-    int stalled = stall != OVL_NONE && c->ready != OVL_NONE && (double)stall >= min_stall;
-    if (stalled && latest >= 0 && v->grad[latest]->ready > c->ready) blocker[j] = latest;
-    if (c->ready != OVL_NONE && (latest < 0 || c->ready > v->grad[latest]->ready)) latest = j;
+    int64_t stall = ovl_coll_stall(c), ready = ovl_coll_ready(c);
+    int64_t latest_ready = latest >= 0 ? ovl_coll_ready(v->grad[latest]) : OVL_NONE;
+    int stalled = stall != OVL_NONE && ready != OVL_NONE && (double)stall >= min_stall;
+    if (stalled && latest >= 0 && latest_ready > ready) blocker[j] = latest;
+    if (ready != OVL_NONE && (latest < 0 || ready > latest_ready)) latest = j;
     if (blocker[j] < 0) continue;
     nstalled++;
     total += (double)stall;
-    if (main_blocker < 0 || v->grad[blocker[j]]->ready > v->grad[main_blocker]->ready) main_blocker = blocker[j];
+    if (main_blocker < 0 || ovl_coll_ready(v->grad[blocker[j]]) > ovl_coll_ready(v->grad[main_blocker]))
+      main_blocker = blocker[j];
   }
   double tail = v->ready_ok ? ovl_replay_observed_tail(st, v->ready, 1, 1, 0, 1) : -1;
   double recoverable = tail >= 0 ? v->obs_tail - tail : 0;
@@ -157,14 +159,15 @@ static int readiness_stall(step_view *v, int *fired) {
   ovl_msg m = {0};
   label(b, lb, sizeof lb);
   ovl_msg_printf(&m, "buckets are launched strictly in index order (as DDP does), and bucket %s became ready only at %s "
-                     "into the step, so ", lb, ovl_ns_str(rel(v, b->ready), t1));
+                     "into the step, so ", lb, ovl_ns_str(rel(v, ovl_coll_ready(b)), t1));
   int listed = 0;
   double first_ready = INFINITY, burst = -INFINITY;
   for (int j = 0; j < st->ngrad; j++) {
     if (blocker[j] < 0) continue;
     const ovl_coll_result *c = v->grad[j];
-    if ((double)c->ready < first_ready) first_ready = (double)c->ready;
-    if (c->host_launch != OVL_NONE && (double)c->host_launch > burst) burst = (double)c->host_launch;
+    int64_t ready = ovl_coll_ready(c), launch = ovl_coll_host_launch(c);
+    if ((double)ready < first_ready) first_ready = (double)ready;
+    if (launch != OVL_NONE && (double)launch > burst) burst = (double)launch;
     if (listed < 8) {
       label(c, lb, sizeof lb);
       ovl_msg_printf(&m, "%s%s", listed ? ", " : "bucket(s) ", lb);
@@ -197,8 +200,8 @@ static int readiness_stall(step_view *v, int *fired) {
                  st->ngrad > 24 ? " ..." : "", ovl_ns_str(tail, t3), ovl_ns_str(v->obs_tail, t4));
   free(blocker);
   *fired = 1;
-  return ovl_step_finding(v->d, st, "readiness_stall", recoverable, b->host_launch != OVL_NONE ? b->host_launch : b->gpu_start,
-                          &m);
+  int64_t at = ovl_coll_host_launch(b) != OVL_NONE ? ovl_coll_host_launch(b) : b->gpu_start;
+  return ovl_step_finding(v->d, st, "readiness_stall", recoverable, at, &m);
 }
 
 /* single_bucket: one gradient collective, launched after backward, carries every gradient. */
@@ -258,7 +261,7 @@ static int late_firing(step_view *v, int *fired) {
       nlate++;
     }
     previous_late = is_late;
-    if (previous_end == OVL_NONE || c->gpu_end > previous_end) previous_end = c->gpu_end;
+    if (previous_end == OVL_NONE || ovl_coll_gpu_end(c) > previous_end) previous_end = ovl_coll_gpu_end(c);
   }
   free(by_start);
   if (!(all > 0) || late < OVL_LATE_BYTES_SHARE * all || !v->ready_ok) return OVL_OK;
@@ -300,7 +303,7 @@ static int exposed_tail(step_view *v, const size_sweep *sz) {
   int ntail = 0;
   double tail_bytes = 0;
   for (int i = 0; i < st->ngrad; i++)
-    if (v->grad[i]->gpu_end > st->backward_end) {
+    if (ovl_coll_gpu_end(v->grad[i]) > st->backward_end) {
       ntail++;
       tail_bytes += v->grad[i]->bytes != OVL_NONE ? (double)v->grad[i]->bytes : 0;
     }
@@ -370,7 +373,7 @@ static int find_unused(step_view *v) {
         bytes > OVL_UNUSED_MAP_MAX_BYTES)
       continue;
     double copy = x->d2h_start != OVL_NONE ? (double)(x->d2h_end - x->d2h_start) : 0;
-    double recoverable = (double)c->exposed + copy;
+    double recoverable = (double)ovl_coll_exposed(c) + copy;
     if (!significant(v, recoverable, 0)) continue;
     char t1[32], t2[32], t3[32], t4[32];
     ovl_msg m = {0};
@@ -378,8 +381,8 @@ static int find_unused(step_view *v) {
                        "map of %lld parameter tensors) follows the last gradient bucket at %s into the step (%s, %s "
                        "exposed)",
                    ovl_coll_dtype(c)[0] ? ovl_coll_dtype(c) : "integer", ovl_bytes_str((double)bytes, t1), (long long)(bytes / 4),
-                   ovl_ns_str(rel(v, c->gpu_start), t2), ovl_ns_str((double)(c->gpu_end - c->gpu_start), t3),
-                   ovl_ns_str((double)c->exposed, t4));
+                   ovl_ns_str(rel(v, c->gpu_start), t2), ovl_ns_str((double)(ovl_coll_gpu_end(c) - c->gpu_start), t3),
+                   ovl_ns_str((double)ovl_coll_exposed(c), t4));
     if (copy > 0) ovl_msg_printf(&m, ", and its result is copied to the host (%s, blocking)", ovl_ns_str(copy, t1));
     ovl_msg_printf(&m, "; it costs %s per step on the GPU, plus a walk of the autograd graph after every forward on "
                        "the host. If every parameter gets a gradient in every step, drop find_unused_parameters=True "
@@ -396,11 +399,12 @@ static int find_unused(step_view *v) {
 ** the step and compute resuming right after it ends, before the gradient phase. */
 static int compute_waits_for(const step_view *v, const ovl_coll_result *c) {
   const ovl_step_result *st = v->st;
-  int64_t dur = c->gpu_end - c->gpu_start;
-  if (c->diag.role != OVL_ROLE_OTHER || dur <= 0 || (double)c->exposed < OVL_BLOCKING_EXPOSED_SHARE * (double)dur) return 0;
-  if (c->compute_before == OVL_NONE || c->compute_before < st->start || c->compute_after == OVL_NONE) return 0;
-  double gap = (double)(c->compute_after - c->gpu_end);
-  if (gap > fmax(OVL_BLOCKING_RESUME_NS, OVL_BLOCKING_RESUME_SHARE * (double)dur) || c->compute_after >= st->end) return 0;
+  int64_t end = ovl_coll_gpu_end(c), dur = end - c->gpu_start, exposed = ovl_coll_exposed(c);
+  if (c->diag.role != OVL_ROLE_OTHER || dur <= 0 || (double)exposed < OVL_BLOCKING_EXPOSED_SHARE * (double)dur) return 0;
+  int64_t before = ovl_coll_compute_before(c), after = ovl_coll_compute_after(c);
+  if (before == OVL_NONE || before < st->start || after == OVL_NONE) return 0;
+  double gap = (double)(after - end);
+  if (gap > fmax(OVL_BLOCKING_RESUME_NS, OVL_BLOCKING_RESUME_SHARE * (double)dur) || after >= st->end) return 0;
   return st->backward_end == OVL_NONE || c->gpu_start < st->backward_end;
 }
 
@@ -415,12 +419,14 @@ static void describe_blocking(const step_view *v, const ovl_coll_result *c, int 
   if (on_stream)
     ovl_msg_printf(m, " runs on stream %lld, a compute stream, at %s into the step: compute on that stream waits for "
                       "it (%s exposed)",
-                   (long long)c->stream, ovl_ns_str(rel(v, c->gpu_start), t1), ovl_ns_str((double)c->exposed, t2));
+                   (long long)ovl_coll_stream(c), ovl_ns_str(rel(v, c->gpu_start), t1),
+                   ovl_ns_str((double)ovl_coll_exposed(c), t2));
   else
     ovl_msg_printf(m, " at %s into the step (stream %lld): nothing computes while it runs (%s exposed) and compute "
                       "resumes %s after it ends",
-                   ovl_ns_str(rel(v, c->gpu_start), t1), (long long)c->stream, ovl_ns_str((double)c->exposed, t2),
-                   ovl_ns_str((double)(c->compute_after - c->gpu_end), t3));
+                   ovl_ns_str(rel(v, c->gpu_start), t1), (long long)ovl_coll_stream(c),
+                   ovl_ns_str((double)ovl_coll_exposed(c), t2),
+                   ovl_ns_str((double)(ovl_coll_compute_after(c) - ovl_coll_gpu_end(c)), t3));
 }
 
 static const char blocking_advice[] =
@@ -441,7 +447,7 @@ static int blocking_finding(step_view *v, const ovl_coll_result *c, double recov
 static int blocks(const step_view *v, const ovl_coll_result *c) {
   int on_stream = c->diag.role == OVL_ROLE_BLOCKING;
   if (!on_stream && !compute_waits_for(v, c)) return 0;
-  return significant(v, (double)c->exposed, on_stream ? 0 : OVL_DIAG_MIN_SHARE_WAIT);
+  return significant(v, (double)ovl_coll_exposed(c), on_stream ? 0 : OVL_DIAG_MIN_SHARE_WAIT);
 }
 
 /* blocking_collective: one finding per collective compute waits for, or one for all of them
@@ -455,9 +461,9 @@ static int blocking(step_view *v) {
     const ovl_coll_result *c = &st->colls[i];
     if (!blocks(v, c)) continue;
     count++;
-    total += (double)c->exposed;
+    total += (double)ovl_coll_exposed(c);
     if (!first) first = c;
-    if (!worst || c->exposed > worst->exposed) worst = c;
+    if (!worst || ovl_coll_exposed(c) > ovl_coll_exposed(worst)) worst = c;
   }
   if (count > OVL_BLOCKING_MAX_NAMED) {
     char t1[32];
@@ -474,7 +480,7 @@ static int blocking(step_view *v) {
     ovl_msg m = {0};
     describe_blocking(v, c, c->diag.role == OVL_ROLE_BLOCKING, &m);
     ovl_msg_printf(&m, "%s", blocking_advice);
-    int rc = blocking_finding(v, c, (double)c->exposed, c->gpu_start, &m);
+    int rc = blocking_finding(v, c, (double)ovl_coll_exposed(c), c->gpu_start, &m);
     if (rc) return rc;
   }
   return OVL_OK;
@@ -589,17 +595,17 @@ static int exposed_text(const ovl_step_result *st, const ovl_finding *f, char *b
   size_t ng = 0;
   for (size_t i = 0; i < st->ncolls; i++) {
     const ovl_coll_result *c = &st->colls[i];
-    if (c->exposed <= 0) continue;
+    if (ovl_coll_exposed(c) <= 0) continue;
     size_t k = 0;
-    while (k < ng && !(g[k].op == c->op && g[k].stream == c->stream)) k++;
-    if (k == ng) g[ng++] = (exposed_group){c->op, c->stream, 0, 0, 0, c->gpu_start, c->gpu_end, 0, 0};
+    while (k < ng && !(g[k].op == c->op && g[k].stream == ovl_coll_stream(c))) k++;
+    if (k == ng) g[ng++] = (exposed_group){c->op, ovl_coll_stream(c), 0, 0, 0, c->gpu_start, ovl_coll_gpu_end(c), 0, 0};
     g[k].n++;
     g[k].unsized += c->bytes == OVL_NONE;
-    g[k].exposed += c->exposed;
+    g[k].exposed += ovl_coll_exposed(c);
     if (c->gpu_start < g[k].first_start) g[k].first_start = c->gpu_start;
-    if (c->gpu_end > g[k].last_end) g[k].last_end = c->gpu_end;
-    g[k].duration += (double)(c->gpu_end - c->gpu_start);
-    g[k].overlapped += (double)(c->gpu_end - c->gpu_start - c->exposed);
+    if (ovl_coll_gpu_end(c) > g[k].last_end) g[k].last_end = ovl_coll_gpu_end(c);
+    g[k].duration += (double)(ovl_coll_gpu_end(c) - c->gpu_start);
+    g[k].overlapped += (double)(ovl_coll_gpu_end(c) - c->gpu_start - ovl_coll_exposed(c));
   }
   ovl_qsort(g, ng, sizeof *g, cmp_group);
   char t1[32], t2[32], t3[32], t4[32];

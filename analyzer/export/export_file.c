@@ -41,7 +41,7 @@ static int match_results(xfile *f, ovl_err *err) {
       for (size_t i = 0; i < r->steps[s].ncolls; i++) {
         int64_t idx;
         const ovl_coll_result *c = &r->steps[s].colls[i];
-        if (c->id != OVL_NONE && ovl_i64map_get(&by_id, c->id, &idx)) f->coll_result[idx] = c;
+        if (ovl_coll_id(c) != OVL_NONE && ovl_i64map_get(&by_id, ovl_coll_id(c), &idx)) f->coll_result[idx] = c;
       }
   }
   ovl_i64map_free(&by_id);

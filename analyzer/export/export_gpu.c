@@ -259,7 +259,7 @@ static int collect_inferred(xfile *f, gpu_pass *g, ovl_err *err) {
     for (int pass = 0; pass < 2; pass++) {
       for (size_t s = 0; s < r->nsteps; s++)
         for (size_t i = 0; i < r->steps[s].ncolls; i++)
-          if (r->steps[s].colls[i].id == OVL_NONE) {
+          if (ovl_coll_id(&r->steps[s].colls[i]) == OVL_NONE) {
             if (pass) in->items[in->n] = &r->steps[s].colls[i];
             in->n++;
           }
@@ -292,10 +292,10 @@ static size_t coll_args(const ovl_coll_result *c, const ovl_coll_rec *rec, size_
   if (bytes != OVL_NONE) a[n++] = (ovl_xarg){"bytes", OVL_XARG_INT, bytes, 0, NULL};
   if (c) {
     if (c->bucket >= 0) a[n++] = (ovl_xarg){"bucket", OVL_XARG_INT, c->bucket, 0, NULL};
-    a[n++] = (ovl_xarg){"exposed_ns", OVL_XARG_INT, c->exposed, 0, NULL};
+    a[n++] = (ovl_xarg){"exposed_ns", OVL_XARG_INT, ovl_coll_exposed(c), 0, NULL};
     if (ovl_coll_stall(c) != OVL_NONE)
       a[n++] = (ovl_xarg){"readiness_stall_ns", OVL_XARG_INT, ovl_coll_stall(c), 0, NULL};
-    if (c->ready != OVL_NONE) a[n++] = (ovl_xarg){"ready_ns", OVL_XARG_INT, c->ready, 0, NULL};
+    if (ovl_coll_ready(c) != OVL_NONE) a[n++] = (ovl_xarg){"ready_ns", OVL_XARG_INT, ovl_coll_ready(c), 0, NULL};
     /* Unknown bandwidths (NaN: no size, or no duration) are left out, not shown as NaN. */
     double busbw = ovl_coll_busbw(c), algbw = ovl_coll_algbw(c);
     if (isfinite(busbw)) a[n++] = (ovl_xarg){"busbw_gbps", OVL_XARG_DOUBLE, 0, busbw, NULL};
@@ -306,7 +306,7 @@ static size_t coll_args(const ovl_coll_result *c, const ovl_coll_rec *rec, size_
       a[n++] = (ovl_xarg){"dim_role", OVL_XARG_STRING, 0, 0, ovl_prole_name((ovl_prole)c->pdim.role)};
     }
   }
-  int64_t seq = c ? c->seq : rec->seq;
+  int64_t seq = c ? ovl_coll_seq(c) : rec->seq;
   if (seq != OVL_NONE) a[n++] = (ovl_xarg){"seq", OVL_XARG_INT, seq, 0, NULL};
   if (ncolls > 1) a[n++] = (ovl_xarg){"collectives", OVL_XARG_INT, (int64_t)ncolls, 0, NULL};
   return n;

@@ -150,7 +150,8 @@ static ovl_coll_result *call_at(const member_calls *m, size_t j) {
 
 static void read_call(const void *ctx, size_t j, ovl_xr_call *out) {
   const ovl_coll_result *c = call_at(ctx, j);
-  *out = (ovl_xr_call){c->comm, c->seq, c->op, c->bytes, ovl_coll_nranks(c), c->host_launch, c->gpu_start, c->gpu_end, c->step};
+  *out = (ovl_xr_call){c->comm, ovl_coll_seq(c), c->op, c->bytes, ovl_coll_nranks(c), ovl_coll_host_launch(c),
+                       c->gpu_start, ovl_coll_gpu_end(c), c->step};
 }
 
 /* The exposed time after its wait (its transfer part) of each matched call of r, in call order,
@@ -164,7 +165,7 @@ static int exposed_transfers(ovl_rank_result *r, const member_calls *mc, const o
       const ovl_coll_result *c = call_at(mc, j);
       const int64_t *pieces = ovl_coll_pieces(r, c);
       r->coll_cross[k++].exposed_transfer_ns =
-          pieces ? ovl_exposed_within(pieces, c->npieces, c->gpu_start + calls[j].wait_ns, c->gpu_end) : 0;
+          pieces ? ovl_exposed_within(pieces, c->npieces, c->gpu_start + calls[j].wait_ns, ovl_coll_gpu_end(c)) : 0;
     }
     return OVL_OK;
   }
@@ -178,7 +179,7 @@ static int exposed_transfers(ovl_rank_result *r, const member_calls *mc, const o
     index[k] = (uint32_t)j;
     const ovl_coll_result *c = call_at(mc, j);
     cut[k] = c->gpu_start + calls[j].wait_ns;
-    end[k++] = c->gpu_end;
+    end[k++] = ovl_coll_gpu_end(c);
   }
   if (!rc)
     rc = remote->ask_exposed_after(remote->self, r, index, cut, end, n, &r->coll_cross[0].exposed_transfer_ns,

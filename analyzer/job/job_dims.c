@@ -138,7 +138,7 @@ static int note_coll(groups *gs, const ovl_rank_result *r, const ovl_coll_result
   g->ops[(unsigned)c->op < OVL_OP_COUNT ? c->op : OVL_OP_UNKNOWN]++;
   if (c->pdim.nvtx > 0 && c->pdim.nvtx < OVL_DIM_COUNT) g->nvtx_votes[c->pdim.nvtx]++;
   g->colls++;
-  int on_compute = c->stream != OVL_NONE && on_compute_stream(r, c->stream);
+  int on_compute = ovl_coll_stream(c) != OVL_NONE && on_compute_stream(r, ovl_coll_stream(c));
   g->on_compute_stream += on_compute;
   if (!is_a2a(c->op) && !is_p2p(c->op)) {
     g->dense++;
@@ -323,7 +323,7 @@ static const int64_t *own_pieces(const void *ctx, size_t i, int *n, int *exact) 
 
 /* The dimension a collective counts in (ovl_dim_exposed_of's dims). */
 static uint8_t counted_dim(const ovl_coll_result *c) {
-  return c->gpu_start == OVL_NONE || c->gpu_end == OVL_NONE ? OVL_DIM_SKIP : c->pdim.dim;
+  return c->gpu_start == OVL_NONE || ovl_coll_gpu_end(c) == OVL_NONE ? OVL_DIM_SKIP : c->pdim.dim;
 }
 
 /* Sets the per-dimension totals of colls[0..n); x: their pieces' unions (ovl_dim_exposed_of).
@@ -339,8 +339,8 @@ static void dim_totals(const ovl_coll_result *colls, size_t n, const ovl_dim_exp
     for (size_t i = 0; i < n; i++) {
       const ovl_coll_result *c = &colls[i];
       if (counted_dim(c) != d) continue;
-      spans[k++] = (span){c->gpu_start, c->gpu_end};
-      sum += c->exposed;
+      spans[k++] = (span){c->gpu_start, ovl_coll_gpu_end(c)};
+      sum += ovl_coll_exposed(c);
       out[d].colls++;
     }
     out[d].comm = union_length(spans, k);

@@ -10,7 +10,8 @@
 
 #if UINTPTR_MAX == UINT64_MAX
 /* Every field of these is carried: a new field must be added to the codec (and then here). */
-_Static_assert(sizeof(ovl_coll_result) == 160, "ovl_coll_result changed: carry the new field in rank_pack.c");
+/* (ovl_coll_result's narrow values travel as their int64 values; `wide` follows from them.) */
+_Static_assert(sizeof(ovl_coll_result) == 120, "ovl_coll_result changed: carry the new field in rank_pack.c");
 _Static_assert(sizeof(ovl_step_result) == 168, "ovl_step_result changed: carry the new field in rank_pack.c");
 /* ovl_rank_result's coll_block is not carried: unpacked steps own their colls one by one; its
 ** step_dims are, step by step (put_step), and rebuilt by ovl_step_dims_put. */
@@ -107,29 +108,30 @@ static void put_channels(ovl_bytes *b, const ovl_coll_channels *ch, int64_t gpu_
 
 static void put_coll(ovl_bytes *b, const ovl_rank_result *r, const ovl_coll_result *c, coll_pred *p) {
   const ovl_coll_result *q = &p->prev;
-  ovl_put_opt_near(b, c->id, q->id + 1);
+  ovl_put_opt_near(b, ovl_coll_id(c), ovl_coll_id(q) + 1);
   ovl_put_i64(b, c->order);
   ovl_put_i64(b, c->op);
   ovl_put_opt_near(b, c->comm, q->comm);
-  ovl_put_opt_near(b, c->seq, q->seq + 1);
+  ovl_put_opt_near(b, ovl_coll_seq(c), ovl_coll_seq(q) + 1);
   ovl_put_opt_near(b, ovl_coll_nranks(c), ovl_coll_nranks(q));
   ovl_put_opt_near(b, ovl_coll_rank(c), ovl_coll_rank(q));
   ovl_put_opt_near(b, c->bytes, q->bytes);
   put_text(b, ovl_coll_dtype(c), OVL_COLL_TYPE_LEN, p->dtype);
   put_text(b, ovl_coll_redop(c), OVL_COLL_TYPE_LEN, p->redop);
-  ovl_put_opt_near(b, c->stream, q->stream);
+  ovl_put_opt_near(b, ovl_coll_stream(c), ovl_coll_stream(q));
   put_int(b, c->bucket);
   ovl_put_i64(b, c->bytes_from_marks);
   ovl_put_opt_near(b, c->gpu_start, q->gpu_start);
-  ovl_put_opt_near(b, c->gpu_end, c->gpu_start);
-  ovl_put_opt_near(b, c->host_launch, c->gpu_start);
-  put_int(b, c->exposed);
-  ovl_put_opt_near(b, c->ready, c->gpu_start);
-  ovl_put_opt_near(b, c->ready_gpu, c->gpu_start);
-  ovl_put_opt_near(b, c->compute_before, c->gpu_start);
-  ovl_put_opt_near(b, c->compute_after, c->gpu_end);
+  int64_t gpu_end = ovl_coll_gpu_end(c);
+  ovl_put_opt_near(b, gpu_end, c->gpu_start);
+  ovl_put_opt_near(b, ovl_coll_host_launch(c), c->gpu_start);
+  put_int(b, ovl_coll_exposed(c));
+  ovl_put_opt_near(b, ovl_coll_ready(c), c->gpu_start);
+  ovl_put_opt_near(b, ovl_coll_ready_gpu(c), c->gpu_start);
+  ovl_put_opt_near(b, ovl_coll_compute_before(c), c->gpu_start);
+  ovl_put_opt_near(b, ovl_coll_compute_after(c), gpu_end);
   const ovl_coll_extra *x = ovl_coll_extra_of(c);
-  ovl_put_opt_near(b, x->d2h_start, c->gpu_end);
+  ovl_put_opt_near(b, x->d2h_start, gpu_end);
   ovl_put_opt_near(b, x->d2h_end, x->d2h_start);
   put_int(b, x->d2h_bytes);
   put_int(b, c->step);
@@ -423,13 +425,14 @@ static void get_pieces(rank_in *ri, ovl_coll_result *c) {
 static void get_coll(rank_in *ri, ovl_coll_result *c, coll_pred *p) {
   ovl_bytes_reader *in = ri->in;
   const ovl_coll_result *q = &p->prev;
-  c->id = ovl_get_opt_near(in, q->id + 1);
+  /* gpu_start comes later in the bytes: the narrow values wait for it (ovl_coll_set_*) */
+  int64_t id = ovl_get_opt_near(in, ovl_coll_id(q) + 1);
   c->order = (int)ovl_get_i64(in);
   int64_t op = ovl_get_i64(in);
   if (op < 0 || op >= OVL_OP_COUNT) in->bad = 1;
   c->op = (uint8_t)op;
   c->comm = ovl_get_opt_near(in, q->comm);
-  c->seq = ovl_get_opt_near(in, q->seq + 1);
+  int64_t seq = ovl_get_opt_near(in, ovl_coll_seq(q) + 1);
   int64_t nranks = ovl_get_opt_near(in, ovl_coll_nranks(q));
   int64_t rank = ovl_get_opt_near(in, ovl_coll_rank(q));
   if (ovl_coll_rank_ok(nranks) && ovl_coll_rank_ok(rank)) ovl_coll_set_ranks(c, nranks, rank);
@@ -439,21 +442,23 @@ static void get_coll(rank_in *ri, ovl_coll_result *c, coll_pred *p) {
   get_text(in, dtype, sizeof dtype, p->dtype);
   get_text(in, redop, sizeof redop, p->redop);
   if (ovl_coll_types_intern(dtype, redop, &c->types)) ri->oom = 1;
-  c->stream = ovl_get_opt_near(in, q->stream);
+  int64_t stream = ovl_get_opt_near(in, ovl_coll_stream(q));
   int64_t bucket = get_int(in);
   if (bucket < -1 || bucket > INT32_MAX) in->bad = 1;
   c->bucket = (int32_t)bucket;
   c->bytes_from_marks = ovl_get_i64(in) != 0;
-  c->gpu_start = ovl_get_opt_near(in, q->gpu_start);
-  c->gpu_end = ovl_get_opt_near(in, c->gpu_start);
-  c->host_launch = ovl_get_opt_near(in, c->gpu_start);
-  c->exposed = get_int(in);
-  c->ready = ovl_get_opt_near(in, c->gpu_start);
-  c->ready_gpu = ovl_get_opt_near(in, c->gpu_start);
-  c->compute_before = ovl_get_opt_near(in, c->gpu_start);
-  c->compute_after = ovl_get_opt_near(in, c->gpu_end);
+  ovl_coll_begin(c, ovl_get_opt_near(in, q->gpu_start));
+  ovl_coll_wide v = {.seq = seq, .stream = stream};
+  v.gpu_end = ovl_get_opt_near(in, c->gpu_start);
+  v.host_launch = ovl_get_opt_near(in, c->gpu_start);
+  v.exposed = get_int(in);
+  v.ready = ovl_get_opt_near(in, c->gpu_start);
+  v.ready_gpu = ovl_get_opt_near(in, c->gpu_start);
+  v.compute_before = ovl_get_opt_near(in, c->gpu_start);
+  v.compute_after = ovl_get_opt_near(in, v.gpu_end);
+  if (ovl_coll_set_id(c, id) || ovl_coll_set_values(c, &v)) ri->oom = 1;
   ovl_coll_extra x = ovl_coll_extra_none;
-  x.d2h_start = ovl_get_opt_near(in, c->gpu_end);
+  x.d2h_start = ovl_get_opt_near(in, v.gpu_end);
   x.d2h_end = ovl_get_opt_near(in, x.d2h_start);
   x.d2h_bytes = get_int(in);
   int64_t step = get_int(in);
@@ -471,7 +476,6 @@ static void get_coll(rank_in *ri, ovl_coll_result *c, coll_pred *p) {
   get_text(in, x.algorithm, sizeof x.algorithm, p->algorithm);
   get_text(in, x.protocol, sizeof x.protocol, p->protocol);
   get_channels(in, &x.channels, c->gpu_start);
-  c->extra = NULL;
   if (ovl_coll_extra_set(c, &x)) ri->oom = 1;
   p->prev = *c;
 }

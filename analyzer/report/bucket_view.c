@@ -46,10 +46,10 @@ void ovl_bucket_view_text(FILE *out, const ovl_step_result *st, size_t max_rows)
     double busbw = ovl_coll_busbw(c);
     if (isnan(busbw)) snprintf(bw, sizeof bw, "-");
     else snprintf(bw, sizeof bw, "%.2f", busbw);
-    fprintf(out, "  %6s %10s %10s %10s %10s %10s %10s %10s %10s %10s\n", lb, by, rel_text(c->ready, st->start, t1),
-            rel_text(c->host_launch, st->start, t2), rel_text(c->gpu_start, st->start, t3),
-            rel_text(c->gpu_end, st->start, t4), dur_text(ovl_coll_stall(c), t5), dur_text(ovl_coll_queueing(c), t6),
-            dur_text(c->exposed, t7), bw);
+    fprintf(out, "  %6s %10s %10s %10s %10s %10s %10s %10s %10s %10s\n", lb, by,
+            rel_text(ovl_coll_ready(c), st->start, t1), rel_text(ovl_coll_host_launch(c), st->start, t2),
+            rel_text(c->gpu_start, st->start, t3), rel_text(ovl_coll_gpu_end(c), st->start, t4),
+            dur_text(ovl_coll_stall(c), t5), dur_text(ovl_coll_queueing(c), t6), dur_text(ovl_coll_exposed(c), t7), bw);
   }
   if (!st->misordered) return;
   fprintf(out, "  expected firing order (by readiness):");

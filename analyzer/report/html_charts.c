@@ -104,28 +104,29 @@ static void mark_row(FILE *out, const tscale *s, const ovl_coll_result *c, doubl
   if (c->bucket >= 0) snprintf(name, sizeof name, "#%d bucket %ld", c->order, (long)c->bucket);
   else snprintf(name, sizeof name, "#%d %s", c->order, ovl_op_name(c->op));
   label(out, LEFT - 6, y + h - 2, "end", "lbl", name);
+  int64_t ready = ovl_coll_ready(c), launch = ovl_coll_host_launch(c), end = ovl_coll_gpu_end(c);
   fprintf(out, "<g><title>");
   ovl_html_text(out, name);
   fprintf(out, ": ready %s, launch %s, GPU start %s, end %s, exposed %s</title>\n",
-          c->ready != OVL_NONE ? ovl_html_format(OVL_HN_NS, (double)(c->ready - s->t0), a, sizeof a) : "-",
-          c->host_launch != OVL_NONE ? ovl_html_format(OVL_HN_NS, (double)(c->host_launch - s->t0), b, sizeof b) : "-",
+          ready != OVL_NONE ? ovl_html_format(OVL_HN_NS, (double)(ready - s->t0), a, sizeof a) : "-",
+          launch != OVL_NONE ? ovl_html_format(OVL_HN_NS, (double)(launch - s->t0), b, sizeof b) : "-",
           ovl_html_format(OVL_HN_NS, (double)(c->gpu_start - s->t0), d, sizeof d),
-          ovl_html_format(OVL_HN_NS, (double)(c->gpu_end - s->t0), e, sizeof e),
-          ovl_html_format(OVL_HN_NS, (double)c->exposed, f, sizeof f));
+          ovl_html_format(OVL_HN_NS, (double)(end - s->t0), e, sizeof e),
+          ovl_html_format(OVL_HN_NS, (double)ovl_coll_exposed(c), f, sizeof f));
   double mid = y + h / 2;
-  if (c->ready != OVL_NONE && c->host_launch != OVL_NONE)
-    fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"stall\"/>\n", tx(s, c->ready), mid,
-            tx(s, c->host_launch), mid);
-  if (c->host_launch != OVL_NONE && c->gpu_start != OVL_NONE)
-    fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"queue\"/>\n", tx(s, c->host_launch),
+  if (ready != OVL_NONE && launch != OVL_NONE)
+    fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"stall\"/>\n", tx(s, ready), mid,
+            tx(s, launch), mid);
+  if (launch != OVL_NONE && c->gpu_start != OVL_NONE)
+    fprintf(out, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" class=\"queue\"/>\n", tx(s, launch),
             mid, tx(s, c->gpu_start), mid);
-  double x0 = tx(s, c->gpu_start), x1 = tx(s, c->gpu_end);
+  double x0 = tx(s, c->gpu_start), x1 = tx(s, end);
   fprintf(out, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" class=\"%s\"/>\n", x0, y + 1,
-          x1 - x0 > 1 ? x1 - x0 : 1, h - 2, c->exposed > 0 ? "collx" : "coll");
-  if (c->ready != OVL_NONE)
-    fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" class=\"ready\"/>\n", tx(s, c->ready), mid);
-  if (c->host_launch != OVL_NONE) {
-    double x = tx(s, c->host_launch);
+          x1 - x0 > 1 ? x1 - x0 : 1, h - 2, ovl_coll_exposed(c) > 0 ? "collx" : "coll");
+  if (ready != OVL_NONE)
+    fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"3.5\" class=\"ready\"/>\n", tx(s, ready), mid);
+  if (launch != OVL_NONE) {
+    double x = tx(s, launch);
     fprintf(out, "<path d=\"M%.1f %.1fL%.1f %.1fL%.1f %.1fZ\" class=\"launch\"/>\n", x - 3.5, y + 1, x + 3.5, y + 1, x,
             y + h - 1);
   }
@@ -398,7 +399,9 @@ static const char *heat_color(double f, char *buf) {
 }
 
 /* Matched collectives of the job's first member define the columns, by (comm, seq). */
-static int64_t coll_key(const ovl_coll_result *c) { return (int64_t)(((uint64_t)c->comm * 0x9E3779B97F4A7C15ull) ^ (uint64_t)c->seq) & INT64_MAX; }
+static int64_t coll_key(const ovl_coll_result *c) {
+  return (int64_t)(((uint64_t)c->comm * 0x9E3779B97F4A7C15ull) ^ (uint64_t)ovl_coll_seq(c)) & INT64_MAX;
+}
 
 static void heat_map(FILE *out, const ovl_job *job) {
   const ovl_job_cross *jc = &job->cross;

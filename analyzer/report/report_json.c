@@ -104,11 +104,11 @@ static void collective(ovl_json *j, const ovl_coll_result *c, int64_t offset) {
   opt_int(j, "bytes", c->bytes);
   if (c->bucket >= 0) ovl_json_int(j, "bucket", c->bucket);
   else ovl_json_null(j, "bucket");
-  time_ns(j, "host_launch_ns", c->host_launch, offset);
+  time_ns(j, "host_launch_ns", ovl_coll_host_launch(c), offset);
   time_ns(j, "gpu_start_ns", c->gpu_start, offset);
-  time_ns(j, "gpu_end_ns", c->gpu_end, offset);
-  ovl_json_int(j, "exposed_ns", c->exposed);
-  time_ns(j, "ready_ns", c->ready, offset);
+  time_ns(j, "gpu_end_ns", ovl_coll_gpu_end(c), offset);
+  ovl_json_int(j, "exposed_ns", ovl_coll_exposed(c));
+  time_ns(j, "ready_ns", ovl_coll_ready(c), offset);
   opt_int(j, "readiness_stall_ns", ovl_coll_stall(c));
   opt_int(j, "queueing_ns", ovl_coll_queueing(c));
   ovl_json_string(j, "role", ovl_coll_role_name(c->diag.role));
@@ -116,11 +116,11 @@ static void collective(ovl_json *j, const ovl_coll_result *c, int64_t offset) {
   else ovl_json_null(j, "ready_order");
   ovl_json_double(j, "algbw_gbps", ovl_coll_algbw(c));
   ovl_json_double(j, "busbw_gbps", ovl_coll_busbw(c));
-  opt_int(j, "id", c->id);
+  opt_int(j, "id", ovl_coll_id(c));
   opt_int(j, "comm", c->comm);
-  opt_int(j, "seq", c->seq);
+  opt_int(j, "seq", ovl_coll_seq(c));
   opt_int(j, "nranks", ovl_coll_nranks(c));
-  opt_int(j, "stream", c->stream);
+  opt_int(j, "stream", ovl_coll_stream(c));
   if (ovl_coll_dtype(c)[0]) ovl_json_string(j, "dtype", ovl_coll_dtype(c));
   nccl_account(j, c);
   if (c->cross) {

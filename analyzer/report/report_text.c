@@ -35,7 +35,7 @@ static int cmp_step_exposed(const void *pa, const void *pb) {
 
 static int cmp_coll_exposed(const void *pa, const void *pb) {
   const ovl_coll_result *a = *(const ovl_coll_result *const *)pa, *b = *(const ovl_coll_result *const *)pb;
-  if (a->exposed != b->exposed) return a->exposed > b->exposed ? -1 : 1;
+  if (ovl_coll_exposed(a) != ovl_coll_exposed(b)) return ovl_coll_exposed(a) > ovl_coll_exposed(b) ? -1 : 1;
   return (a->order > b->order) - (a->order < b->order);
 }
 
@@ -118,8 +118,9 @@ static void print_collectives(FILE *out, const ovl_step_result *st, int64_t orig
     if (ovl_coll_stall(c) != OVL_NONE) ns_text((double)ovl_coll_stall(c), b5);
     else snprintf(b5, sizeof b5, "-");
     fprintf(out, "  %5d  %-13s %10s %6s %11s %10s %10s %10s %10s %10s\n", c->order, ovl_op_name(c->op), b1, bucket,
-            ns_text((double)(c->gpu_start - origin), b2), ns_text((double)(c->gpu_end - c->gpu_start), b3),
-            ns_text((double)c->exposed, b4), b5, gbps_text(ovl_coll_algbw(c), b6), gbps_text(ovl_coll_busbw(c), b7));
+            ns_text((double)(c->gpu_start - origin), b2), ns_text((double)(ovl_coll_gpu_end(c) - c->gpu_start), b3),
+            ns_text((double)ovl_coll_exposed(c), b4), b5, gbps_text(ovl_coll_algbw(c), b6),
+            gbps_text(ovl_coll_busbw(c), b7));
   }
   if (shown < st->ncolls) fprintf(out, "  ... %zu more (use --all)\n", st->ncolls - shown);
   free(sorted);

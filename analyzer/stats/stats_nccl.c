@@ -47,7 +47,7 @@ static int add_call(nccl_rows *rows, const ovl_coll_result *c, ovl_err *err) {
     if (OVL_VEC_PUSH(rows, fresh)) return ovl_oom(err, "collective statistics");
     row = &rows->items[rows->len - 1];
   }
-  int64_t dur = c->gpu_end - c->gpu_start;
+  int64_t dur = ovl_coll_gpu_end(c) - c->gpu_start;
   ovl_stat_span_add(&row->t, dur);
   if (c->bytes != OVL_NONE && c->bytes > 0) row->bytes = ovl_sat_add(row->bytes, c->bytes);
   double busbw = ovl_coll_busbw(c);
