@@ -43,8 +43,8 @@ typedef struct ovl_coll_copy {
 
 /* A collectives row as the analysis keeps it: load/trace_reader.h's ovl_coll_rec less its
 ** texts and the fields no stage reads (count, peer, host end), 80 bytes a collective where
-** the row takes 184 (converted in place as the rows are taken over). The operation is kept
-** as its ovl_op (the hash of its name as the trace gives it, what the step inference
+** the reader's record takes 152 (converted in place as the rows are taken over). The
+** operation is kept as its ovl_op (the hash of its name as the trace gives it, what the step inference
 ** compares, in ovl_run.op_hash; the group, which only the pass reads, in ovl_run.group_of),
 ** the data type and reduction interned (coll_types.h), rank and rank count in 32 bits (the
 ** reader keeps them in 0..INT32_MAX; -1: unknown); NCCL's algorithm and protocol, which few
