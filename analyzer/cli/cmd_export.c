@@ -9,6 +9,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char help[] =
@@ -51,6 +52,9 @@ static int write_one(const ovl_job *job, const ovl_analysis_ctx *ctx, const ovl_
            " flows, %" PRIu64 " counter values, %" PRIu64 " events, %" PRIu64 " bytes\n",
            path, format == OVL_EXPORT_PERFETTO ? "Perfetto" : "Chrome JSON", st.kernel_slices, st.memop_slices,
            st.host_slices, st.flows, st.counter_values, st.events, st.bytes);
+  /* for tests and the curious, as OVL_DEBUG_IMPORTS: whether the passes ran on threads */
+  if (!rc && getenv("OVL_DEBUG_EXPORT"))
+    fprintf(stderr, "ovl: debug: %s: %" PRIu64 " pass(es) drawn beside the main thread\n", path, st.passes_beside);
   return rc;
 }
 

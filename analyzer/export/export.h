@@ -35,6 +35,9 @@ typedef struct ovl_export_stats {
   uint64_t events;         /* slices count twice (begin and end), plus instants and counter values */
   uint64_t kernel_slices, memop_slices, host_slices, flows, counter_values, lanes;
   uint64_t bytes;          /* size of the file written */
+  /* passes drawn on threads of their own beside the GPU pass (a file's host pass and its
+  ** counters, export_file.c), over all files: 0 when everything was drawn on one thread */
+  uint64_t passes_beside;
 } ovl_export_stats;
 
 /* Writes the job's timeline. ctx must be the context the job was analysed with (the

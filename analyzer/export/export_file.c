@@ -170,6 +170,7 @@ static int passes_beside(xfile *f, xstreams *streams, const ovl_api_capture *hel
     /* what a thread did not start for is drawn here, as on one thread */
     f->launch_from = started[0] ? &held->corrs : &f->launch_started;
     f->counters_apart = started[1];
+    ex->stats.passes_beside += (uint64_t)(started[0] + started[1]);
     if (!started[0]) rc = xhost_export(f, err);
     f->ws.progress = "exporting (GPU work)";
     if (!rc) rc = xgpu_export(f, streams, err);
