@@ -33,11 +33,12 @@ int main(void) {
   unsetenv("MALLOC_MMAP_THRESHOLD_");
   unsetenv("GLIBC_TUNABLES");
   CHECK(ovl_malloc_policy_apply() == 1);
-  churn(8u << 20);  /* without the policy, the threshold would now be 8 MiB */
+  churn(16u << 20);  /* without the policy, the threshold would now be 16 MiB (at most 32) */
   size_t before = mapped_blocks();
-  char *mid = malloc(2u << 20);  /* above OVL_MMAP_THRESHOLD_BYTES, below 8 MiB */
+  size_t mid_bytes = 2 * (size_t)OVL_MMAP_THRESHOLD_BYTES;  /* above the threshold, below 16 MiB */
+  char *mid = malloc(mid_bytes);
   CHECK(mid != NULL);
-  if (mid) memset(mid, 2, 2u << 20);
+  if (mid) memset(mid, 2, mid_bytes);
   CHECK(mapped_blocks() == before + 1);
   free(mid);
   CHECK(mapped_blocks() == before);  /* unmapped: its pages are given back */
