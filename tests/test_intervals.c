@@ -107,6 +107,13 @@ static void on_end(void *ctx, int32_t sig, int64_t duration, int64_t overlapped)
   log->seen[sig]++;
 }
 
+/* A collectives' state over the caller's arrays (n collectives), each one's pieces cleared. */
+static ovl_coll_state state_over(int64_t *exposed, int32_t *running, ovl_piece_slot *slots, size_t n) {
+  ovl_coll_state cs = {exposed, running, slots, n, NULL, 0, 0, 0};
+  for (size_t k = 0; k < n; k++) ovl_coll_pieces_clear(&cs, k);
+  return cs;
+}
+
 static void test_sweep(void) {
   enum { NCOLL = 6, MAXITEMS = 40 };
   for (int round = 0; round < 3000; round++) {
@@ -153,8 +160,7 @@ static void test_sweep(void) {
     int64_t exposed[NCOLL] = {0};
     int32_t running[NCOLL] = {0};
     ovl_piece_slot slots[NCOLL];
-    ovl_coll_state cs = {exposed, running, slots, NCOLL, NULL, 0, 0, 0};
-    for (int k = 0; k < NCOLL; k++) ovl_coll_pieces_clear(&cs, (size_t)k);
+    ovl_coll_state cs = state_over(exposed, running, slots, NCOLL);
     ovl_sweep sw;
     CHECK(ovl_sweep_init(&sw, &win, &cs) == 0);
     end_log log;
@@ -324,8 +330,7 @@ static void test_long_pieces(void) {
   int64_t exposed[N] = {0};
   int32_t running[N] = {0};
   ovl_piece_slot slots[N];
-  ovl_coll_state cs = {exposed, running, slots, N, NULL, 0, 0, 0};
-  for (int k = 0; k < N; k++) ovl_coll_pieces_clear(&cs, (size_t)k);
+  ovl_coll_state cs = state_over(exposed, running, slots, N);
   ovl_sweep sw;
   CHECK(ovl_sweep_init(&sw, &win, &cs) == 0);
   for (size_t i = 0; i < n; i++) CHECK(ovl_sweep_add(&sw, &items[i]) == 0);
