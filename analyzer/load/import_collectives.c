@@ -5,6 +5,7 @@
 
 #include "base/i64map.h"
 #include "base/nccl_ops.h"
+#include "base/sort_inplace.h"
 
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -34,36 +35,74 @@ void ovl_found_colls_set(ovl_found_colls *fc, size_t i, const ovl_found_coll *c)
   fc->items.items[i].found = i;
 }
 
+/* A call that needs the host times of its launch: the correlation of its GPU work. */
+typedef struct wanted_call {
+  int64_t correlation;
+  int64_t call;             /* index in the found calls */
+} wanted_call;
+
+static int cmp_wanted(const void *pa, const void *pb) {
+  const wanted_call *a = pa, *b = pb;
+  if (a->correlation != b->correlation) return a->correlation < b->correlation ? -1 : 1;
+  return (a->call > b->call) - (a->call < b->call);
+}
+
+/* The first of w[0..n) (sorted) whose correlation is >= c. The api rows come mostly in
+** correlation order, so the search gallops on from the previous answer `hint` when c lies
+** beyond it, and halves the range before it otherwise. */
+static size_t first_at_least(const wanted_call *w, size_t n, int64_t c, size_t hint) {
+  size_t lo = 0, hi = n;
+  if (hint < n && w[hint].correlation < c) {
+    lo = hint + 1;  /* everything before lo is below c */
+    size_t bound = 1;
+    while (lo + bound - 1 < n && w[lo + bound - 1].correlation < c) {
+      lo += bound;
+      bound *= 2;
+    }
+    hi = lo + bound - 1 < n ? lo + bound : n;
+  } else if (hint < n) {
+    hi = hint + 1;
+  }
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (w[mid].correlation < c) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 int ovl_found_colls_resolve_launches(ovl_found_colls *fc, ovl_trace_writer *w, const char *trace_path,
                                      ovl_err *err) {
-  /* correlation -> first call that needs host times; later ones chained through next[]
-  ** (grouped calls share one launch). */
-  size_t n = fc->items.len;
-  ovl_i64map wanted = {0};
-  int64_t *next = malloc((n ? n : 1) * sizeof *next);
-  int rc = next ? OVL_OK : ovl_oom(err, "collective calls");
-  for (size_t k = n; !rc && k-- > 0;) {
+  /* The calls that need host times by (correlation, call): grouped calls share one launch and
+  ** sit together, first found first. A sorted array, 16 bytes a call, where a hash map of them
+  ** took ~64 (1.37 M calls: 22 MB against 78, the import's peak). */
+  size_t n = fc->items.len, nw = 0;
+  for (size_t k = 0; k < n; k++)
+    nw += fc->items.items[k].row.host_start == OVL_NONE && fc->items.items[k].correlation != OVL_NONE;
+  wanted_call *wanted = malloc((nw ? nw : 1) * sizeof *wanted);
+  int rc = wanted ? OVL_OK : ovl_oom(err, "collective calls");
+  for (size_t k = 0, i = 0; !rc && k < n; k++) {
     const ovl_found_coll *c = &fc->items.items[k];
-    next[k] = -1;
-    if (c->row.host_start != OVL_NONE || c->correlation == OVL_NONE) continue;
-    ovl_i64map_get(&wanted, c->correlation, &next[k]);
-    if (ovl_i64map_put(&wanted, c->correlation, (int64_t)k)) rc = ovl_oom(err, "collective calls");
+    if (c->row.host_start == OVL_NONE && c->correlation != OVL_NONE)
+      wanted[i++] = (wanted_call){c->correlation, (int64_t)k};
   }
-  if (!rc && wanted.len > 0) rc = ovl_tw_commit(w, err);
+  if (!rc) ovl_sort_inplace(wanted, nw, sizeof *wanted, cmp_wanted);  /* no two are equal */
+  if (!rc && nw > 0) rc = ovl_tw_commit(w, err);
   sqlite3 *db = NULL;
   sqlite3_stmt *st = NULL;
-  if (!rc && wanted.len > 0 &&
+  if (!rc && nw > 0 &&
       (sqlite3_open_v2(trace_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
        sqlite3_prepare_v2(db, "SELECT start, end, tid, correlation FROM api WHERE correlation IS NOT NULL", -1, &st,
                           NULL) != SQLITE_OK))
     rc = ovl_fail(err, OVL_EINTERNAL, "%s: cannot read back api rows: %s", trace_path,
                   db ? sqlite3_errmsg(db) : "out of memory");
   int step = SQLITE_DONE;
+  size_t hint = 0;
   while (!rc && st && (step = sqlite3_step(st)) == SQLITE_ROW) {
-    int64_t k;
-    if (!ovl_i64map_get(&wanted, sqlite3_column_int64(st, 3), &k)) continue;
-    for (; k >= 0; k = next[k]) {
-      ovl_collective_row *row = &fc->items.items[k].row;
+    int64_t correlation = sqlite3_column_int64(st, 3);
+    size_t i = hint = first_at_least(wanted, nw, correlation, hint);
+    for (; i < nw && wanted[i].correlation == correlation; i++) {
+      ovl_collective_row *row = &fc->items.items[wanted[i].call].row;
       if (row->host_start != OVL_NONE) break;  /* an earlier api row with this id won */
       row->host_start = sqlite3_column_int64(st, 0);
       row->host_end = sqlite3_column_type(st, 1) == SQLITE_NULL ? OVL_NONE : sqlite3_column_int64(st, 1);
@@ -74,8 +113,7 @@ int ovl_found_colls_resolve_launches(ovl_found_colls *fc, ovl_trace_writer *w, c
     rc = ovl_fail(err, OVL_EINTERNAL, "%s: cannot read back api rows: %s", trace_path, sqlite3_errmsg(db));
   sqlite3_finalize(st);
   sqlite3_close(db);
-  ovl_i64map_free(&wanted);
-  free(next);
+  free(wanted);
   return rc;
 }
 
