@@ -7,6 +7,7 @@
 #include "analyze/sweep.h"
 #include "check.h"
 
+#include <assert.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -107,11 +108,28 @@ static void on_end(void *ctx, int32_t sig, int64_t duration, int64_t overlapped)
   log->seen[sig]++;
 }
 
-/* A collectives' state over the caller's arrays (n collectives), each one's pieces cleared. */
-static ovl_coll_state state_over(int64_t *exposed, int32_t *running, ovl_piece_slot *slots, size_t n) {
-  ovl_coll_state cs = {exposed, running, slots, n, NULL, 0, 0, 0};
-  for (size_t k = 0; k < n; k++) ovl_coll_pieces_clear(&cs, k);
-  return cs;
+/* A sweep over n collectives (n <= FIXTURE_COLLS) whose per-collective state the fixture holds:
+** opened in place (the state points into it), each collective's pieces cleared. */
+enum { FIXTURE_COLLS = 8 };
+typedef struct sweep_fixture {
+  int64_t exposed[FIXTURE_COLLS];
+  int32_t running[FIXTURE_COLLS];
+  ovl_piece_slot slots[FIXTURE_COLLS];
+  ovl_coll_state cs;
+  ovl_sweep sw;
+} sweep_fixture;
+
+static int fixture_open(sweep_fixture *f, size_t n, ovl_step_windows *win) {
+  assert(n <= FIXTURE_COLLS);
+  memset(f, 0, sizeof *f);
+  f->cs = (ovl_coll_state){f->exposed, f->running, f->slots, n, NULL, 0, 0, 0};
+  for (size_t k = 0; k < n; k++) ovl_coll_pieces_clear(&f->cs, k);
+  return ovl_sweep_init(&f->sw, win, &f->cs);
+}
+
+static void fixture_close(sweep_fixture *f) {
+  ovl_sweep_free(&f->sw);
+  ovl_coll_pieces_free(&f->cs);
 }
 
 static void test_sweep(void) {
@@ -157,18 +175,14 @@ static void test_sweep(void) {
       ovl_windows_set(&win, w, s, e);
       edge = e;
     }
-    int64_t exposed[NCOLL] = {0};
-    int32_t running[NCOLL] = {0};
-    ovl_piece_slot slots[NCOLL];
-    ovl_coll_state cs = state_over(exposed, running, slots, NCOLL);
-    ovl_sweep sw;
-    CHECK(ovl_sweep_init(&sw, &win, &cs) == 0);
+    sweep_fixture fx;
+    CHECK(fixture_open(&fx, NCOLL, &win) == 0);
     end_log log;
     memset(&log, 0, sizeof log);
-    sw.on_compute_end = on_end;
-    sw.on_compute_end_ctx = &log;
-    for (size_t i = 0; i < n; i++) CHECK(ovl_sweep_add(&sw, &items[i].s) == 0);
-    CHECK(ovl_sweep_finish(&sw) == 0);
+    fx.sw.on_compute_end = on_end;
+    fx.sw.on_compute_end_ctx = &log;
+    for (size_t i = 0; i < n; i++) CHECK(ovl_sweep_add(&fx.sw, &items[i].s) == 0);
+    CHECK(ovl_sweep_finish(&fx.sw) == 0);
 
     /* brute force */
     int64_t comp = 0, comm = 0, expo = 0, mem = 0, wexp[3] = {0}, wcomm[3] = {0}, wcomp[3] = {0};
@@ -199,14 +213,14 @@ static void test_sweep(void) {
         wcomp[w] += c[OVL_CLASS_COMPUTE];
       }
     }
-    CHECK_I64(sw.total.compute, comp);
-    CHECK_I64(sw.total.comm, comm);
-    CHECK_I64(sw.total.exposed, expo);
-    CHECK_I64(sw.total.memory, mem);
+    CHECK_I64(fx.sw.total.compute, comp);
+    CHECK_I64(fx.sw.total.comm, comm);
+    CHECK_I64(fx.sw.total.exposed, expo);
+    CHECK_I64(fx.sw.total.memory, mem);
     ovl_exposed_pieces pieces[NCOLL];
-    for (int k = 0; k < NCOLL; k++) ovl_coll_pieces_get(&cs, (size_t)k, &pieces[k]);
+    for (int k = 0; k < NCOLL; k++) ovl_coll_pieces_get(&fx.cs, (size_t)k, &pieces[k]);
     for (int k = 0; k < NCOLL; k++) {
-      CHECK_I64(exposed[k], cexp[k]);
+      CHECK_I64(fx.exposed[k], cexp[k]);
       /* exposure pieces: exact ones locate the exposed time anywhere; stretched ones cover it */
       int64_t lo = rnd(GRID), hi = lo + rnd(GRID), within = 0;
       for (int64_t t = lo; t < hi && t < GRID; t++) within += cexp_cell[k][t];
@@ -218,11 +232,11 @@ static void test_sweep(void) {
       }
     }
     for (size_t w = 0; w < nwin; w++) {
-      CHECK_I64(sw.steps[w].exposed, wexp[w]);
-      CHECK_I64(sw.steps[w].comm, wcomm[w]);
-      CHECK_I64(sw.steps[w].compute, wcomp[w]);
+      CHECK_I64(fx.sw.steps[w].exposed, wexp[w]);
+      CHECK_I64(fx.sw.steps[w].comm, wcomm[w]);
+      CHECK_I64(fx.sw.steps[w].compute, wcomp[w]);
     }
-    for (int k = 0; k < NCOLL; k++) CHECK_I64(running[k], 0);
+    for (int k = 0; k < NCOLL; k++) CHECK_I64(fx.running[k], 0);
     /* each compute item: its length and the ns of it with communication running */
     for (size_t i = 0; i < n; i++) {
       const ovl_sweep_item *it = &items[i].s;
@@ -238,8 +252,7 @@ static void test_sweep(void) {
       CHECK_I64(log.duration[i], it->end - it->start);
       CHECK_I64(log.overlapped[i], over);
     }
-    ovl_sweep_free(&sw);
-    ovl_coll_pieces_free(&cs);
+    fixture_close(&fx);
     ovl_windows_free(&win);
   }
 }
@@ -327,14 +340,10 @@ static void test_long_pieces(void) {
   }
   ovl_step_windows win;
   CHECK(ovl_windows_init(&win, 0) == 0);
-  int64_t exposed[N] = {0};
-  int32_t running[N] = {0};
-  ovl_piece_slot slots[N];
-  ovl_coll_state cs = state_over(exposed, running, slots, N);
-  ovl_sweep sw;
-  CHECK(ovl_sweep_init(&sw, &win, &cs) == 0);
-  for (size_t i = 0; i < n; i++) CHECK(ovl_sweep_add(&sw, &items[i]) == 0);
-  CHECK(ovl_sweep_finish(&sw) == 0);
+  sweep_fixture fx;
+  CHECK(fixture_open(&fx, N, &win) == 0);
+  for (size_t i = 0; i < n; i++) CHECK(ovl_sweep_add(&fx.sw, &items[i]) == 0);
+  CHECK(ovl_sweep_finish(&fx.sw) == 0);
   static const struct {
     int n, exact;
     int64_t start[OVL_EXPOSED_PIECES], end[OVL_EXPOSED_PIECES];
@@ -347,7 +356,7 @@ static void test_long_pieces(void) {
   };
   for (int k = 0; k < N; k++) {
     ovl_exposed_pieces p;
-    ovl_coll_pieces_get(&cs, (size_t)k, &p);
+    ovl_coll_pieces_get(&fx.cs, (size_t)k, &p);
     CHECK_I64(p.n, want[k].n);
     CHECK_I64(p.exact, want[k].exact);
     for (int j = 0; j < want[k].n && j < p.n; j++) {
@@ -355,10 +364,9 @@ static void test_long_pieces(void) {
       CHECK_I64(p.end[j], want[k].end[j]);
     }
   }
-  CHECK_I64(exposed[0], 10 * S);
-  CHECK_I64(exposed[2], 5 * S);
-  ovl_sweep_free(&sw);
-  ovl_coll_pieces_free(&cs);
+  CHECK_I64(fx.exposed[0], 10 * S);
+  CHECK_I64(fx.exposed[2], 5 * S);
+  fixture_close(&fx);
   ovl_windows_free(&win);
 }
 
