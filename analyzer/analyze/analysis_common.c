@@ -227,20 +227,19 @@ int ovl_step_dims_put(ovl_rank_result *r, ovl_step_result *st, const ovl_dim_tot
 }
 
 void ovl_step_dims_seal(ovl_rank_result *r) {
+  if (r->nstep_dims && r->nstep_dims < r->step_dims_cap) {  /* the spare room back, then point */
+    ovl_dim_totals *shrunk = realloc(r->step_dims, r->nstep_dims * sizeof *shrunk);
+    if (shrunk) {
+      r->step_dims = shrunk;
+      r->step_dims_cap = r->nstep_dims;
+    }
+  }
   size_t at = 0;
   for (size_t s = 0; s < r->nsteps; s++) {
     r->steps[s].dims_kept = r->steps[s].dims_mask ? r->step_dims + at : NULL;
     at += (size_t)__builtin_popcount(r->steps[s].dims_mask);
   }
   assert(at == r->nstep_dims);  /* put in step order, each once */
-  if (r->nstep_dims && r->nstep_dims < r->step_dims_cap) {  /* the spare room back */
-    ovl_dim_totals *shrunk = realloc(r->step_dims, r->nstep_dims * sizeof *shrunk);
-    if (shrunk) {
-      r->step_dims = shrunk;
-      r->step_dims_cap = r->nstep_dims;
-      ovl_step_dims_seal(r);
-    }
-  }
 }
 
 void ovl_rank_result_free(ovl_rank_result *r) {

@@ -71,20 +71,23 @@ static size_t first_at_least(const wanted_call *w, size_t n, int64_t c, size_t h
   return lo;
 }
 
+/* 1 when c's host times are to be read back: none known, and its GPU work's correlation is. */
+static int needs_launch(const ovl_found_coll *c) {
+  return c->row.host_start == OVL_NONE && c->correlation != OVL_NONE;
+}
+
 int ovl_found_colls_resolve_launches(ovl_found_colls *fc, ovl_trace_writer *w, const char *trace_path,
                                      ovl_err *err) {
   /* The calls that need host times by (correlation, call): grouped calls share one launch and
   ** sit together, first found first. A sorted array, 16 bytes a call, where a hash map of them
   ** took ~64 (1.37 M calls: 22 MB against 78, the import's peak). */
   size_t n = fc->items.len, nw = 0;
-  for (size_t k = 0; k < n; k++)
-    nw += fc->items.items[k].row.host_start == OVL_NONE && fc->items.items[k].correlation != OVL_NONE;
+  for (size_t k = 0; k < n; k++) nw += needs_launch(&fc->items.items[k]);
   wanted_call *wanted = malloc((nw ? nw : 1) * sizeof *wanted);
   int rc = wanted ? OVL_OK : ovl_oom(err, "collective calls");
   for (size_t k = 0, i = 0; !rc && k < n; k++) {
     const ovl_found_coll *c = &fc->items.items[k];
-    if (c->row.host_start == OVL_NONE && c->correlation != OVL_NONE)
-      wanted[i++] = (wanted_call){c->correlation, (int64_t)k};
+    if (needs_launch(c)) wanted[i++] = (wanted_call){c->correlation, (int64_t)k};
   }
   if (!rc) ovl_sort_inplace(wanted, nw, sizeof *wanted, cmp_wanted);  /* no two are equal */
   if (!rc && nw > 0) rc = ovl_tw_commit(w, err);
