@@ -29,8 +29,21 @@ oversubscribe=""
 
 . "$(dirname "$0")/check.sh"
 
+# Open MPI's session folders (ompi.HOST.UID, prte.* with PRRTE) in TMPDIR are removed by the
+# daemon that made them, which may still be exiting when the last process returned (the
+# singleton of "--mpi without mpirun" has one; on a loaded machine it takes a moment): the
+# test waits, up to 10 s, for those that were not there before it, so that it leaves nothing.
+session_folders() { ls -d "${TMPDIR:-/tmp}"/ompi.* "${TMPDIR:-/tmp}"/prte.* 2>/dev/null; }
+sessions_before=$(session_folders)
+new_session_folders() { session_folders | grep -vxF "$sessions_before"; }
+wait_for_mpi_daemons() {
+  for _ in $(seq 100); do
+    [ -z "$(new_session_folders)" ] && return
+    sleep 0.1
+  done
+}
 mkdir -p "$work"
-trap 'rm -rf "$work"' EXIT
+trap 'wait_for_mpi_daemons; rm -rf "$work"' EXIT
 cd "$work" || exit 2
 
 # one NAME ARGS...: one process; its stdout, stderr and status in NAME.{out,err,rc}
