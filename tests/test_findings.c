@@ -9,6 +9,7 @@
 #include "analysis_helper.h"
 #include "check.h"
 #include "model_reference.h"
+#include "report/report_json.h"
 #include "simulate/sim_scenario.h"
 #include "simulate/sim_trace.h"
 #include "trace_builder.h"
@@ -395,7 +396,39 @@ static void naive_blocking(void) {
   remove(path);
 }
 
+static int text_out_of_memory(const ovl_step_result *st, const ovl_finding *f, char *buf, size_t size) {
+  (void)st, (void)f, (void)buf, (void)size;
+  return -1;
+}
+
+/* The JSON report of a rank whose step finding's text cannot be written (memory ran out) says
+** so (-1: the caller keeps nothing) rather than writing the finding with an empty message. */
+static void report_refuses_unwritten_text(void) {
+  ovl_sim_params slow = {30, 40e6, 1.5e6, 350e3, 5e9};
+  size_t n;
+  ovl_rank_result *r = scenario(&slow, 4, NULL, &n);
+  CHECK(r->nsteps > 0 && r->steps[0].nfindings == 1 && r->steps[0].findings[0].text);
+  ovl_job job;
+  memset(&job, 0, sizeof job);
+  job.ranks = r;
+  job.nranks = n;
+  for (int fail = 0; fail < 2; fail++) {
+    if (fail) r->steps[0].findings[0].text = text_out_of_memory;
+    char *doc = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&doc, &len);
+    int rc = ovl_report_json(f, &job, 0);
+    fclose(f);
+    CHECK_I64(rc, fail ? -1 : 0);
+    CHECK(doc && strstr(doc, "\"exposed_communication\"") != NULL);
+    if (!fail) CHECK(doc && strstr(doc, "communication-bound") != NULL);
+    free(doc);
+  }
+  th_release(r, n);
+}
+
 int main(void) {
+  report_refuses_unwritten_text();
   grid_separates_signatures();
   healthy();
   misordered();

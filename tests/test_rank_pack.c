@@ -44,7 +44,7 @@ static char *reports(ovl_job *job) {
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
-  ovl_report_json(f, job, 1);
+  CHECK_I64(ovl_report_json(f, job, 1), 0);
   ovl_text_options topt = {10, 3, 40}, all = {OVL_TEXT_ALL, OVL_TEXT_ALL, OVL_TEXT_ALL};
   ovl_report_text(f, job, &topt);
   ovl_report_text(f, job, &all);

@@ -109,19 +109,21 @@ typedef struct writer_call {
 } writer_call;
 
 static int emit_with_writer(FILE *out, void *ctx, ovl_err *err) {
-  (void)err;
   const writer_call *w = ctx;
-  w->write(out, w->o, w->ctx);
-  return OVL_OK;
+  return w->write(out, w->o, w->ctx) ? ovl_oom(err, "the report") : OVL_OK;
 }
 
 int ovl_cli_write_output(const ovl_cli_job_opts *o, ovl_cli_writer write, void *ctx) {
   if (!o->output) {
-    write(stdout, o, ctx);
+    int incomplete = write(stdout, o, ctx);
+    ovl_err err;
+    ovl_err_clear(&err);
     if (fflush(stdout) != 0 || ferror(stdout)) {
-      ovl_err err;
-      ovl_err_clear(&err);
       ovl_fail(&err, OVL_EUSER, "stdout: write failed: %s", strerror(errno));
+      return ovl_cli_fail(&err);
+    }
+    if (incomplete) {
+      ovl_oom(&err, "stdout: the report");
       return ovl_cli_fail(&err);
     }
     return 0;

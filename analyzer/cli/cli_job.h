@@ -54,8 +54,10 @@ void ovl_cli_job_free(ovl_cli_job *j);
 
 /* Writes through write(out, o, ctx) to o->output (standard output when NULL; a file is
 ** written through base/safe_output.h: it appears, complete, only on success); write chooses
-** text or JSON from o. Returns the exit status, having printed any error. */
-typedef void (*ovl_cli_writer)(FILE *out, const ovl_cli_job_opts *o, void *ctx);
+** text or JSON from o, and returns 0, or -1 when memory ran out before all was written (the
+** output is then refused: no file, or a failing exit after standard output). Returns the exit
+** status, having printed any error. */
+typedef int (*ovl_cli_writer)(FILE *out, const ovl_cli_job_opts *o, void *ctx);
 int ovl_cli_write_output(const ovl_cli_job_opts *o, ovl_cli_writer write, void *ctx);
 
 /* Writes the file path through emit(out, ctx, err) (an ovl status) by the output rule of

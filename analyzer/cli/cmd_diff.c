@@ -141,10 +141,11 @@ typedef struct diff_out {
   size_t top;
 } diff_out;
 
-static void write_diff(FILE *out, const ovl_cli_job_opts *o, void *ctx) {
+static int write_diff(FILE *out, const ovl_cli_job_opts *o, void *ctx) {
   const diff_out *w = ctx;
   if (o->json) ovl_diff_json(out, w->d, w->gates, w->ngates, o->pretty);
   else ovl_diff_text(out, w->d, w->top);
+  return 0;
 }
 
 /* The page: the comparison first, then AFTER's report when AFTER was analysed. */

@@ -46,10 +46,11 @@ typedef struct fit_out {
   size_t n;
 } fit_out;
 
-static void write_fits(FILE *out, const ovl_cli_job_opts *o, void *ctx) {
+static int write_fits(FILE *out, const ovl_cli_job_opts *o, void *ctx) {
   const fit_out *f = ctx;
   if (o->json) ovl_fit_json(out, f->fits, f->n, o->pretty);
   else ovl_fit_text(out, f->fits, f->n);
+  return 0;
 }
 
 int ovl_cmd_fit(int argc, char **argv) {

@@ -65,10 +65,11 @@ typedef struct report_out {
   const ovl_text_options *topt;
 } report_out;
 
-static void write_report(FILE *out, const ovl_cli_job_opts *o, void *ctx) {
+static int write_report(FILE *out, const ovl_cli_job_opts *o, void *ctx) {
   const report_out *r = ctx;
-  if (o->json) ovl_report_json(out, r->job, o->pretty);
-  else ovl_report_text(out, r->job, r->topt);
+  if (o->json) return ovl_report_json(out, r->job, o->pretty);
+  ovl_report_text(out, r->job, r->topt);
+  return 0;
 }
 
 int ovl_cmd_report(int argc, char **argv) {

@@ -108,10 +108,11 @@ typedef struct stats_out {
   const stats_opts *s;
 } stats_out;
 
-static void write_stats(FILE *out, const ovl_cli_job_opts *o, void *ctx) {
+static int write_stats(FILE *out, const ovl_cli_job_opts *o, void *ctx) {
   const stats_out *so = ctx;
   ovl_table_format f = so->s->csv ? OVL_TABLE_CSV : o->json ? OVL_TABLE_JSON : OVL_TABLE_TEXT;
   ovl_stats_write(out, so->view, so->s->tables, so->s->ntables, f, o->pretty);
+  return 0;
 }
 
 int ovl_cmd_stats(int argc, char **argv) {

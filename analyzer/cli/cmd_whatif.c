@@ -85,10 +85,11 @@ typedef struct whatif_out {
   double first_cap;
 } whatif_out;
 
-static void write_whatif(FILE *out, const ovl_cli_job_opts *o, void *ctx) {
+static int write_whatif(FILE *out, const ovl_cli_job_opts *o, void *ctx) {
   const whatif_out *r = ctx;
   if (o->json) ovl_whatif_json(out, r->w, r->first_cap, o->pretty);
   else ovl_whatif_text(out, r->w, r->first_cap);
+  return 0;
 }
 
 int ovl_cmd_whatif(int argc, char **argv) {

@@ -53,7 +53,8 @@ static void findings_array(ovl_json *j, const ovl_step_result *st, const ovl_fin
     const char *text = ovl_finding_message(st, &f[i], buf, sizeof buf);
     ovl_json_object_begin(j, NULL);
     ovl_json_string(j, "code", f[i].code);
-    ovl_json_string(j, "message", text ? text : "");  /* "": no memory to write it */
+    if (!text && f[i].text) j->incomplete = 1;  /* no memory to write it: the report must not be kept */
+    ovl_json_string(j, "message", text ? text : "");
     ovl_json_int(j, "recoverable_ns", f[i].recoverable_ns);
     if (f[i].step >= 0) ovl_json_int(j, "step", f[i].step);
     time_ns(j, "at_ns", f[i].at_ns, offset);
@@ -375,7 +376,7 @@ static void without_gpu(ovl_json *j, const ovl_job *job) {
   ovl_json_array_end(j);
 }
 
-void ovl_report_json(FILE *out, const ovl_job *job, int pretty) {
+int ovl_report_json(FILE *out, const ovl_job *job, int pretty) {
   ovl_json j;
   ovl_json_init(&j, out, pretty);
   ovl_json_object_begin(&j, NULL);
@@ -390,4 +391,5 @@ void ovl_report_json(FILE *out, const ovl_job *job, int pretty) {
   ovl_report_dims_groups_json(&j, job);
   ovl_json_object_end(&j);
   ovl_json_finish(&j);
+  return j.incomplete ? -1 : 0;
 }

@@ -10,7 +10,9 @@
 
 #include <stdio.h>
 
-/* Absolute times are job time: each rank's clock_offset is added to them. */
-void ovl_report_json(FILE *out, const ovl_job *job, int pretty);
+/* Absolute times are job time: each rank's clock_offset is added to them. Returns 0, or -1
+** when a finding's text could not be written for lack of memory: the document written is then
+** incomplete and must not be kept (write errors are the stream's: ferror). */
+int ovl_report_json(FILE *out, const ovl_job *job, int pretty);
 
 #endif

@@ -11,6 +11,7 @@ void ovl_json_init(ovl_json *j, FILE *out, int pretty) {
   j->pretty = pretty;
   j->depth = 0;
   j->has_items[0] = 0;
+  j->incomplete = 0;
 }
 
 void ovl_json_write_escaped(FILE *out, const char *s) {

@@ -17,6 +17,9 @@ typedef struct ovl_json {
   int pretty;
   int depth;
   unsigned char has_items[OVL_JSON_MAX_DEPTH];
+  /* Set by a caller that could not produce a value (out of memory): the document is then
+  ** incomplete, and whoever writes it must not keep it. */
+  int incomplete;
 } ovl_json;
 
 void ovl_json_init(ovl_json *j, FILE *out, int pretty);
