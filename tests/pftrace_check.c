@@ -6,7 +6,8 @@
 **
 ** Perfetto checks: every packet decodes; every track uuid an event or descriptor refers to
 ** was declared before; every name_iid was defined on its sequence (since its last clear)
-** before use; packets that use interned names or sequence defaults are on a sequence whose
+** before use, and every annotation name_iid likewise (an iid meaning one name in the whole
+** file); packets that use interned names or sequence defaults are on a sequence whose
 ** state was cleared first (SEQ_INCREMENTAL_STATE_CLEARED: Perfetto reads them against that
 ** state whether or not they set SEQ_NEEDS_INCREMENTAL_STATE); incremental timestamps have a
 ** clock snapshot on their sequence; no debug annotation holds a NaN or infinite double (unknown values are left
@@ -107,6 +108,7 @@ typedef struct track {
 
 typedef struct sequence {
   ovl_i64map iids;             /* defined name iids */
+  ovl_i64map key_iids;         /* defined annotation name iids, to their names (key_names) */
   int cleared;                 /* its incremental state was cleared: valid from then on */
   int has_defaults, has_snapshot;
   uint64_t default_track;
@@ -238,6 +240,7 @@ static int is_memop_name(const char *n) { return strncmp(n, "memcpy ", 7) == 0 |
 
 typedef struct stats {
   long packets, descriptors, begins, ends, instants, counters, kernel_slices, flows;
+  long annotations, annotation_names_plain;  /* annotations; those named as text, not interned */
   uint64_t kernel_bytes, kernel_flow_bytes, total_bytes;
 } stats;
 
@@ -290,6 +293,50 @@ static const char *process_of(const track *t) {
     t = &tracks[idx];
   }
   return "";
+}
+
+/* Annotation names interned on the sequence (debug_annotation_names): each annotation that
+** names its key by iid gets the name itself (as if written so), for the checks and the dumps.
+** An iid must be defined on its sequence before use and mean one name in the whole file (as
+** Perfetto requires of interning ids). */
+static char **key_names;  /* every annotation name iid defined, by iid: NULL when none yet */
+static size_t nkey_names;
+
+static void define_keys(sequence *sq, const Perfetto__Protos__InternedData *in, long at) {
+  for (size_t i = 0; i < in->n_debug_annotation_names; i++) {
+    const Perfetto__Protos__DebugAnnotationName *k = in->debug_annotation_names[i];
+    const char *name = k->name ? k->name : "";
+    if (!k->has_iid || k->iid == 0 || k->iid > 1u << 20) {
+      problem("packet %ld: annotation name '%s' without a valid iid", at, name);
+      continue;
+    }
+    if (k->iid >= nkey_names) {
+      key_names = realloc(key_names, (size_t)(k->iid + 1) * sizeof *key_names);
+      memset(key_names + nkey_names, 0, (size_t)(k->iid + 1 - nkey_names) * sizeof *key_names);
+      nkey_names = (size_t)k->iid + 1;
+    }
+    if (!key_names[k->iid]) key_names[k->iid] = strdup(name);
+    else if (strcmp(key_names[k->iid], name) != 0)
+      problem("packet %ld: annotation name iid %" PRIu64 " means both '%s' and '%s'", at, k->iid, key_names[k->iid], name);
+    ovl_i64map_put(&sq->key_iids, (int64_t)k->iid, 1);
+  }
+}
+
+static void resolve_keys(sequence *sq, Perfetto__Protos__TrackEvent *ev, long at, stats *st) {
+  for (size_t i = 0; i < ev->n_debug_annotations; i++) {
+    Perfetto__Protos__DebugAnnotation *a = ev->debug_annotations[i];
+    st->annotations++;
+    if (!a->has_name_iid) {
+      st->annotation_names_plain++;
+      continue;
+    }
+    int64_t v;
+    if (a->name) problem("packet %ld: annotation with both name_iid and name", at);
+    else if (!ovl_i64map_get(&sq->key_iids, (int64_t)a->name_iid, &v))
+      problem("packet %ld: annotation name_iid %" PRIu64 " not defined on its sequence", at, a->name_iid);
+    else
+      a->name = strdup(key_names[a->name_iid]);  /* freed with the packet (protobuf-c's default allocator) */
+  }
 }
 
 static void check_event(const Perfetto__Protos__TracePacket *p, uint32_t seq_id, size_t bytes, long at, stats *st,
@@ -504,6 +551,7 @@ static int check_perfetto(const char *path, long expect_kernels) {
     sequence *sq = get_seq(seq_id);
     if (p->has_sequence_flags && (p->sequence_flags & 1)) {
       ovl_i64map_free(&sq->iids);
+      ovl_i64map_free(&sq->key_iids);
       sq->has_defaults = sq->has_snapshot = 0;
       sq->cleared = 1;
     }
@@ -520,6 +568,8 @@ static int check_perfetto(const char *path, long expect_kernels) {
         iid_names[nnames] = strdup(e->name ? e->name : "");
         ovl_i64map_put(&sq->iids, (int64_t)e->iid, (int64_t)nnames++);
       }
+    if (p->interned_data) define_keys(sq, p->interned_data, at);
+    if (p->track_event) resolve_keys(sq, p->track_event, at, &st);
     if (p->clock_snapshot) {
       for (size_t i = 0; i < p->clock_snapshot->n_clocks; i++) {
         const Perfetto__Protos__ClockSnapshot__Clock *c = p->clock_snapshot->clocks[i];
@@ -554,6 +604,7 @@ static int check_perfetto(const char *path, long expect_kernels) {
   printf("packets %ld\ndescriptors %ld\nslices %ld\ninstants %ld\ncounter_values %ld\nflows %ld\n", st.packets,
          st.descriptors, st.begins, st.instants, st.counters, st.flows);
   printf("kernel_slices %ld\nbytes %" PRIu64 "\n", st.kernel_slices, st.total_bytes);
+  printf("annotations %ld\nannotation_names_plain %ld\n", st.annotations, st.annotation_names_plain);
   if (st.kernel_slices) {
     printf("bytes_per_kernel_slice %.2f\n", (double)st.kernel_bytes / (double)st.kernel_slices);
     printf("bytes_per_kernel_slice_without_flow_ids %.2f\n",
@@ -561,6 +612,8 @@ static int check_perfetto(const char *path, long expect_kernels) {
   }
   for (size_t i = 0; i < nnames; i++) free(iid_names[i]);
   free(iid_names);
+  for (size_t i = 0; i < nkey_names; i++) free(key_names[i]);
+  free(key_names);
   free(buf);
   return problems ? 1 : 0;
 }

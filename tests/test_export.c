@@ -11,6 +11,7 @@
 #include "check.h"
 #include "db_query.h"
 #include "export/export.h"
+#include "export/export_sink.h"
 #include "export/gpu_facts.h"
 #include "run_cmd.h"
 #include "trace_builder.h"
@@ -161,6 +162,9 @@ static void export_and_check(const char *label, const char *trace_args, long ker
   char *out = NULL;
   CHECK_I64(run_checker(pf, 0, kernels, &out), 0);
   CHECK_I64(check_track_order(out), processes);
+  /* every annotation name the exporters write is interned (perfetto_sink.c's KNOWN_KEYS) */
+  CHECK(stat_of(out, "annotations") > 0);
+  CHECK_I64((long)stat_of(out, "annotation_names_plain"), 0);
   free(out);
   CHECK_I64(run_checker(js, 1, kernels, NULL), 0);
   check_same_slices(label, pf, js);
@@ -758,6 +762,48 @@ static void test_real_traces(void) {
   cmd_free(&r);
 }
 
+/* The Perfetto sink alone: annotation names are interned (defined once per sequence, then
+** named by iid), a key it does not know is written by name, and the checker reads each
+** annotation back under its name on every track. */
+static void test_annotation_names(void) {
+  char pf[512], ev[512], cmd[2048];
+  snprintf(pf, sizeof pf, "%s", tb_temp_path("names.pftrace"));
+  snprintf(ev, sizeof ev, "%s", tb_temp_path("names.events"));
+  ovl_export_sink sink;
+  ovl_err err = {0};
+  CHECK_I64(ovl_perfetto_sink_open(pf, &sink, &err), OVL_OK);
+  ovl_xprocess proc = {0, 0, 0, "rank 0"};
+  CHECK_I64(sink.process(sink.self, &proc, &err), OVL_OK);
+  for (uint32_t t = 0; t < 2; t++) {
+    ovl_xtrack track = {t, 0, OVL_XTRACK_SLICES, t ? "stream 8" : "stream 7", (int32_t)t, -1};
+    CHECK_I64(sink.track(sink.self, &track, &err), OVL_OK);
+  }
+  char unknown[] = "not_a_known_key";
+  for (int i = 0; i < 6; i++) {
+    ovl_xarg a[3] = {{"bytes", OVL_XARG_INT, 1000 + i, 0, NULL},
+                     {"op", OVL_XARG_STRING, 0, 0, "allreduce"},
+                     {unknown, OVL_XARG_INT, i, 0, NULL}};
+    ovl_xslice sl = {100 * i, 100 * i + 50, 1, "ncclKernel", "nccl", a, 3, NULL, 0, NULL, 0};
+    CHECK_I64(sink.slice(sink.self, (uint32_t)(i % 2), &sl, &err), OVL_OK);
+  }
+  CHECK_I64(sink.finish(sink.self, &err), OVL_OK);
+  snprintf(cmd, sizeof cmd, "'%s' '%s' --events '%s'", checker, pf, ev);
+  cmd_result r = run_cmd(cmd);
+  CHECK_I64(r.status, 0);
+  CHECK_I64((long)stat_of(r.out, "annotations"), 18);
+  CHECK_I64((long)stat_of(r.out, "annotation_names_plain"), 6);
+  cmd_free(&r);
+  char *events = read_text(ev);
+  for (int i = 0; i < 6; i++) {
+    char want[128];
+    snprintf(want, sizeof want, "bytes=%d,op='allreduce',not_a_known_key=%d", 1000 + i, i);
+    CHECK(strstr(events, want) != NULL);
+  }
+  free(events);
+  remove(pf);
+  remove(ev);
+}
+
 int main(int argc, char **argv) {
   if (argc < 6) {
     fprintf(stderr, "usage: test_export OVL CHECKER PROTOC|- SCHEMA_DIR TRACES_DIR\n");
@@ -769,6 +815,7 @@ int main(int argc, char **argv) {
   schema_dir = argv[4];
   traces_dir = argv[5];
   if (strcmp(protoc, "-") == 0) fprintf(stderr, "SKIP protoc --decode: protoc not found at configure time\n");
+  test_annotation_names();
   test_rich_traces();
   test_host_pass_beside();
   test_layout();

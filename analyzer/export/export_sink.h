@@ -49,7 +49,9 @@ typedef struct ovl_xtrack {
 typedef enum ovl_xarg_type { OVL_XARG_INT, OVL_XARG_DOUBLE, OVL_XARG_STRING } ovl_xarg_type;
 
 typedef struct ovl_xarg {
-  const char *key;
+  const char *key;         /* a string that stays, unchanged, as long as the sink (the exporters
+                              pass literals): the Perfetto sink remembers its interned name by
+                              address */
   ovl_xarg_type type;
   int64_t i;
   double d;

@@ -9,7 +9,9 @@
 **     the sequence's state either way), and their timestamp is the delta from the
 **     sequence's previous packet (a few bytes);
 **   - event names are interned per sequence: a name's first use on a sequence carries its
-**     definition (iid, name) in interned_data of the same packet;
+**     definition (iid, name) in interned_data of the same packet; so are annotation names
+**     (debug_annotation_names), from one fixed list (KNOWN_KEYS) so that an iid means the
+**     same name on every sequence; a key not listed is written as a name;
 **   - flow ids are varints (TrackEvent.flow_ids_old and terminating_flow_ids_old, which
 **     Perfetto still reads; the layout keeps the ids small): 3 to 6 bytes where the
 **     fixed64 fields take 10. Repeated fields are written unpacked, as Perfetto reads them;
@@ -53,7 +55,15 @@ typedef struct pf_track {
   size_t nends, ends_cap;
   uint64_t *defined;       /* bitmap of name iids defined on the sequence */
   size_t defined_words;
+  uint64_t keys_defined;   /* bit k: annotation name iid k (KNOWN_KEYS) defined on the sequence */
 } pf_track;
+
+/* Annotation keys by address (ovl_xarg.key lives as long as the sink), for their iids. */
+#define KEY_SLOTS 128
+typedef struct pf_key {
+  const char *key;
+  uint8_t iid;             /* 0: not in KNOWN_KEYS */
+} pf_key;
 
 typedef struct pf_sink {
   ovl_out out;
@@ -65,6 +75,7 @@ typedef struct pf_sink {
   uint32_t next_seq;
   uint32_t step;            /* uuids and sequence ids go by 1, or by 2 while a child sink draws */
   ovl_out_queue *queue;     /* while a child sink draws: its chunks */
+  pf_key keys[KEY_SLOTS];   /* open addressing by address */
 } pf_sink;
 
 static int oom(ovl_err *err) { return ovl_oom(err, "Perfetto export"); }
@@ -226,6 +237,8 @@ static int start_sequence(pf_sink *s, pf_track *t, int64_t t0, ovl_err *err) {
 #define K_ARG_DOUBLE 0x29u        /* DebugAnnotation.double_value = 5, fixed64 */
 #define K_ARG_STRING 0x32u        /* DebugAnnotation.string_value = 6, bytes */
 #define K_ARG_NAME 0x52u          /* DebugAnnotation.name = 10, bytes */
+#define K_ARG_NAME_IID 0x08u      /* DebugAnnotation.name_iid = 1, varint */
+#define K_ARG_NAMES 0x1au         /* InternedData.debug_annotation_names = 3, bytes */
 #define HEAD_MAX (1 + 10 + 1 + 10 + 1 + 5)  /* Trace.packet key and length, timestamp, sequence id */
 
 /* Bytes of v as a varint: 7 bits a byte (bits * 9 / 64 rounds bits / 7 up, for 1..64 bits). */
@@ -322,6 +335,43 @@ static int write_counter(pf_sink *s, pf_track *t, int64_t ts, int64_t value, ovl
   return OVL_OK;
 }
 
+/* Every annotation key the exporters write (export_gpu.c, export_host.c, export_job.c): key
+** k's iid is k + 1 on every sequence. At most 63 (a track's keys_defined bitmap). A key not
+** here is still written, by name. */
+static const char *const KNOWN_KEYS[] = {
+  "op", "bytes", "bucket", "exposed_ns", "readiness_stall_ns", "ready_ns", "busbw_gbps", "algbw_gbps",
+  "step", "dim", "dim_role", "seq", "collectives", "count", "dtype", "comm", "peer", "message",
+  "recoverable_ns", "t_compute_ns", "t_comm_ns", "t_exposed_ns", "overlap_efficiency", "dp_comm_ns",
+  "tp_comm_ns", "pp_comm_ns", "ep_comm_ns", "dp_exposed_ns", "tp_exposed_ns", "pp_exposed_ns", "ep_exposed_ns",
+};
+#define NKNOWN_KEYS (sizeof KNOWN_KEYS / sizeof KNOWN_KEYS[0])
+_Static_assert(NKNOWN_KEYS < 64, "annotation name iids must fit a track's keys_defined bitmap");
+
+static uint8_t known_key(const char *key) {
+  for (size_t k = 0; k < NKNOWN_KEYS; k++)
+    if (strcmp(key, KNOWN_KEYS[k]) == 0) return (uint8_t)(k + 1);
+  return 0;
+}
+
+/* The key's annotation name iid, 0 when it is written by name. Looked up by address: the
+** exporters' keys are a few dozen literals, so the text is compared once per address. */
+static uint8_t key_iid(pf_sink *s, const char *key) {
+  size_t h = (size_t)(((uintptr_t)key * UINT64_C(0x9E3779B97F4A7C15)) >> 57);  /* 7 bits: KEY_SLOTS */
+  for (size_t probe = 0; probe < KEY_SLOTS; probe++) {
+    pf_key *k = &s->keys[(h + probe) & (KEY_SLOTS - 1)];
+    if (k->key == key) {
+      assert(!k->iid || strcmp(key, KNOWN_KEYS[k->iid - 1]) == 0);  /* the key did not change */
+      return k->iid;
+    }
+    if (!k->key) {
+      k->key = key;
+      k->iid = known_key(key);
+      return k->iid;
+    }
+  }
+  return known_key(key);  /* over KEY_SLOTS addresses: no longer remembered */
+}
+
 /* Marks iid defined on the track's sequence; returns 1 if it already was, -1 on OOM. */
 static int define_iid(pf_track *t, uint32_t iid) {
   size_t w = iid >> 6;
@@ -332,23 +382,40 @@ static int define_iid(pf_track *t, uint32_t iid) {
   return 0;
 }
 
-/* One annotation as written: which arg, its content's size, its key's and string's. */
+/* One annotation as written: which arg, its content's size, its key's and string's, its name
+** iid (0: by name) and the size of its name's definition when this packet defines it (else 0). */
 typedef struct pf_arg {
   const ovl_xarg *x;
-  size_t size, key_len, str_len;
+  size_t size, key_len, str_len, definition;
+  uint8_t iid;
 } pf_arg;
 
 /* Measures the annotations written (an unknown double is left out; MAX_ARGS at most);
-** returns their fields' total size. */
-static size_t measure_args(const ovl_xslice *sl, pf_arg *a, size_t *na) {
+** returns their fields' total size. *keys_new: the name iids this packet defines on t's
+** sequence; *definitions: the size of their entries in interned_data. */
+static size_t measure_args(pf_sink *s, const pf_track *t, const ovl_xslice *sl, pf_arg *a, size_t *na,
+                           uint64_t *keys_new, size_t *definitions) {
   size_t total = 0, n = 0;
   for (size_t i = 0; i < sl->nargs && n < MAX_ARGS; i++) {
     const ovl_xarg *x = &sl->args[i];
     if (x->type == OVL_XARG_DOUBLE && !isfinite(x->d)) continue;
     pf_arg *p = &a[n++];
     p->x = x;
-    p->key_len = strlen(x->key);
-    p->size = bytes_field_len(p->key_len);
+    p->iid = key_iid(s, x->key);
+    p->definition = 0;
+    if (p->iid) {
+      uint64_t bit = (uint64_t)1 << p->iid;
+      p->size = 1 + varint_len(p->iid);
+      if (!((t->keys_defined | *keys_new) & bit)) {
+        *keys_new |= bit;
+        p->key_len = strlen(x->key);
+        p->definition = 1 + varint_len(p->iid) + bytes_field_len(p->key_len);  /* DebugAnnotationName */
+        *definitions += bytes_field_len(p->definition);
+      }
+    } else {
+      p->key_len = strlen(x->key);
+      p->size = bytes_field_len(p->key_len);
+    }
     if (x->type == OVL_XARG_INT) {
       p->size += 1 + varint_len((uint64_t)x->i);
     } else if (x->type == OVL_XARG_DOUBLE) {
@@ -367,7 +434,12 @@ static uint8_t *put_arg(uint8_t *d, const pf_arg *a) {
   const ovl_xarg *x = a->x;
   *d++ = K_ANNOTATION;
   d = put_v(d, a->size);
-  d = put_bytes(d, K_ARG_NAME, x->key, a->key_len);
+  if (a->iid) {
+    *d++ = K_ARG_NAME_IID;
+    d = put_v(d, a->iid);
+  } else {
+    d = put_bytes(d, K_ARG_NAME, x->key, a->key_len);
+  }
   if (x->type == OVL_XARG_INT) {
     *d++ = K_ARG_INT;
     return put_v(d, (uint64_t)x->i);
@@ -404,14 +476,17 @@ static int write_event(pf_sink *s, pf_track *t, int64_t ts, int type, const ovl_
   if (defined < 0) return oom(err);
   size_t iid_len = varint_len(sl->name_iid);
   size_t event = 2 + 1 + iid_len, interned = 0, name_def = 0, name_len = 0;  /* the type, the name */
+  size_t definitions = 0;  /* interned_data's content */
   if (!defined) {
     name_len = strlen(sl->name);
     name_def = 1 + iid_len + bytes_field_len(name_len);
-    interned = bytes_field_len(bytes_field_len(name_def));
+    definitions = bytes_field_len(name_def);
   }
   pf_arg args[MAX_ARGS];
   size_t nargs = 0;
-  if (sl->nargs) event += measure_args(sl, args, &nargs);
+  uint64_t keys_new = 0;
+  if (sl->nargs) event += measure_args(s, t, sl, args, &nargs, &keys_new, &definitions);
+  if (definitions) interned = bytes_field_len(definitions);
   for (size_t i = 0; i < sl->nflows_out; i++) event += 2 + varint_len(sl->flows_out[i]);
   for (size_t i = 0; i < sl->nflows_in; i++) event += 2 + varint_len(sl->flows_in[i]);
   size_t packet = 1 + varint_len(delta) + 1 + t->seq_len + interned + bytes_field_len(event);
@@ -421,12 +496,22 @@ static int write_event(pf_sink *s, pf_track *t, int64_t ts, int type, const ovl_
   d = put_head(d, t, packet, delta);
   if (interned) {
     *d++ = K_INTERNED;
-    d = put_v(d, bytes_field_len(name_def));
-    *d++ = K_EVENT_NAMES;
-    d = put_v(d, name_def);
-    *d++ = K_IID;
-    d = put_v(d, sl->name_iid);
-    d = put_bytes(d, K_NAME, sl->name, name_len);
+    d = put_v(d, definitions);
+    if (!defined) {
+      *d++ = K_EVENT_NAMES;
+      d = put_v(d, name_def);
+      *d++ = K_IID;
+      d = put_v(d, sl->name_iid);
+      d = put_bytes(d, K_NAME, sl->name, name_len);
+    }
+    for (size_t i = 0; i < nargs; i++) {
+      if (!args[i].definition) continue;
+      *d++ = K_ARG_NAMES;
+      d = put_v(d, args[i].definition);
+      *d++ = K_IID;  /* DebugAnnotationName: iid = 1, name = 2, as EventName */
+      d = put_v(d, args[i].iid);
+      d = put_bytes(d, K_NAME, args[i].x->key, args[i].key_len);
+    }
   }
   *d++ = K_TRACK_EVENT;
   d = put_v(d, event);
@@ -440,6 +525,7 @@ static int write_event(pf_sink *s, pf_track *t, int64_t ts, int type, const ovl_
   assert((size_t)(d - begin) == 1 + varint_len(packet) + packet);
   ovl_out_commit(&s->out, (size_t)(d - begin));
   t->last_ts = ts;
+  t->keys_defined |= keys_new;
   return OVL_OK;
 }
 
