@@ -7,8 +7,11 @@
 #
 # usage: bench/export_identical.sh BASE_OVL NEW_OVL [EXTRA_TRACE...]
 #   e.g. bench/export_identical.sh /work/main/build-rel/ovl build-rel/ovl /tmp/ovl-bench/bench-300000-150.sqlite
+# Both draw on one thread (OVL_EXPORT_THREADS=0): drawn on several, the packets' order in the
+# Perfetto file varies from run to run, even between two runs of one binary.
 # Exit status: 0 when every export is identical, 1 when one differs, 2 on a usage error.
 set -uo pipefail
+export OVL_EXPORT_THREADS=0
 [ $# -ge 2 ] && [ -x "$1" ] && [ -x "$2" ] || { echo "usage: $0 BASE_OVL NEW_OVL [EXTRA_TRACE...]" >&2; exit 2; }
 base=$1 new=$2
 shift 2
