@@ -12,39 +12,60 @@
 #include "base/vec.h"
 #include "api_capture.h"
 
+#include <assert.h>
 #include <pthread.h>
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* The record of collective id among recs[0..n) (the last of equal ids), or -1. The reader
+** returns the records in id order (ovl_trace_read_collectives; rows whose id is not an integer
+** are skipped), so they are searched where they lie. *hint: after the last record found, as
+** the results come in id order too. */
+static ptrdiff_t find_rec(const ovl_coll_rec *recs, size_t n, int64_t id, size_t *hint) {
+  size_t lo = 0, hi = n;  /* the first position whose id is above id */
+  size_t h = *hint;
+  if (h < n && recs[h].id == id) {
+    lo = h;
+    if (h + 1 == n || recs[h + 1].id > id) hi = lo = h + 1;  /* the next record: no search */
+  }
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (recs[mid].id <= id) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0 || recs[lo - 1].id != id) return -1;
+  *hint = lo;
+  return (ptrdiff_t)(lo - 1);
+}
+
 /* Matches each collectives row to its analysis result (rows outside every step have none). */
 static int match_results(xfile *f, ovl_err *err) {
-  ovl_i64map by_id = {0};
-  int rc = OVL_OK;
-  for (size_t i = 0; !rc && i < f->nrecs; i++)
-    if (ovl_i64map_put(&by_id, f->recs[i].id, (int64_t)i)) rc = ovl_oom(err, "collectives");
+  for (size_t i = 1; i < f->nrecs; i++) assert(f->recs[i - 1].id <= f->recs[i].id);
   size_t nrecs = f->nrecs ? f->nrecs : 1;
-  f->coll_result = rc ? NULL : calloc(nrecs, sizeof *f->coll_result);
-  f->coll_has_gpu = rc ? NULL : calloc(nrecs, 1);
-  f->coll_started = rc ? NULL : calloc(nrecs, 1);
-  f->coll_ended = rc ? NULL : calloc(nrecs, 1);
-  f->coll_state.exposed = rc ? NULL : calloc(nrecs, sizeof *f->coll_state.exposed);
-  f->coll_state.running = rc ? NULL : calloc(nrecs, sizeof *f->coll_state.running);
+  f->coll_result = calloc(nrecs, sizeof *f->coll_result);
+  f->coll_has_gpu = calloc(nrecs, 1);
+  f->coll_started = calloc(nrecs, 1);
+  f->coll_ended = calloc(nrecs, 1);
+  f->coll_state.exposed = calloc(nrecs, sizeof *f->coll_state.exposed);
+  f->coll_state.running = calloc(nrecs, sizeof *f->coll_state.running);
   f->coll_state.len = f->nrecs;
-  if (!rc && (!f->coll_result || !f->coll_has_gpu || !f->coll_started || !f->coll_ended || !f->coll_state.exposed ||
-              !f->coll_state.running))
+  int rc = OVL_OK;
+  if (!f->coll_result || !f->coll_has_gpu || !f->coll_started || !f->coll_ended || !f->coll_state.exposed ||
+      !f->coll_state.running)
     rc = ovl_oom(err, "collectives");
+  size_t hint = 0;  /* a search, where a hash map of the ids took ~90 B a record at the export's peak */
   for (size_t p = 0; !rc && p < f->nprocs; p++) {
     const ovl_rank_result *r = f->ex->procs[f->procs[p]].r;
     for (size_t s = 0; s < r->nsteps; s++)
       for (size_t i = 0; i < r->steps[s].ncolls; i++) {
-        int64_t idx;
         const ovl_coll_result *c = &r->steps[s].colls[i];
-        if (ovl_coll_id(c) != OVL_NONE && ovl_i64map_get(&by_id, ovl_coll_id(c), &idx)) f->coll_result[idx] = c;
+        ptrdiff_t at = ovl_coll_id(c) != OVL_NONE ? find_rec(f->recs, f->nrecs, ovl_coll_id(c), &hint) : -1;
+        if (at >= 0) f->coll_result[at] = c;
       }
   }
-  ovl_i64map_free(&by_id);
   return rc;
 }
 
