@@ -297,8 +297,8 @@ static const char *process_of(const track *t) {
 
 /* Annotation names interned on the sequence (debug_annotation_names): each annotation that
 ** names its key by iid gets the name itself (as if written so), for the checks and the dumps.
-** An iid must be defined on its sequence before use and mean one name in the whole file (as
-** Perfetto requires of interning ids). */
+** An iid must be defined on its sequence before use (Perfetto resolves it per sequence), and
+** here it must also mean one name in the whole file: ovl takes them from one fixed list. */
 static char **key_names;  /* every annotation name iid defined, by iid: NULL when none yet */
 static size_t nkey_names;
 
