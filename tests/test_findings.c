@@ -21,6 +21,8 @@
 
 #define STEPS 3
 static const ovl_sim_params DEFAULTS = {48, 25e6, 3e6, 200e3, 12e9};
+/* communication slower than a layer: every step is communication-bound */
+static const ovl_sim_params COMM_BOUND = {30, 40e6, 1.5e6, 350e3, 5e9};
 
 static double cost(const ovl_sim_params *p, double bytes) { return ref_cost(p, bytes); }
 
@@ -121,11 +123,10 @@ static void healthy(void) {
   }
   /* communication slower than a layer: the channel queues and no schedule helps; the large
   ** exposure gets only exposed_communication, which says the step is communication-bound */
-  ovl_sim_params slow = {30, 40e6, 1.5e6, 350e3, 5e9};
   static const int slow_sizes[] = {1, 2, 4, 8};
   for (size_t i = 0; i < sizeof slow_sizes / sizeof slow_sizes[0]; i++) {
     size_t n;
-    ovl_rank_result *r = scenario(&slow, slow_sizes[i], NULL, &n);
+    ovl_rank_result *r = scenario(&COMM_BOUND, slow_sizes[i], NULL, &n);
     expect_only(r, "exposed_communication", ALL_STEPS, 0);
     for (size_t s = 0; s < r->nsteps; s++) {
       /* its text is written when read (ovl_finding.text), not kept */
@@ -404,9 +405,8 @@ static int text_out_of_memory(const ovl_step_result *st, const ovl_finding *f, c
 /* The JSON report of a rank whose step finding's text cannot be written (memory ran out) says
 ** so (-1: the caller keeps nothing) rather than writing the finding with an empty message. */
 static void report_refuses_unwritten_text(void) {
-  ovl_sim_params slow = {30, 40e6, 1.5e6, 350e3, 5e9};
   size_t n;
-  ovl_rank_result *r = scenario(&slow, 4, NULL, &n);
+  ovl_rank_result *r = scenario(&COMM_BOUND, 4, NULL, &n);
   CHECK(r->nsteps > 0 && r->steps[0].nfindings == 1 && r->steps[0].findings[0].text);
   ovl_job job;
   memset(&job, 0, sizeof job);
